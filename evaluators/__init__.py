@@ -1,0 +1,1 @@
+"""Evaluators: a model and a dataset -> per-example predictions and metrics."""

@@ -1,0 +1,89 @@
+"""Zero-shot MC-MLM (oLMpics §2): score each choice by the pretrained MLM head's logit at the mask.
+
+The softmax over only the K candidates (the paper's mask m ∈ {0, -inf}^|V|) is monotone in the raw
+logits, so the prediction is the candidate with the highest logit; the raw logits are what we record.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from probekit import atomic
+from probekit.probe_dataset import read_jsonl
+from probekit.sources import sha256_file
+from probekit.templates import MASK
+
+from .candidates import candidate_token_ids
+from .scoring import LoadedModel, MaskedLMScorer, MaskRequest
+
+
+def evaluate_mc_mlm(scorer: MaskedLMScorer, examples: Iterable[Mapping], *,
+                    multi_token: str = "error") -> tuple[list[dict], dict]:
+    """Per-example predictions (input order) and metrics of a masked LM on multiple-choice examples."""
+    examples = list(examples)
+    tokenizer = scorer.tokenizer
+    stems = [e["question"]["stem"] for e in examples]
+    labels = [[c["label"] for c in e["question"]["choices"]] for e in examples]
+    words = [[c["text"] for c in e["question"]["choices"]] for e in examples]
+    ids = [e["id"] for e in examples]
+    candidates = candidate_token_ids(tokenizer, stems, words, ids, multi_token=multi_token)
+    requests = [MaskRequest(stem.replace(MASK, tokenizer.mask_token), cands)
+                for stem, cands in zip(stems, candidates)]
+    scores = scorer.score(requests)
+    predictions = []
+    for e, label_row, row in zip(examples, labels, scores):
+        prediction = label_row[max(range(len(row)), key=row.__getitem__)]
+        predictions.append({"id": e["id"], "scores": row, "prediction": prediction, "gold": e["answerKey"],
+                            "correct": prediction == e["answerKey"]})
+    n = len(predictions)
+    metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,
+               "chance": sum(1 / len(row) for row in labels) / n if n else 0.0}
+    return predictions, metrics
+
+
+def data_files(data: Path, split: str) -> dict[str, Path]:
+    """``{variant: jsonl}``: a jsonl file (the original release), a variant folder, or a probe folder."""
+    if data.is_file():
+        return {"": data}
+    if (data / f"{split}.jsonl").is_file():
+        return {"": data / f"{split}.jsonl"}
+    variants = {d.name: d / f"{split}.jsonl" for d in sorted(data.iterdir()) if (d / f"{split}.jsonl").is_file()}
+    if not variants:
+        raise FileNotFoundError(f"{data}: no {split}.jsonl here or in its sub-folders")
+    return variants
+
+
+def describe(path: Path, probe: str | None) -> dict:
+    """Probe, variant and fingerprint of a data file: from its meta.json, else (a release file) its sha256."""
+    meta = path.parent / "meta.json"
+    if meta.is_file():
+        m = json.loads(meta.read_text(encoding="utf-8"))
+        return {"probe": m["probe"], "variant": m["variant"], "data_fingerprint": m["fingerprint"]}
+    return {"probe": probe or path.stem, "variant": "release", "data_fingerprint": sha256_file(path)}
+
+
+def run(loaded: LoadedModel, data: Path, out: Path, *, split: str = "dev", batch_size: int = 32,
+        limit: int | None = None, multi_token: str = "error", probe: str | None = None,
+        progress: bool = True) -> dict[str, dict]:
+    """Evaluate every variant found at ``data``; write ``predictions.jsonl`` and ``metrics.json`` per variant.
+
+    ``probe`` names the probe of a bare jsonl file (an original release file), which has no meta.json.
+    """
+    scorer = MaskedLMScorer(loaded.model, loaded.tokenizer, batch_size=batch_size, progress=progress)
+    results = {}
+    with atomic.atomic_path(out) as tmp:
+        for variant, path in data_files(Path(data), split).items():
+            examples = read_jsonl(path)[:limit]
+            predictions, metrics = evaluate_mc_mlm(scorer, examples, multi_token=multi_token)
+            metrics.update({
+                "model": loaded.name, "model_id": loaded.model_id, "mlm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
+                "zero_shot": loaded.head_pretrained, "data": str(path), "split": split,
+                "multi_token": multi_token, "limit": limit, **describe(path, probe),
+            })
+            target = tmp / variant if variant else tmp
+            atomic.write_jsonl(target / "predictions.jsonl", predictions)
+            atomic.write_json(target / "metrics.json", metrics)
+            results[variant] = metrics
+    return results

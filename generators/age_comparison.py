@@ -1,0 +1,22 @@
+"""AGE-COMPARISON (oLMpics §3): is a person of age AGE-1 younger or older than one of age AGE-2?"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from datasets import DatasetDict
+
+from generators import register
+from generators.number_tuples import instantiate
+from probekit.templates import ProbeSpec, Variant
+
+
+def outcome(pair: tuple[int, int]) -> str:
+    """``less`` when the first value is the smaller; the template maps it to younger (ages) or older (years)."""
+    return "less" if pair[0] < pair[1] else "greater"
+
+
+@register("age_comparison", version="1")
+def generate(spec: ProbeSpec, variant: Variant, params: Mapping, sources: Mapping) -> DatasetDict:
+    """Pairs of distinct values in the split's range, filled into the variant's template."""
+    return instantiate(spec, variant, params, arity=2, outcome=outcome)

@@ -1,0 +1,273 @@
+"""Raw sources: the manifest (raw/sources.yaml), verified fetching from the official URL or a mirror."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+import urllib3
+import yaml
+from requests.adapters import HTTPAdapter
+from tqdm import tqdm
+from urllib3.util import Retry
+
+from probekit.atomic import atomic_path
+
+COMPRESSIONS = (None, "gzip")
+_SOURCE_FIELDS = ("description", "homepage", "license", "citation")
+_FILE_FIELDS = ("path", "url", "sha256", "mirror")
+_FILE_OPTIONAL = ("compression", "download_sha256", "probe", "split")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_CHUNK = 1 << 20
+_TIMEOUT = (10, 60)  # connect, read (seconds)
+
+
+class ManifestError(ValueError):
+    """The manifest is malformed; the message names the manifest file, the source and the field."""
+
+
+class FetchError(RuntimeError):
+    """A file could not be fetched: missing mirror file, undecodable download."""
+
+
+class ChecksumError(FetchError):
+    """Fetched bytes do not hash to the digest the manifest expects."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # stored file name inside the source's folder
+    url: str  # official download location
+    sha256: str  # of the stored (decompressed) bytes
+    mirror: str  # path relative to the mirror root
+    compression: str | None = None  # of the download; "gzip" is decompressed before storing
+    download_sha256: str | None = None  # of the download as served, checked when given
+    probe: str | None = None
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    description: str
+    homepage: str
+    license: str
+    citation: str
+    files: tuple[SourceFile, ...]
+
+
+def load_manifest(path: str | os.PathLike) -> dict[str, Source]:
+    """Read and validate a sources manifest; raise ``ManifestError`` on the first problem."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ManifestError(f"{path}: cannot read manifest: {e}") from e
+    if not isinstance(data, dict) or not data:
+        raise ManifestError(f"{path}: expected a mapping of source name to source entry")
+    return {str(name): _parse_source(path, str(name), entry) for name, entry in data.items()}
+
+
+def _parse_source(manifest: Path, name: str, entry) -> Source:
+    def fail(field: str, problem: str):
+        raise ManifestError(f"{manifest}: source {name!r}: field {field!r} {problem}")
+
+    top = _strings(entry, _SOURCE_FIELDS, (), ("files",), fail, "")
+    if not isinstance(entry.get("files"), list) or not entry["files"]:
+        fail("files", "is missing or not a non-empty list")
+    files, seen = [], set()
+    for i, raw in enumerate(entry["files"]):
+        where = f"files[{i}]."
+        f = SourceFile(**_strings(raw, _FILE_FIELDS, _FILE_OPTIONAL, (), fail, where))
+        for field in ("sha256", "download_sha256"):
+            if getattr(f, field) is not None and not _HEX64.fullmatch(getattr(f, field)):
+                fail(where + field, f"must be 64 lowercase hex digits, got {getattr(f, field)!r}")
+        if f.compression not in COMPRESSIONS:
+            fail(where + "compression", f"must be one of {COMPRESSIONS[1:]} or absent, got {f.compression!r}")
+        if Path(f.path).name != f.path or f.path in (".", ".."):
+            fail(where + "path", f"must be a plain file name, got {f.path!r}")
+        for field, key in (("path", f.path), ("probe", (f.probe, f.split))):
+            if key in seen and key != (None, None):
+                fail(where + field, f"duplicates an earlier file: {key!r}")
+            seen.add(key)
+        files.append(f)
+    return Source(name=name, files=tuple(files), **top)
+
+
+def _strings(entry, required, optional, other, fail, where) -> dict[str, str]:
+    """The string fields of one manifest mapping, checked: required ones non-empty, no unknown keys."""
+    if not isinstance(entry, dict):
+        fail(where.rstrip(".") or "<entry>", "must be a mapping")
+    for key in entry.keys() - {*required, *optional, *other}:
+        fail(where + str(key), "is not a known field")
+    out = {}
+    for key in (*required, *optional):
+        value = entry.get(key)
+        if value is None and key in optional:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            fail(where + key, "is missing or empty" if value in (None, "") else "must be a string")
+        out[key] = value
+    return out
+
+
+def release_file(manifest: dict[str, Source], source: str, probe: str, split: str) -> SourceFile:
+    """The file of ``source`` that holds ``split`` of ``probe``."""
+    for f in manifest[source].files:
+        if (f.probe, f.split) == (probe, split):
+            return f
+    raise KeyError(f"source {source!r} has no file for probe {probe!r} split {split!r}")
+
+
+def resolve_mirror(explicit: str | os.PathLike | None) -> Path | None:
+    """The mirror folder: ``explicit``, else ``$PROBES_MIRROR``, else None."""
+    chosen = explicit or os.environ.get("PROBES_MIRROR")
+    return Path(chosen) if chosen else None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def make_session(retries: int = 5, backoff_factor: float = 0.5) -> requests.Session:
+    """A session retrying connection errors, 429 and 5xx answers with exponential backoff."""
+    retry = Retry(total=retries, backoff_factor=backoff_factor, status_forcelist=(429, 500, 502, 503, 504),
+                  allowed_methods=("GET", "HEAD"))
+    session = requests.Session()
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    return session
+
+
+def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike | None = None,
+          session: requests.Session | None = None, progress: bool = True) -> list[Path]:
+    """Store every file of ``source`` in ``dest_dir``, verified; files already good are left alone.
+
+    Copies from ``mirror`` when given, else downloads each file's URL. Returns the stored paths."""
+    dest_dir = Path(dest_dir)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    stored = []
+    for f in source.files:
+        target = dest_dir / f.path
+        if not (target.is_file() and sha256_file(target) == f.sha256):
+            if mirror is not None:
+                src = Path(mirror) / f.mirror
+                if not src.is_file():
+                    raise FetchError(f"{f.path}: mirror file not found: {src}")
+                _place(src, src.name.endswith(".gz"), f, target)
+            else:
+                session = session or make_session()
+                part = target.with_name(target.name + ".part")
+                _download(f.url, part, session, progress, f.path)
+                try:
+                    if f.download_sha256:
+                        _check(part, f.download_sha256, f"{f.path} (download {f.url})")
+                    _place(part, f.compression == "gzip", f, target)
+                finally:
+                    part.unlink(missing_ok=True)
+        stored.append(target)
+    return stored
+
+
+def _place(src: Path, gzipped: bool, f: SourceFile, target: Path) -> None:
+    """Decompress or copy ``src`` to a temp file beside ``target``, verify it, then move it into place."""
+    with atomic_path(target) as tmp:
+        try:
+            with (gzip.open(src) if gzipped else open(src, "rb")) as fin, open(tmp, "wb") as fout:
+                shutil.copyfileobj(fin, fout, _CHUNK)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise FetchError(f"{f.path}: cannot decompress {src}: {e}") from e
+        _check(tmp, f.sha256, f.path)
+
+
+def _check(path: Path, expected: str, label: str) -> None:
+    actual = sha256_file(path)
+    if actual != expected:
+        raise ChecksumError(f"{label}: sha256 mismatch: expected {expected}, got {actual}")
+
+
+def _download(url: str, part: Path, session: requests.Session, progress: bool, label: str) -> None:
+    """Stream ``url`` into ``part`` as served, resuming a partial file when the server answers 206."""
+    have = part.stat().st_size if part.exists() else 0
+    headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={have}-"} if have else {})
+    with session.get(url, headers=headers, stream=True, timeout=_TIMEOUT) as r:
+        if have and r.status_code == 416:  # the partial file is not a prefix we can extend: start over
+            part.unlink()
+            return _download(url, part, session, progress, label)
+        r.raise_for_status()
+        start = have if r.status_code == 206 else 0
+        size = int(r.headers.get("Content-Length", 0))
+        with open(part, "ab" if start else "wb") as out, tqdm(
+            total=start + size if size else None, initial=start, unit="B", unit_scale=True,
+            unit_divisor=1024, desc=label, disable=not progress, leave=False,
+        ) as bar:
+            for chunk in r.raw.stream(_CHUNK, decode_content=False):
+                out.write(chunk)
+                bar.update(len(chunk))
+
+
+def status(source: Source, dest_dir: str | os.PathLike) -> list[tuple[SourceFile, str]]:
+    """Each file of ``source`` with its state in ``dest_dir``: "ok", "missing" or "corrupt"."""
+    out = []
+    for f in source.files:
+        target = Path(dest_dir) / f.path
+        state = "missing" if not target.is_file() else "ok" if sha256_file(target) == f.sha256 else "corrupt"
+        out.append((f, state))
+    return out
+
+
+_ERRORS = (ManifestError, FetchError, OSError, requests.RequestException, urllib3.exceptions.HTTPError)
+
+
+def _error(e: Exception) -> int:
+    print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+    return 1
+
+
+def cmd_list(manifest_path, dest_root=None, mirror=None) -> int:
+    """`probes sources list`: one row per source; ``dest_root`` defaults to the manifest's folder."""
+    dest_root = Path(dest_root) if dest_root else Path(manifest_path).parent
+    mirror = resolve_mirror(mirror)
+    rows = [("source", "licence", "files ok", "state") + (("in mirror",) if mirror else ())]
+    try:
+        for name, src in load_manifest(manifest_path).items():
+            states = [s for _, s in status(src, dest_root / name)]
+            ok, n = states.count("ok"), len(states)
+            state = ("ok" if ok == n else "corrupt" if "corrupt" in states
+                     else "missing" if ok == 0 else "incomplete")
+            row = (name, src.license, f"{ok}/{n}", state)
+            if mirror:
+                row += (f"{sum((mirror / f.mirror).is_file() for f in src.files)}/{n}",)
+            rows.append(row)
+    except _ERRORS as e:
+        return _error(e)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return 0
+
+
+def cmd_fetch(manifest_path, name, dest=None, mirror=None) -> int:
+    """`probes sources fetch NAME`: 0 when every file is verified, else 1 with a one-line error."""
+    try:
+        manifest = load_manifest(manifest_path)
+        if name not in manifest:
+            raise ManifestError(f"{manifest_path}: no source {name!r} (known: {', '.join(manifest)})")
+        dest = Path(dest) if dest else Path(manifest_path).parent / name
+        paths = fetch(manifest[name], dest, mirror=resolve_mirror(mirror))
+    except _ERRORS as e:
+        return _error(e)
+    print(f"{name}: {len(paths)} files verified in {dest}")
+    return 0

@@ -1,0 +1,163 @@
+"""Probe definitions: a YAML file of templates, answer words, control words and variants, validated once.
+
+A template text has named slots written ``{slot}`` and exactly one ``[MASK]``. Every error names the file
+and the template (or field) at fault, so a user editing a template sees at once what to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+MASK = "[MASK]"
+SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Nonsense words of the PERTURBED-LANG control (oLMpics, footnote 4).
+PAPER_NONSENSE_WORDS = ("blah", "ya", "foo", "snap", "woo", "boo", "da", "wee", "foe", "fee")
+
+
+def _whole_word(word: str) -> re.Pattern:
+    """``word`` as a whole word outside slot braces."""
+    return re.compile(rf"(?<![\w{{]){re.escape(word)}(?![\w}}])")
+
+
+class TemplateError(ValueError):
+    """A probe definition or a template fill is invalid; the message names file and template."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """One phrasing of a probe: ``text`` with ``{slot}``s and one ``[MASK]``; ``answers`` maps outcome -> word."""
+
+    id: str
+    text: str
+    slots: tuple[str, ...]
+    answers: Mapping[str, str]
+    perturb: tuple[str, ...] = ()
+    source: str = "<string>"
+
+    def fill(self, values: Mapping[str, Any], text: str | None = None) -> str:
+        """Substitute every slot in ``text`` (default: the template's) in one pass; no slot may be left."""
+        missing = [s for s in self.slots if s not in values]
+        if missing:
+            raise TemplateError(f"{self.source}: template {self.id!r}: unfilled slot(s) {missing}")
+        return SLOT.sub(lambda m: str(values[m.group(1)]), self.text if text is None else text)
+
+    def pieces(self) -> list[str]:
+        """The slot names and the mask in the order they appear in the text (what NO-LANG keeps)."""
+        return [m.group(0) if m.group(0) == MASK else m.group(1)
+                for m in re.finditer(r"\[MASK\]|" + SLOT.pattern, self.text)]
+
+    def perturbed_text(self, pick) -> str:
+        """The text with every declared key word replaced by ``pick(word)`` (whole words only)."""
+        text = self.text
+        for word in self.perturb:
+            text = _whole_word(word).sub(lambda _m, w=word: pick(w), text)
+        return text
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named way to instantiate a probe: which template, and which value ranges (a key of the params)."""
+
+    name: str
+    template: str
+    values: str
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """A probe's whole definition as read from its YAML file."""
+
+    probe: str
+    version: str
+    path: Path
+    templates: Mapping[str, Template]
+    variants: Mapping[str, Variant]
+    nolang_answers: Mapping[str, str] = field(default_factory=dict)
+    nonsense_words: tuple[str, ...] = PAPER_NONSENSE_WORDS
+
+    def template(self, template_id: str) -> Template:
+        try:
+            return self.templates[template_id]
+        except KeyError:
+            raise TemplateError(f"{self.path}: no template {template_id!r} "
+                                f"(have: {', '.join(self.templates)})") from None
+
+
+def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=()) -> Template:
+    """Validate one template mapping from a YAML file."""
+    tid = raw.get("id")
+    if not isinstance(tid, str) or not tid:
+        raise TemplateError(f"{source}: a template has no 'id'")
+    where = f"{source}: template {tid!r}"
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise TemplateError(f"{where}: 'text' must be a non-empty string")
+    n_masks = text.count(MASK)
+    if n_masks != 1:
+        raise TemplateError(f"{where}: text must contain exactly one {MASK}, found {n_masks}")
+    slots = tuple(raw.get("slots", default_slots))
+    used = SLOT.findall(text)
+    unknown = sorted(set(used) - set(slots))
+    if unknown:
+        raise TemplateError(f"{where}: unknown slot(s) {unknown} in text (declared: {list(slots)})")
+    unfilled = [s for s in slots if s not in used]
+    if unfilled:
+        raise TemplateError(f"{where}: declared slot(s) {unfilled} never appear in text")
+    stray = re.sub(SLOT, "", text)
+    if "{" in stray or "}" in stray:
+        raise TemplateError(f"{where}: malformed slot (a brace that is not {{name}}) in text")
+    answers = raw.get("answers")
+    if not isinstance(answers, Mapping) or not answers:
+        raise TemplateError(f"{where}: 'answers' must be a non-empty mapping outcome -> word")
+    if any(not isinstance(w, str) or not w.strip() for w in answers.values()):
+        raise TemplateError(f"{where}: every answer must be a non-empty word")
+    if len(set(answers.values())) != len(answers):
+        raise TemplateError(f"{where}: answer words must be distinct")
+    perturb = tuple(raw.get("perturb", ()))
+    template = Template(id=tid, text=text, slots=slots, answers=dict(answers), perturb=perturb, source=source)
+    for word in perturb:
+        if not _whole_word(word).search(text):
+            raise TemplateError(f"{where}: perturb word {word!r} does not occur in text")
+    return template
+
+
+def load_probe_spec(path: str | Path) -> ProbeSpec:
+    """Read and validate a probe YAML file."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise TemplateError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, Mapping):
+        raise TemplateError(f"{path}: expected a mapping at top level")
+    for key in ("probe", "version", "templates", "variants"):
+        if key not in raw:
+            raise TemplateError(f"{path}: missing field {key!r}")
+    templates: dict[str, Template] = {}
+    for item in raw["templates"]:
+        template = parse_template(item, source=str(path), default_slots=raw.get("slots", ()))
+        if template.id in templates:
+            raise TemplateError(f"{path}: template {template.id!r}: duplicate id")
+        templates[template.id] = template
+    variants = {}
+    for name, v in raw["variants"].items():
+        if not isinstance(v, Mapping) or v.get("template") not in templates or not v.get("values"):
+            raise TemplateError(f"{path}: variant {name!r}: needs 'template' (one of {list(templates)}) "
+                                f"and 'values'")
+        variants[name] = Variant(name=name, template=v["template"], values=v["values"])
+    controls = raw.get("controls", {}) or {}
+    nolang = dict(controls.get("nolang_answers", {}))
+    answer_words = {w for t in templates.values() for w in t.answers.values()}
+    if nolang and set(nolang) != answer_words:
+        raise TemplateError(f"{path}: controls.nolang_answers must map exactly the answer words "
+                            f"{sorted(answer_words)}, got {sorted(nolang)}")
+    words = tuple(controls.get("nonsense_words", PAPER_NONSENSE_WORDS))
+    if not words:
+        raise TemplateError(f"{path}: controls.nonsense_words is empty")
+    return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, templates=templates,
+                     variants=variants, nolang_answers=nolang, nonsense_words=words)

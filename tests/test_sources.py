@@ -1,0 +1,308 @@
+"""Source layer: manifest validation, verified fetching from a mirror or over HTTP (loopback only)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+
+from probekit import sources
+from probekit.sources import ChecksumError, FetchError, ManifestError
+
+REPO = Path(__file__).parents[1]
+REAL_MIRROR = Path(__file__).parents[2] / "shared" / "raw"
+PROBES = {"always_never", "age_comparison", "objects_comparison", "antonym_negation",
+          "property_conjunction", "taxonomy_conjunction", "encyclopedic_composition", "multihop_comparison"}
+
+DATA = b'{"id": "1", "question": {"stem": "A [MASK] is big."}}\n' * 50
+DATA_GZ = gzip.compress(DATA, mtime=0)
+
+
+def sha(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+def entry(**files) -> dict:
+    """A valid source entry; ``files`` maps stored name to extra file fields."""
+    return {"description": "toy", "homepage": "https://example.org", "license": "CC0", "citation": "@misc{x}",
+            "files": [{"path": name, "url": f"https://example.org/{name}.gz", "sha256": sha(DATA),
+                       "mirror": f"toy/{name}", **extra} for name, extra in files.items()]}
+
+
+def write_manifest(tmp_path: Path, source: dict, name: str = "toy") -> Path:
+    path = tmp_path / "sources.yaml"
+    path.write_text(yaml.safe_dump({name: source}))
+    return path
+
+
+def load_toy(tmp_path: Path, source: dict) -> sources.Source:
+    return sources.load_manifest(write_manifest(tmp_path, source))["toy"]
+
+
+# --- manifest ---------------------------------------------------------------------------------
+
+def test_real_manifest_lists_all_16_olmpics_files():
+    src = sources.load_manifest(REPO / "raw" / "sources.yaml")["olmpics"]
+    assert len(src.files) == 16
+    assert {(f.probe, f.split) for f in src.files} == {(p, s) for p in PROBES for s in ("train", "dev")}
+    for f in src.files:
+        assert f.compression == "gzip" and f.mirror == f"olmpics/{f.path}"
+        assert f.url.startswith("https://olmpics.s3.us-east-2.amazonaws.com/challenge/")
+        assert f.url.endswith("/" + f.path + ".gz")
+    assert "Apache-2.0" in src.license and "none stated" in src.license
+    assert "Talmor" in src.citation and "Berant" in src.citation
+
+
+def _drop(key):
+    def edit(e):
+        del e[key]
+    return edit
+
+
+@pytest.mark.parametrize("edit, field", [
+    (_drop("license"), "license"),
+    (lambda e: e.update(citation="  "), "citation"),
+    (lambda e: e.update(files=[]), "files"),
+    (lambda e: e["files"][0].pop("url"), "files[0].url"),
+    (lambda e: e["files"][0].update(sha256="abc123"), "files[0].sha256"),
+    (lambda e: e["files"][0].update(download_sha256="Z" * 64), "files[0].download_sha256"),
+    (lambda e: e["files"][0].update(compression="zip"), "files[0].compression"),
+    (lambda e: e["files"][1].update(path="a.jsonl"), "files[1].path"),
+    (lambda e: e["files"][0].update(path="../a.jsonl"), "files[0].path"),
+    (lambda e: e["files"][0].update(sha265=sha(DATA)), "files[0].sha265"),
+    (lambda e: [f.update(probe="p", split="dev") for f in e["files"]], "files[1].probe"),
+])
+def test_manifest_error_names_file_source_and_field(tmp_path, edit, field):
+    source = entry(**{"a.jsonl": {}, "b.jsonl": {}})
+    edit(source)
+    path = write_manifest(tmp_path, source)
+    with pytest.raises(ManifestError) as err:
+        sources.load_manifest(path)
+    msg = str(err.value)
+    assert str(path) in msg and "'toy'" in msg and f"'{field}'" in msg
+
+
+def test_release_file_and_resolve_mirror(tmp_path, monkeypatch):
+    manifest = sources.load_manifest(write_manifest(tmp_path, entry(**{
+        "a.jsonl": {"probe": "p", "split": "train"}, "b.jsonl": {"probe": "p", "split": "dev"}})))
+    assert sources.release_file(manifest, "toy", "p", "dev").path == "b.jsonl"
+    with pytest.raises(KeyError):
+        sources.release_file(manifest, "toy", "q", "dev")
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    assert sources.resolve_mirror(None) is None
+    monkeypatch.setenv("PROBES_MIRROR", str(tmp_path / "env"))
+    assert sources.resolve_mirror(None) == tmp_path / "env"
+    assert sources.resolve_mirror(tmp_path / "cli") == tmp_path / "cli"
+
+
+# --- fetch from a mirror ----------------------------------------------------------------------
+
+def test_fetch_from_mirror_copies_plain_and_gunzips_gz(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "a.jsonl").write_bytes(DATA)
+    (mirror / "toy" / "b.jsonl.gz").write_bytes(DATA_GZ)
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {}, "b.jsonl": {"mirror": "toy/b.jsonl.gz"}}))
+    paths = sources.fetch(src, tmp_path / "out", mirror=mirror)
+    assert paths == [tmp_path / "out" / "a.jsonl", tmp_path / "out" / "b.jsonl"]
+    assert all(p.read_bytes() == DATA for p in paths)
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.jsonl", "b.jsonl"]
+
+
+def test_fetch_real_olmpics_from_shared_mirror(tmp_path):
+    src = sources.load_manifest(REPO / "raw" / "sources.yaml")["olmpics"]
+    paths = sources.fetch(src, tmp_path / "olmpics", mirror=REAL_MIRROR, progress=False)
+    assert len(paths) == 16
+    states = sources.status(src, tmp_path / "olmpics")
+    assert [s for _, s in states] == ["ok"] * 16
+    for f, _ in states:
+        assert sources.sha256_file(tmp_path / "olmpics" / f.path) == f.sha256
+
+
+def test_missing_mirror_file_is_an_error_naming_the_path(tmp_path):
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {}}))
+    with pytest.raises(FetchError, match=str(tmp_path / "mirror" / "toy" / "a.jsonl")):
+        sources.fetch(src, tmp_path / "out", mirror=tmp_path / "mirror")
+
+
+def test_checksum_mismatch_keeps_previous_good_copy(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "a.jsonl").write_bytes(DATA)
+    out = tmp_path / "out"
+    sources.fetch(load_toy(tmp_path, entry(**{"a.jsonl": {}})), out, mirror=mirror)
+    # a new release is announced, but the mirror serves damaged bytes
+    new = DATA + b'{"id": "2"}\n'
+    (mirror / "toy" / "a.jsonl").write_bytes(new[:-3])
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {"sha256": sha(new)}}))
+    with pytest.raises(ChecksumError) as err:
+        sources.fetch(src, out, mirror=mirror)
+    assert "a.jsonl" in str(err.value) and sha(new) in str(err.value) and sha(new[:-3]) in str(err.value)
+    assert (out / "a.jsonl").read_bytes() == DATA
+    assert os.listdir(out) == ["a.jsonl"]
+    assert [s for _, s in sources.status(src, out)] == ["corrupt"]
+
+
+def test_already_good_file_is_not_copied_again(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "a.jsonl").write_bytes(DATA)
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {}}))
+    target = sources.fetch(src, tmp_path / "out", mirror=mirror)[0]
+    os.utime(target, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    # a mirror without the file would fail any copy attempt
+    assert sources.fetch(src, tmp_path / "out", mirror=tmp_path / "empty") == [target]
+    assert target.stat().st_mtime_ns == 1_000_000_000_000_000_000
+
+
+# --- download over HTTP (a loopback server) ---------------------------------------------------
+
+class Server:
+    """Serves ``files`` (path -> bytes); answers ``fail_first`` requests with 503; honours Range if asked."""
+
+    def __init__(self):
+        self.files, self.fail_first, self.ranges, self.requests = {}, 0, True, []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.requests.append((self.path, self.headers.get("Range")))
+                body = outer.files.get(self.path)
+                if outer.fail_first > 0:
+                    outer.fail_first -= 1
+                    return self._send(503, b"busy")
+                if body is None:
+                    return self._send(404, b"not found")
+                rng = self.headers.get("Range")
+                if rng and outer.ranges:
+                    start = int(rng.removeprefix("bytes=").rstrip("-"))
+                    if start >= len(body):
+                        return self._send(416, b"")
+                    return self._send(206, body[start:], {"Content-Range": f"bytes {start}-{len(body) - 1}/{len(body)}"})
+                self._send(200, body)
+
+            def _send(self, code, body, headers=None):
+                self.send_response(code)
+                for k, v in {"Content-Length": str(len(body)), **(headers or {})}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+
+@pytest.fixture
+def server():
+    s = Server()
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()
+
+
+def gz_source(tmp_path, server, **extra) -> sources.Source:
+    server.files["/c/a.jsonl.gz"] = DATA_GZ
+    return load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/c/a.jsonl.gz", "compression": "gzip",
+                                                    "download_sha256": sha(DATA_GZ), **extra}}))
+
+
+def test_download_gunzips_and_verifies(tmp_path, server):
+    paths = sources.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
+    assert paths[0].read_bytes() == DATA
+    assert os.listdir(tmp_path / "out") == ["a.jsonl"]
+
+
+def test_download_checksum_mismatch_leaves_nothing_behind(tmp_path, server):
+    src = gz_source(tmp_path, server, download_sha256="0" * 64)
+    with pytest.raises(ChecksumError, match="download"):
+        sources.fetch(src, tmp_path / "out", progress=False)
+    src = gz_source(tmp_path, server, sha256="1" * 64)
+    with pytest.raises(ChecksumError, match="1" * 64):
+        sources.fetch(src, tmp_path / "out", progress=False)
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_download_retries_after_503(tmp_path, server):
+    server.fail_first = 1
+    paths = sources.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
+    assert paths[0].read_bytes() == DATA
+    assert len(server.requests) == 2
+
+
+def test_download_resumes_partial_file_with_range(tmp_path, server):
+    src = gz_source(tmp_path, server)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.jsonl.part").write_bytes(DATA_GZ[:40])
+    assert sources.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
+    assert server.requests == [("/c/a.jsonl.gz", "bytes=40-")]
+    assert os.listdir(tmp_path / "out") == ["a.jsonl"]
+
+
+def test_download_restarts_when_server_ignores_range(tmp_path, server):
+    server.ranges = False
+    src = gz_source(tmp_path, server)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.jsonl.part").write_bytes(b"stale bytes from another file")
+    assert sources.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
+
+
+def test_download_http_error_raises(tmp_path, server):
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/nope.gz"}}))
+    with pytest.raises(requests.HTTPError, match="404"):
+        sources.fetch(src, tmp_path / "out", progress=False)
+
+
+# --- CLI functions ----------------------------------------------------------------------------
+
+def test_cmd_fetch_and_list(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "a.jsonl").write_bytes(DATA)
+    manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {}, "b.jsonl": {}}))
+
+    assert sources.cmd_list(manifest) == 0
+    assert capsys.readouterr().out.splitlines()[1].split() == ["toy", "CC0", "0/2", "missing"]
+
+    assert sources.cmd_fetch(manifest, "toy", None, mirror) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and str(mirror / "toy" / "b.jsonl") in err
+    assert (tmp_path / "toy" / "a.jsonl").read_bytes() == DATA  # default dest: beside the manifest
+
+    monkeypatch.setenv("PROBES_MIRROR", str(mirror))
+    assert sources.cmd_list(manifest) == 0
+    assert capsys.readouterr().out.splitlines()[1].split() == ["toy", "CC0", "1/2", "incomplete", "1/2"]
+
+    assert sources.cmd_fetch(manifest, "nope", None, None) == 1
+    assert "no source 'nope'" in capsys.readouterr().err
+
+
+def test_cmd_fetch_reports_http_and_checksum_errors_in_one_line(tmp_path, server, capsys, monkeypatch):
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/nope.gz"}}))
+    assert sources.cmd_fetch(manifest, "toy", tmp_path / "out", None) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "404" in err
+
+    server.files["/a.gz"] = DATA_GZ
+    manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/a.gz", "sha256": "2" * 64,
+                                                              "compression": "gzip"}}))
+    assert sources.cmd_fetch(manifest, "toy", tmp_path / "out", None) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "2" * 64 in err and sha(DATA) in err
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("toy: {description: x}\n")
+    assert sources.cmd_fetch(bad, "toy", None, None) == 1
+    assert str(bad) in capsys.readouterr().err
