@@ -31,16 +31,19 @@ def candidate_token_ids(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str]
     texts, spans = [], []
     for stem, words, example_id in zip(stems, choices, ids):
         if stem.count(MASK) != 1:
-            raise ValueError(f"example {example_id}: the stem must contain exactly one {MASK}: {stem!r}")
+            raise ValueError(f"example {example_id}: the stem must contain exactly one {MASK} for MC-MLM "
+                             f"(MC-QA probes have none): {stem!r}")
         prefix, suffix = stem.split(MASK)
         for word in words:
             texts.append(prefix + word + suffix)
             spans.append((len(prefix), len(prefix) + len(word)))
-    enc = tokenizer(texts, return_offsets_mapping=True, add_special_tokens=True)
+    enc = tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True, add_special_tokens=True)
     flat = []
     for n, (start, end) in enumerate(spans):
         text, offsets = texts[n], enc["offset_mapping"][n]
-        covering = [(tid, s, e) for tid, (s, e) in zip(enc["input_ids"][n], offsets) if e > start and s < end and e > s]
+        covering = [(tid, s, e) for tid, (s, e), special
+                    in zip(enc["input_ids"][n], offsets, enc["special_tokens_mask"][n])
+                    if not special and ((e > start and s < end and e > s) or _leading_space(text, s, e, start))]
         flat.append((covering, text, start, end))
     result, k = [], 0
     for words, example_id in zip(choices, ids):
@@ -58,3 +61,11 @@ def candidate_token_ids(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str]
             row.append(covering[0][0])
         result.append(row)
     return result
+
+
+def _leading_space(text: str, s: int, e: int, start: int) -> bool:
+    """A token made only of the space before the word (a lone ``Ġ`` or ``▁``): the word's first piece.
+
+    Its offsets are empty at the word's start when trimmed, else they cover just that space.
+    """
+    return s == e == start or (s < e == start and text[s:e].isspace())

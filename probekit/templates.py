@@ -100,6 +100,9 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=()) -> 
     n_masks = text.count(MASK)
     if n_masks != 1:
         raise TemplateError(f"{where}: text must contain exactly one {MASK}, found {n_masks}")
+    stray = re.sub(SLOT, "", text)
+    if "{" in stray or "}" in stray:
+        raise TemplateError(f"{where}: malformed slot (a brace that is not {{name}}) in text")
     slots = tuple(raw.get("slots", default_slots))
     used = SLOT.findall(text)
     unknown = sorted(set(used) - set(slots))
@@ -108,9 +111,6 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=()) -> 
     unfilled = [s for s in slots if s not in used]
     if unfilled:
         raise TemplateError(f"{where}: declared slot(s) {unfilled} never appear in text")
-    stray = re.sub(SLOT, "", text)
-    if "{" in stray or "}" in stray:
-        raise TemplateError(f"{where}: malformed slot (a brace that is not {{name}}) in text")
     answers = raw.get("answers")
     if not isinstance(answers, Mapping) or not answers:
         raise TemplateError(f"{where}: 'answers' must be a non-empty mapping outcome -> word")

@@ -1,0 +1,59 @@
+"""End to end: `dvc repro` on tiny params in a temporary copy of the project, offline with the mirror."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from conftest import MIRROR, REPO
+
+BIN = Path(sys.executable).parent
+
+
+def run(cmd: list[str], cwd: Path) -> str:
+    env = dict(os.environ, PROBES_MIRROR=str(MIRROR), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
+    project = tmp_path / "project"
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for name in tracked:
+        if (REPO / name).is_file():
+            (project / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, project / name)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["models"] = {"tiny": str(tiny_bert)}
+    params["release_probes"] = ["age_comparison"]
+    for probe in ("age_comparison", "multihop_comparison"):
+        params[probe]["size"] = {"train": 12, "dev": 9}
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+    run(["dvc", "repro"], project)
+    dev = (project / "data/probes/age_comparison/original/dev.jsonl").read_text().splitlines()
+    assert len(dev) == 9
+    metrics = json.loads((project / "results/zeroshot/tiny/multihop_comparison/nolang/metrics.json").read_text())
+    assert metrics["n"] == 9 and metrics["mlm_head"] == "pretrained" and metrics["variant"] == "nolang"
+    release = json.loads((project / "results/release/tiny/age_comparison/metrics.json").read_text())
+    assert release["n"] == 500 and release["variant"] == "release"
+    summary = json.loads((project / "results/metrics.json").read_text())
+    assert set(summary["tiny"]) == {"age_comparison", "multihop_comparison"}
+    assert "| tiny" in (project / "results/report.md").read_text()
+    assert (project / "results/zeroshot.png").read_bytes()[:4] == b"\x89PNG"
+
+    assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
+
+    # Editing one probe's template invalidates that probe's stages only.
+    template = project / "generators/age_comparison.yaml"
+    template.write_text(template.read_text().replace("If I am a {age2}", "if I am a {age2}"))
+    status = run(["dvc", "status"], project)
+    assert "generate@age_comparison" in status and "generate@multihop_comparison" not in status

@@ -1,0 +1,381 @@
+"""Zero-shot MC-MLM evaluation against independent, one-example-at-a-time computations on tiny random models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import transformers
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+from evaluators.candidates import CandidateError, candidate_token_ids
+from evaluators.scoring import MaskedLMScorer, load_masked_lm
+from evaluators.zeroshot import evaluate_mc_mlm, run
+
+from conftest import MIRROR
+
+transformers.logging.set_verbosity_error()
+
+AGE = ["older", "younger"]
+ORDINAL = ["first", "second", "third"]
+MIXED = ["younger", "third", "older"]
+RELEASE_FILE = MIRROR / "olmpics" / "number_comparison_age_compare_masked_dev.jsonl"
+
+# Stems of varied lengths (so that batches pad and the length sort reorders them); the mask is always
+# preceded by a space, so a byte-level BPE uses the space-prefixed answer tokens.
+_STEMS = [
+    ("He is [MASK] .", AGE),
+    ("A 24 year old person is [MASK] than me in age , If I am a 55 year old person .", AGE),
+    ("the [MASK] is oldest", ORDINAL),
+    ("When comparing a 23 year old , a 38 year old and a 31 year old , the [MASK] is oldest .", ORDINAL),
+    ("A 31 year old person is younger than me , so I am [MASK]", AGE),
+    ("When comparing a 23 year old , a 38 year old and a 31 year old , and then again a 23 year old , "
+     "a 38 year old and a 31 year old and one more 44 year old person , the [MASK] is oldest .", ORDINAL),
+    ("It is [MASK] than that", MIXED),
+    ("A 19 year old person is [MASK] than me in age , If I am a 31 year old person , they say .", AGE),
+    ("the [MASK] one", ORDINAL),
+    ("If I am a 55 year old person , then a 24 year old person is [MASK] than me in age .", MIXED),
+    ("[MASK] , said the third .", ORDINAL),  # the mask first: BERT only (a BPE needs the bare token)
+    ("A 38 year old and a 23 year old : the [MASK] is older , if one asks me about their age .", ORDINAL),
+]
+
+
+def make_example(n: int, stem: str, words, answer: int = 0) -> dict:
+    labels = "ABCDE"
+    return {"id": f"ex{n:02d}", "question": {"stem": stem, "choices": [
+        {"label": labels[i], "text": w} for i, w in enumerate(words)]}, "answerKey": labels[answer]}
+
+
+def examples_for(kind: str) -> list[dict]:
+    stems = _STEMS if kind == "bert" else [s for s in _STEMS if not s[0].startswith("[MASK]")]
+    return [make_example(n, stem, words) for n, (stem, words) in enumerate(stems)]
+
+
+def bpe_word(word: str) -> str:
+    return "Ġ" + word
+
+
+def bert_word(word: str) -> str:
+    return word
+
+
+def randomise_bias(model):
+    """A fresh MLM head has a zero output bias; make it non-zero so that scores depend on it."""
+    torch.manual_seed(1)
+    with torch.no_grad():
+        model.get_output_embeddings().bias.normal_()
+    return model
+
+
+@pytest.fixture(scope="module")
+def bert(tiny_bert):
+    tok = AutoTokenizer.from_pretrained(str(tiny_bert))
+    model = randomise_bias(AutoModelForMaskedLM.from_pretrained(str(tiny_bert)).eval())
+    return model, tok, bert_word
+
+
+@pytest.fixture(scope="module")
+def roberta(tiny_roberta):
+    tok = AutoTokenizer.from_pretrained(str(tiny_roberta))
+    model = randomise_bias(AutoModelForMaskedLM.from_pretrained(str(tiny_roberta)).eval())
+    return model, tok, bpe_word
+
+
+@pytest.fixture(params=["bert", "roberta"])
+def mlm(request):
+    return request.param, request.getfixturevalue(request.param)
+
+
+def mask_logits(model, tok, stem: str) -> torch.Tensor:
+    """The model's full vocabulary logits at the mask of ``stem``, computed on that example alone."""
+    enc = tok(stem.replace("[MASK]", tok.mask_token), return_tensors="pt")
+    positions = (enc["input_ids"][0] == tok.mask_token_id).nonzero()
+    assert positions.numel() == 1
+    with torch.no_grad():
+        return model(**enc).logits[0, positions.item()]
+
+
+def reference_scores(model, tok, example: dict, token_of) -> list[float]:
+    ids = [tok.convert_tokens_to_ids(token_of(c["text"])) for c in example["question"]["choices"]]
+    assert tok.unk_token_id not in ids, ids
+    logits = mask_logits(model, tok, example["question"]["stem"])
+    return [logits[i].item() for i in ids]
+
+
+def assert_scores_match(predictions, references, examples):
+    assert [p["id"] for p in predictions] == [e["id"] for e in examples]
+    for p, ref, e in zip(predictions, references, examples):
+        assert p["scores"] == pytest.approx(ref, abs=1e-4), e["id"]
+
+
+# --- the tiny models are what the tests assume ----------------------------------------------------------
+
+
+def test_tiny_bert_has_the_real_wordpiece_vocabulary(bert):
+    _, tok, _ = bert
+    assert len(tok) > 30000
+    for word in AGE + ORDINAL:
+        assert tok.tokenize(word) == [word]
+    assert len(tok.tokenize("xylophonist")) > 1
+
+
+def test_tiny_roberta_distinguishes_bare_and_space_prefixed_tokens(roberta):
+    _, tok, _ = roberta
+    for word in AGE + ORDINAL:
+        assert tok.tokenize(" " + word) == ["Ġ" + word]
+
+
+# --- 1. batched scores equal one-example-at-a-time scores ---------------------------------------------
+
+
+def test_scores_equal_single_example_computation(mlm):
+    kind, (model, tok, token_of) = mlm
+    examples = examples_for(kind)
+    references = [reference_scores(model, tok, e, token_of) for e in examples]
+    # Gold: the reference argmax for even examples, another choice for odd ones.
+    for n, (e, ref) in enumerate(zip(examples, references)):
+        best = max(range(len(ref)), key=ref.__getitem__)
+        e["answerKey"] = "ABCDE"[best if n % 2 == 0 else (best + 1) % len(ref)]
+    lengths = [len(tok(e["question"]["stem"])["input_ids"]) for e in examples]
+    assert lengths != sorted(lengths, reverse=True) and len(set(lengths)) > 6  # the sort reorders, pads
+
+    predictions, metrics = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=4), examples)
+
+    assert_scores_match(predictions, references, examples)
+    for p, ref, e in zip(predictions, references, examples):
+        labels = [c["label"] for c in e["question"]["choices"]]
+        assert p["prediction"] == labels[max(range(len(ref)), key=ref.__getitem__)]
+        assert p["gold"] == e["answerKey"]
+        assert p["correct"] == (p["prediction"] == e["answerKey"])
+    assert [p["correct"] for p in predictions] == [n % 2 == 0 for n in range(len(examples))]
+    assert metrics["n"] == len(examples)
+    assert metrics["accuracy"] == pytest.approx(sum(n % 2 == 0 for n in range(len(examples))) / len(examples))
+    assert metrics["chance"] == pytest.approx(
+        sum(1 / len(e["question"]["choices"]) for e in examples) / len(examples))
+
+
+def test_batch_size_does_not_change_scores(mlm):
+    _, (model, tok, _) = mlm
+    examples = examples_for(mlm[0])
+    one, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=1), examples)
+    many, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=5), examples)
+    for a, b in zip(one, many):
+        assert a["id"] == b["id"] and a["scores"] == pytest.approx(b["scores"], abs=1e-4)
+
+
+# --- 2. RoBERTa scores the token the model sees in context ---------------------------------------------
+
+
+def test_roberta_scores_space_prefixed_token(roberta):
+    model, tok, _ = roberta
+    older, bare_older = tok.convert_tokens_to_ids("Ġolder"), tok.convert_tokens_to_ids("older")
+    assert older != bare_older and tok.unk_token_id not in (older, bare_older)
+    stem = "A 24 year old person is [MASK] than me in age ."
+    ids = candidate_token_ids(tok, [stem], [AGE], ["r1"])
+    assert ids == [[older, tok.convert_tokens_to_ids("Ġyounger")]]
+    (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [make_example(1, stem, AGE)])
+    logits = mask_logits(model, tok, stem)
+    assert prediction["scores"][0] == pytest.approx(logits[older].item(), abs=1e-4)
+    assert prediction["scores"][0] != pytest.approx(logits[bare_older].item(), abs=1e-4)
+
+
+def test_roberta_mask_at_start_gets_bare_token(roberta):
+    model, tok, _ = roberta
+    stem = "[MASK] is older than me ."
+    choices = ["older", "the"]  # both are single tokens without the space marker
+    ids = candidate_token_ids(tok, [stem], [choices], ["r2"])
+    assert ids == [[tok.convert_tokens_to_ids("older"), tok.convert_tokens_to_ids("the")]]
+    assert ids[0][0] != tok.convert_tokens_to_ids("Ġolder")
+    example = make_example(2, stem, choices)
+    (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [example])
+    assert prediction["scores"] == pytest.approx(reference_scores(model, tok, example, lambda w: w), abs=1e-4)
+    # Without the sentence start, "younger" is not a token (only "Ġyounger" is).
+    with pytest.raises(CandidateError, match="younger"):
+        candidate_token_ids(tok, [stem], [["younger"]], ["r3"])
+
+
+# --- 3. multi-token answers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind, word, context", [("bert", "xylophonist", ""), ("roberta", "xylophonist", " "),
+                                                 ("roberta", "olderly", " ")])
+def test_multi_token_candidate(kind, word, context, request):
+    model, tok, token_of = request.getfixturevalue(kind)
+    pieces = tok.tokenize(context + word)
+    assert len(pieces) > 1
+    stem = "He is [MASK] than me ."
+    example = make_example(7, stem, ["older", word])
+    with pytest.raises(CandidateError) as info:
+        evaluate_mc_mlm(MaskedLMScorer(model, tok), [example])
+    assert "ex07" in str(info.value) and word in str(info.value)
+
+    (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [example], multi_token="first")
+    logits = mask_logits(model, tok, stem)
+    expected = [logits[tok.convert_tokens_to_ids(token_of("older"))].item(),
+                logits[tok.convert_tokens_to_ids(pieces[0])].item()]
+    assert prediction["scores"] == pytest.approx(expected, abs=1e-4)
+
+
+def test_unknown_multi_token_rule_is_refused(bert):
+    _, tok, _ = bert
+    with pytest.raises(ValueError, match="multi_token"):
+        candidate_token_ids(tok, ["He is [MASK] ."], [AGE], ["x"], multi_token="last")
+
+
+# --- 4. whether the MLM head is pretrained ---------------------------------------------------------------
+
+
+def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path):
+    with pytest.warns(UserWarning, match="newly initialised"):
+        headless = load_masked_lm(str(tiny_bert_no_head))
+    assert headless.head_pretrained is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        full = load_masked_lm(str(tiny_bert))
+    assert full.head_pretrained is True
+
+    data = tmp_path / "toy.jsonl"
+    data.write_text("".join(json.dumps(e) + "\n" for e in examples_for("bert")[:3]), encoding="utf-8")
+    for loaded, head, out in [(headless, "newly_initialised", tmp_path / "headless"),
+                              (full, "pretrained", tmp_path / "full")]:
+        run(loaded, data, out, probe="toy", progress=False)
+        metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        assert metrics["mlm_head"] == head
+        assert metrics["zero_shot"] is (head == "pretrained")
+        assert metrics["n"] == 3 and metrics["probe"] == "toy"
+
+
+def test_missing_head_is_initialised_deterministically(tiny_bert_no_head):
+    with pytest.warns(UserWarning):
+        a = load_masked_lm(str(tiny_bert_no_head), seed=3)
+    with pytest.warns(UserWarning):
+        b = load_masked_lm(str(tiny_bert_no_head), seed=3)
+    stem = examples_for("bert")[1]["question"]["stem"]
+    assert torch.equal(mask_logits(a.model, a.tokenizer, stem), mask_logits(b.model, b.tokenizer, stem))
+
+
+# --- 5. run() on the original release file and on a probe folder -----------------------------------------
+
+
+def test_run_on_release_file(tiny_roberta, tmp_path):
+    assert RELEASE_FILE.is_file(), RELEASE_FILE
+    rows = [json.loads(line) for line in RELEASE_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    loaded = load_masked_lm(str(tiny_roberta), name="tiny-roberta")
+    out = tmp_path / "release"
+    results = run(loaded, RELEASE_FILE, out, limit=20, probe="age_comparison", batch_size=8, progress=False)
+
+    predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(predictions) == 20
+    assert [p["id"] for p in predictions] == [r["id"] for r in rows[:20]]
+    assert [p["gold"] for p in predictions] == [r["answerKey"] for r in rows[:20]]
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["n"] == 20 and metrics["limit"] == 20
+    assert metrics["variant"] == "release" and metrics["probe"] == "age_comparison"
+    assert metrics["data_fingerprint"] == hashlib.sha256(RELEASE_FILE.read_bytes()).hexdigest()
+    assert metrics["model"] == "tiny-roberta" and metrics["mlm_head"] == "pretrained"
+    assert metrics["accuracy"] == pytest.approx(sum(p["correct"] for p in predictions) / 20)
+    assert results == {"": metrics}
+    # The first row scored alone, with the space-prefixed answer tokens.
+    model, tok = loaded.model, loaded.tokenizer
+    assert predictions[0]["scores"] == pytest.approx(reference_scores(model, tok, rows[0], bpe_word), abs=1e-4)
+
+
+def write_variant(folder: Path, probe: str, variant: str, dev: list[dict], train: list[dict]) -> None:
+    folder.mkdir(parents=True)
+    for split, rows in (("dev", dev), ("train", train)):
+        (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (folder / "meta.json").write_text(json.dumps({"probe": probe, "variant": variant,
+                                                  "fingerprint": f"fp-{variant}"}), encoding="utf-8")
+
+
+def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
+    examples = examples_for("bert")
+    probe = tmp_path / "toy_probe"
+    write_variant(probe / "base", "toy", "base", dev=examples[:3], train=examples[3:8])
+    write_variant(probe / "no_lang", "toy", "no_lang", dev=examples[8:10], train=examples[:1])
+    loaded = load_masked_lm(str(tiny_bert))
+    out = tmp_path / "results"
+    results = run(loaded, probe, out, batch_size=2, progress=False)
+
+    assert sorted(results) == ["base", "no_lang"]
+    assert sorted(p.name for p in out.iterdir()) == ["base", "no_lang"]
+    for variant, dev in (("base", examples[:3]), ("no_lang", examples[8:10])):
+        metrics = json.loads((out / variant / "metrics.json").read_text(encoding="utf-8"))
+        assert metrics == results[variant]
+        assert metrics["probe"] == "toy" and metrics["variant"] == variant
+        assert metrics["data_fingerprint"] == f"fp-{variant}" and metrics["split"] == "dev"
+        assert metrics["n"] == len(dev)
+        predictions = [json.loads(line) for line in
+                       (out / variant / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert [p["id"] for p in predictions] == [e["id"] for e in dev]
+
+    train = run(loaded, probe, tmp_path / "train-results", split="train", progress=False)
+    assert {v: m["n"] for v, m in train.items()} == {"base": 5, "no_lang": 1}
+
+
+# --- 6. the candidate-only head agrees with the full head; the fallbacks ---------------------------------
+
+
+def test_fast_path_is_used_and_agrees(mlm):
+    kind, (model, tok, token_of) = mlm
+    examples = examples_for(kind)
+    scorer = MaskedLMScorer(model, tok, batch_size=4)
+    assert scorer._fast_path_ok is None
+    predictions, _ = evaluate_mc_mlm(scorer, examples)
+    assert scorer._fast_path_ok is True
+    references = [reference_scores(model, tok, e, token_of) for e in examples]
+    assert_scores_match(predictions, references, examples)
+
+
+def test_full_head_fallback_when_forced(mlm):
+    kind, (model, tok, token_of) = mlm
+    examples = examples_for(kind)
+    scorer = MaskedLMScorer(model, tok, batch_size=4)
+    scorer._fast_path_ok = False
+    predictions, _ = evaluate_mc_mlm(scorer, examples)
+    assert scorer._fast_path_ok is False
+    assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
+
+
+def test_full_head_fallback_when_decoder_is_not_called(mlm, monkeypatch):
+    kind, (model, tok, token_of) = mlm
+    examples = examples_for(kind)
+    decoy = torch.nn.Linear(model.config.hidden_size, model.config.vocab_size)
+    monkeypatch.setattr(model, "get_output_embeddings", lambda: decoy)  # its pre-hook never fires
+    scorer = MaskedLMScorer(model, tok, batch_size=4)
+    predictions, _ = evaluate_mc_mlm(scorer, examples)
+    assert scorer._fast_path_ok is False
+    monkeypatch.undo()
+    assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
+
+
+def test_disagreeing_fast_path_falls_back_to_full_head(roberta):
+    """A head that changes the decoder's output (which the fast path does not see) is caught by the check."""
+    model, tok, token_of = roberta
+    examples = examples_for("roberta")
+    handle = model.get_output_embeddings().register_forward_hook(lambda _m, _a, out: out + 1.0)
+    try:
+        scorer = MaskedLMScorer(model, tok, batch_size=4)
+        with pytest.warns(UserWarning, match="disagrees"):
+            predictions, _ = evaluate_mc_mlm(scorer, examples)
+        assert scorer._fast_path_ok is False
+        references = [[s for s in reference_scores(model, tok, e, token_of)] for e in examples]
+    finally:
+        handle.remove()
+    assert_scores_match(predictions, references, examples)
+
+
+# --- 7. stems without exactly one mask -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stem", ["He is older than me .", "He is [MASK] than [MASK] ."])
+def test_stem_needs_exactly_one_mask(stem, mlm):
+    _, (model, tok, _) = mlm
+    examples = [make_example(1, "He is [MASK] .", AGE),
+                {**make_example(2, stem, AGE), "id": "bad-stem-42"}]
+    with pytest.raises(ValueError, match="bad-stem-42"):
+        evaluate_mc_mlm(MaskedLMScorer(model, tok), examples)
