@@ -92,10 +92,13 @@ def _evaluate(args) -> int:
 
 
 def _report(args) -> int:
-    from evaluators import report
+    from evaluators import heatmap, report
 
     report.run(args.results, args.out, args.metrics, args.plot)
     print(f"wrote {args.out}, {args.metrics}, {args.plot}")
+    if args.heatmaps:
+        for path in heatmap.run(args.results, args.heatmaps):
+            print(f"wrote {path}")
     return 0
 
 
@@ -148,6 +151,8 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, default=Path("results/report.md"))
     rep.add_argument("--metrics", type=Path, default=Path("results/metrics.json"))
     rep.add_argument("--plot", type=Path, default=Path("results/zeroshot.png"))
+    rep.add_argument("--heatmaps", type=Path, help="folder for per-model heatmaps of two-number probes "
+                                                   "(Fig. 2A/3); reads the data files named in metrics.json")
     rep.set_defaults(func=_report)
     return p
 

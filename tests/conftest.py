@@ -44,7 +44,7 @@ def tiny_bert(tmp_path_factory, minilm_vocab) -> Path:
     from transformers import BertForMaskedLM, BertTokenizerFast
 
     path = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab), do_lower_case=True)
+    tokenizer = BertTokenizerFast(str(minilm_vocab), do_lower_case=True)
     torch.manual_seed(0)
     BertForMaskedLM(_tiny_bert_config(tokenizer.vocab_size)).save_pretrained(path)
     tokenizer.save_pretrained(path)
@@ -58,7 +58,7 @@ def tiny_bert_no_head(tmp_path_factory, minilm_vocab) -> Path:
     from transformers import BertModel, BertTokenizerFast
 
     path = tmp_path_factory.mktemp("tiny-bert-encoder")
-    tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab), do_lower_case=True)
+    tokenizer = BertTokenizerFast(str(minilm_vocab), do_lower_case=True)
     torch.manual_seed(0)
     BertModel(_tiny_bert_config(tokenizer.vocab_size)).save_pretrained(path)
     tokenizer.save_pretrained(path)

@@ -13,7 +13,7 @@ import transformers
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from evaluators.candidates import CandidateError, candidate_token_ids
-from evaluators.scoring import MaskedLMScorer, load_masked_lm
+from evaluators.scoring import MaskedLMScorer, MaskRequest, load_masked_lm
 from evaluators.zeroshot import evaluate_mc_mlm, run
 
 from conftest import MIRROR
@@ -379,3 +379,10 @@ def test_stem_needs_exactly_one_mask(stem, mlm):
                 {**make_example(2, stem, AGE), "id": "bad-stem-42"}]
     with pytest.raises(ValueError, match="bad-stem-42"):
         evaluate_mc_mlm(MaskedLMScorer(model, tok), examples)
+
+
+def test_scorer_refuses_text_without_one_mask_token(roberta):
+    model, tok, _ = roberta
+    requests = [MaskRequest(f"He is {tok.mask_token} .", [5]), MaskRequest("He is older .", [5])]
+    with pytest.raises(ValueError, match="He is older"):
+        MaskedLMScorer(model, tok).score(requests)
