@@ -38,19 +38,15 @@ def candidate_token_ids(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str]
             texts.append(prefix + word + suffix)
             spans.append((len(prefix), len(prefix) + len(word)))
     enc = tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True, add_special_tokens=True)
-    flat = []
-    for n, (start, end) in enumerate(spans):
-        text, offsets = texts[n], enc["offset_mapping"][n]
-        covering = [(tid, s, e) for tid, (s, e), special
-                    in zip(enc["input_ids"][n], offsets, enc["special_tokens_mask"][n])
-                    if not special and ((e > start and s < end and e > s) or _leading_space(text, s, e, start))]
-        flat.append((covering, text, start, end))
-    result, k = [], 0
+    result, n = [], 0
     for words, example_id in zip(choices, ids):
         row = []
         for word in words:
-            covering, text, start, end = flat[k]
-            k += 1
+            (start, end), text = spans[n], texts[n]
+            covering = [(tid, s, e) for tid, (s, e), special
+                        in zip(enc["input_ids"][n], enc["offset_mapping"][n], enc["special_tokens_mask"][n])
+                        if not special and ((e > start and s < end and e > s) or _leading_space(text, s, e, start))]
+            n += 1
             exact = len(covering) == 1 and covering[0][2] == end and (
                 covering[0][1] == start or text[covering[0][1]:start].isspace())
             if not exact and (multi_token == "error" or not covering):
