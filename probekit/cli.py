@@ -48,8 +48,8 @@ def _generate(args) -> int:
     from probekit.probe_dataset import write_probe
     from probekit.sources import load_manifest
 
-    params = load_params(args.params, args.probe)
     generator = generators.get(args.probe)
+    params = load_params(args.params, args.probe)
     manifest = load_manifest(args.manifest) if generator.sources else {}
     raw = Path(args.manifest).parent
     source_dirs = {name: raw / name for name in generator.sources}
@@ -81,7 +81,8 @@ def _evaluate(args) -> int:
     if data is None:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE")
     if not Path(data).exists():
-        raise UsageError(f"--data {data}: no such file or folder")
+        hint = " (fetch it first: probes sources fetch SOURCE)" if args.release_of else ""
+        raise UsageError(f"--data {data}: no such file or folder{hint}")
     loaded = load_masked_lm(model, name=args.model, device=args.device, seed=args.seed)
     results = zeroshot.run(loaded, Path(data), Path(args.out), split=args.split, batch_size=args.batch_size,
                            limit=args.limit, multi_token=args.multi_token, probe=probe)
@@ -165,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"probes: error: {exc}", file=sys.stderr)
         return 2
     except (ValueError, KeyError, FileNotFoundError) as exc:
-        print(f"probes {args.command}: error: {exc}", file=sys.stderr)
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr() quotes
+        print(f"probes {args.command}: error: {message}", file=sys.stderr)
         return 1
 
 

@@ -79,6 +79,7 @@ class ProbeSpec:
     variants: Mapping[str, Variant]
     nolang_answers: Mapping[str, str] = field(default_factory=dict)
     nonsense_words: tuple[str, ...] = PAPER_NONSENSE_WORDS
+    license: str = "apache-2.0"  # of the generated data: the sources' licence where they require it
 
     def template(self, template_id: str) -> Template:
         try:
@@ -160,4 +161,5 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
     if not words:
         raise TemplateError(f"{path}: controls.nonsense_words is empty")
     return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, templates=templates,
-                     variants=variants, nolang_answers=nolang, nonsense_words=words)
+                     variants=variants, nolang_answers=nolang, nonsense_words=words,
+                     license=str(raw.get("license", "apache-2.0")))

@@ -62,3 +62,8 @@ def test_evaluate_missing_data_is_a_usage_error(tmp_path, capsys):
                  "--params", str(tmp_path / "absent.yaml")])
     assert code == 2
     assert f"--data {tmp_path / 'nope'}: no such file or folder" in capsys.readouterr().err
+
+
+def test_unknown_probe_lists_the_available_ones(tmp_path, capsys):
+    assert main(["generate", "nope", "--out", str(tmp_path / "o")]) == 1
+    assert "no generator for probe 'nope'; available: age_comparison, multihop_comparison" in capsys.readouterr().err
