@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Iterable
@@ -18,6 +17,8 @@ from matplotlib.patches import Patch  # noqa: E402
 from probekit import atomic  # noqa: E402
 from probekit.probe_dataset import read_jsonl  # noqa: E402
 
+from .report import iter_metrics  # noqa: E402
+
 COLORS = ("#2b6cb0", "#f6e05e", "#e53e3e", "#38a169", "#805ad5")
 
 
@@ -27,25 +28,23 @@ def pair_panels(folders: Iterable[Path]) -> dict[str, list[dict]]:
     A panel: ``title``, ``accuracy``, ``points`` (value 1, value 2, predicted word) and ``words`` (all choices).
     """
     panels: dict[str, list[dict]] = {}
-    for folder in folders:
-        for metrics_path in sorted(Path(folder).rglob("metrics.json")):
-            metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
-            data = Path(metrics["data"])
-            if not data.is_file():
-                continue
-            args = {r["id"]: (list(r.get("args", {}).values()), r["question"]["choices"]) for r in read_jsonl(data)}
-            points, words = [], set()
-            for p in read_jsonl(metrics_path.parent / "predictions.jsonl"):
-                values, choices = args[p["id"]]
-                if len(values) != 2 or not all(isinstance(v, int) for v in values):
-                    break
-                points.append((*values, next(c["text"] for c in choices if c["label"] == p["prediction"])))
-                words.update(c["text"] for c in choices)
-            else:
-                if points:
-                    panels.setdefault(metrics["model"], []).append(
-                        {"title": f"{metrics['probe']}/{metrics['variant']}", "accuracy": metrics["accuracy"],
-                         "points": points, "words": sorted(words)})
+    for metrics_path, metrics in iter_metrics(folders):
+        data = Path(metrics["data"])
+        if not data.is_file():
+            continue
+        args = {r["id"]: (list(r.get("args", {}).values()), r["question"]["choices"]) for r in read_jsonl(data)}
+        points, words = [], set()
+        for p in read_jsonl(metrics_path.parent / "predictions.jsonl"):
+            values, choices = args[p["id"]]
+            if len(values) != 2 or not all(isinstance(v, int) for v in values):
+                break
+            points.append((*values, next(c["text"] for c in choices if c["label"] == p["prediction"])))
+            words.update(c["text"] for c in choices)
+        else:
+            if points:
+                panels.setdefault(metrics["model"], []).append(
+                    {"title": f"{metrics['probe']}/{metrics['variant']}", "accuracy": metrics["accuracy"],
+                     "points": points, "words": sorted(words)})
     return panels
 
 

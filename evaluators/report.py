@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import matplotlib
 
@@ -17,13 +17,17 @@ from probekit import atomic  # noqa: E402
 VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
 
 
-def collect(folders: Iterable[Path]) -> pd.DataFrame:
-    """One row per metrics.json: model, probe, variant, accuracy, n, chance, zero_shot."""
-    rows = []
+def iter_metrics(folders: Iterable[Path]) -> Iterator[tuple[Path, dict]]:
+    """``(path, metrics)`` for every ``metrics.json`` under ``folders``, in sorted order."""
     for folder in folders:
         for path in sorted(Path(folder).rglob("metrics.json")):
-            m = json.loads(path.read_text(encoding="utf-8"))
-            rows.append({k: m[k] for k in ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")})
+            yield path, json.loads(path.read_text(encoding="utf-8"))
+
+
+def collect(folders: Iterable[Path]) -> pd.DataFrame:
+    """One row per metrics.json: model, probe, variant, accuracy, n, chance, zero_shot."""
+    rows = [{k: m[k] for k in ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")}
+            for _, m in iter_metrics(folders)]
     if not rows:
         raise FileNotFoundError(f"no metrics.json under {', '.join(map(str, folders))}")
     df = pd.DataFrame(rows)

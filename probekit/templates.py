@@ -162,4 +162,4 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
         raise TemplateError(f"{path}: controls.nonsense_words is empty")
     return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, templates=templates,
                      variants=variants, nolang_answers=nolang, nonsense_words=words,
-                     license=str(raw.get("license", "apache-2.0")))
+                     license=str(raw.get("license", ProbeSpec.license)))
