@@ -12,13 +12,14 @@ from typing import Sequence
 
 from transformers import PreTrainedTokenizerBase
 
+from probekit.errors import DataError, ProbekitError
 from probekit.templates import MASK
 
 MULTI_TOKEN_RULES = ("error", "first")
 """``error``: a candidate that is not one token is refused. ``first``: it is scored by its first token."""
 
 
-class CandidateError(ValueError):
+class CandidateError(ProbekitError, ValueError):
     """An answer word is not a single token of the model's vocabulary (in context)."""
 
 
@@ -31,7 +32,7 @@ def candidate_token_ids(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str]
     texts, spans = [], []
     for stem, words, example_id in zip(stems, choices, ids):
         if stem.count(MASK) != 1:
-            raise ValueError(f"example {example_id}: the stem must contain exactly one {MASK} for MC-MLM "
+            raise DataError(f"example {example_id}: the stem must contain exactly one {MASK} for MC-MLM "
                              f"(MC-QA probes have none): {stem!r}")
         prefix, suffix = stem.split(MASK)
         for word in words:

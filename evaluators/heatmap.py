@@ -1,4 +1,4 @@
-"""Fig. 2A / 3 of oLMpics: the zero-shot prediction over a grid of (value 1, value 2), one panel a variant."""
+"""Fig. 2A / 3 of oLMpics: the MC-MLM prediction over a grid of (value 1, value 2), one panel a variant."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from matplotlib.patches import Patch  # noqa: E402
 from probekit import atomic  # noqa: E402
 from probekit.probe_dataset import read_jsonl  # noqa: E402
 
-from .report import iter_metrics  # noqa: E402
+from .report import iter_metrics, save  # noqa: E402
 
 COLORS = ("#2b6cb0", "#f6e05e", "#e53e3e", "#38a169", "#805ad5")
+MISSING = "#d9d9d9"
 
 
 def pair_panels(folders: Iterable[Path]) -> dict[str, list[dict]]:
@@ -44,15 +45,16 @@ def pair_panels(folders: Iterable[Path]) -> dict[str, list[dict]]:
             if points:
                 panels.setdefault(metrics["model"], []).append(
                     {"title": f"{metrics['probe']}/{metrics['variant']}", "accuracy": metrics["accuracy"],
-                     "points": points, "words": sorted(words)})
+                     "zero_shot": metrics["zero_shot"], "points": points, "words": sorted(words)})
     return panels
 
 
-def draw(model: str, panels: list[dict], path: Path) -> None:
-    """One figure per model: a coloured pixel per (value 1, value 2) for the predicted answer word."""
+def figure(model: str, panels: list[dict]) -> plt.Figure:
+    """One figure per model: a coloured cell per (value 1, value 2) for the predicted answer word; pairs
+    the data does not hold (``mode: sample`` draws a subset) are grey."""
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.3 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.6 * rows + 0.6), squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
     for ax, panel in zip(axes.flat, panels):
@@ -62,18 +64,24 @@ def draw(model: str, panels: list[dict], path: Path) -> None:
         grid = np.full((max(ys) - y0 + 1, max(xs) - x0 + 1), np.nan)
         for x, y, w in panel["points"]:
             grid[y - y0, x - x0] = vocab.index(w)
-        ax.imshow(grid, origin="lower", extent=(x0 - .5, max(xs) + .5, y0 - .5, max(ys) + .5), aspect="auto",
-                  cmap=ListedColormap(COLORS[:len(vocab)]), vmin=-.5, vmax=len(vocab) - .5, interpolation="nearest")
-        ax.set_title(f"{panel['title']}  acc {panel['accuracy']:.2f}", fontsize=9)
-        ax.set_xlabel("value 1", fontsize=8)
-        ax.set_ylabel("value 2", fontsize=8)
-        ax.legend(handles=[Patch(color=COLORS[i], label=w) for i, w in enumerate(vocab)], fontsize=7,
-                  loc="upper left")
-    fig.suptitle(f"{model}: zero-shot prediction per pair of values")
+        cells = int((~np.isnan(grid)).sum())
+        diagonal = max(0, min(max(xs), max(ys)) - max(x0, y0) + 1)  # value 1 == value 2: never a pair
+        off_diagonal = grid.size - diagonal
+        cmap = ListedColormap(COLORS[:len(vocab)]).with_extremes(bad=MISSING)
+        ax.imshow(np.ma.masked_invalid(grid), origin="lower", extent=(x0 - .5, max(xs) + .5, y0 - .5, max(ys) + .5),
+                  aspect="auto", cmap=cmap, vmin=-.5, vmax=len(vocab) - .5, interpolation="nearest")
+        ax.set_title(f"{panel['title']}\nacc {panel['accuracy']:.2f}, {cells} of {off_diagonal} pairs", fontsize=9)
+        ax.set_xlabel("value 1 (first slot)", fontsize=8)
+        ax.set_ylabel("value 2 (second slot)", fontsize=8)
+        handles = [Patch(color=COLORS[i], label=f"predicts {w}") for i, w in enumerate(vocab)]
+        handles.append(Patch(color=MISSING, label="pair not in the data"))
+        ax.legend(handles=handles, fontsize=7, loc="upper left", framealpha=0.9)
+    zero_shot = all(p["zero_shot"] for p in panels)
+    fig.suptitle(f"{model}: predicted answer per pair of values — " +
+                 ("zero-shot MC-MLM" if zero_shot else "† MLM head newly initialised: not a zero-shot result"),
+                 color="black" if zero_shot else "#c53030")
     fig.tight_layout()
-    with atomic.atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=90, metadata={"Software": None})
-    plt.close(fig)
+    return fig
 
 
 def run(folders: Iterable[Path], out_dir: Path) -> list[Path]:
@@ -82,6 +90,6 @@ def run(folders: Iterable[Path], out_dir: Path) -> list[Path]:
     with atomic.atomic_path(out_dir) as tmp:
         tmp.mkdir(parents=True)
         for model, panels in pair_panels(folders).items():
-            draw(model, panels, tmp / f"{model}.png")
+            save(figure(model, panels), tmp / f"{model}.png", dpi=90)
             written.append(out_dir / f"{model}.png")
     return written

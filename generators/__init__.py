@@ -1,7 +1,8 @@
-"""Generators: loaded sources + a probe's template YAML + params -> ``datasets.DatasetDict``.
+"""Generators: a probe's template YAML + its params (+ loaded sources) -> rows per split.
 
 Each probe is a module ``generators/<probe>.py`` with its definition ``generators/<probe>.yaml`` beside it;
-the module registers its generator function with :func:`register`.
+probes are discovered by that pair of files, and the module registers its generator function with
+:func:`register`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from probekit.errors import UsageError
+from probekit.params import ProbeParams
+
 HERE = Path(__file__).resolve().parent
-PROBES = ("always_never", "age_comparison", "objects_comparison", "antonym_negation", "property_conjunction",
-          "taxonomy_conjunction", "encyclopedic_composition", "multihop_comparison")
 _REGISTRY: dict[str, "Generator"] = {}
 
 
@@ -23,6 +25,7 @@ class Generator:
     version: str
     fn: Callable
     module_path: Path
+    params: type[ProbeParams] = ProbeParams  # the typed params section of the probe
     sources: tuple[str, ...] = ()  # names in raw/sources.yaml the generator reads
 
     @property
@@ -30,17 +33,19 @@ class Generator:
         return self.module_path.with_suffix(".yaml")
 
 
-def register(probe: str, *, version: str, sources: tuple[str, ...] = ()):
-    """Decorator: register ``fn(spec, variant, params, sources) -> DatasetDict`` as the generator of ``probe``.
+def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, sources: tuple[str, ...] = ()):
+    """Decorator: register ``fn(spec, variant, params, sources) -> {split: [row, ...]}`` as ``probe``'s generator.
 
-    ``sources`` names the raw sources it reads; ``fn`` gets ``{name: folder}`` for them.
+    ``params`` is the probe's typed params model; ``sources`` names the raw sources it reads (``fn`` gets
+    ``{name: folder}`` for them).
     """
-    if probe not in PROBES:
-        raise ValueError(f"unknown probe id {probe!r}; expected one of {PROBES}")
 
     def wrap(fn: Callable) -> Callable:
         module = importlib.import_module(fn.__module__)
-        _REGISTRY[probe] = Generator(probe, version, fn, Path(module.__file__).resolve(), tuple(sources))
+        path = Path(module.__file__).resolve()
+        if path.stem != probe:
+            raise ValueError(f"{path}: registers probe {probe!r}; a probe's module must be named after it")
+        _REGISTRY[probe] = Generator(probe, version, fn, path, params, tuple(sources))
         return fn
 
     return wrap
@@ -54,6 +59,6 @@ def available() -> list[str]:
 def get(probe: str) -> Generator:
     """The registered generator of ``probe`` (imports its module on first use)."""
     if probe not in available():
-        raise KeyError(f"no generator for probe {probe!r}; available: {', '.join(available())}")
+        raise UsageError(f"no generator for probe {probe!r}; available: {', '.join(available())}")
     importlib.import_module(f"generators.{probe}")
     return _REGISTRY[probe]

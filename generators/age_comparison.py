@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from datasets import DatasetDict
-
 from generators import register
-from generators.number_tuples import instantiate
+from generators.number_tuples import NumberParams, instantiate
 from probekit.templates import ProbeSpec, Variant
 
 
@@ -16,7 +14,7 @@ def outcome(pair: tuple[int, int]) -> str:
     return "less" if pair[0] < pair[1] else "greater"
 
 
-@register("age_comparison", version="1")
-def generate(spec: ProbeSpec, variant: Variant, params: Mapping, sources: Mapping) -> DatasetDict:
+@register("age_comparison", version="1", params=NumberParams)
+def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, sources: Mapping) -> dict[str, list[dict]]:
     """Pairs of distinct values in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=2, outcome=outcome)

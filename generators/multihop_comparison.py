@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from datasets import DatasetDict
-
 from generators import register
-from generators.number_tuples import instantiate
+from generators.number_tuples import NumberParams, instantiate
 from probekit.templates import ProbeSpec, Variant
 
 ORDINALS = ("first", "second", "third")
@@ -18,7 +16,7 @@ def outcome(ages: tuple[int, int, int]) -> str:
     return ORDINALS[ages.index(max(ages))]
 
 
-@register("multihop_comparison", version="1")
-def generate(spec: ProbeSpec, variant: Variant, params: Mapping, sources: Mapping) -> DatasetDict:
+@register("multihop_comparison", version="1", params=NumberParams)
+def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, sources: Mapping) -> dict[str, list[dict]]:
     """Triples of distinct ages in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=3, outcome=outcome)

@@ -1,37 +1,53 @@
-"""Shared by the synthetic number probes: tuples of distinct values, balanced sampling, full grids."""
+"""Shared by the synthetic number probes: their params, tuples of distinct values, balanced sampling, grids."""
 
 from __future__ import annotations
 
 import itertools
 import random
-from typing import Callable, Mapping
+from typing import Callable, Literal, Mapping
 
-from datasets import DatasetDict
+from pydantic import PositiveInt, ValidationInfo, field_validator
 
-from probekit.examples import SPLITS, make_example, to_dataset_dict
-from probekit.templates import ProbeSpec, Variant
+from probekit.examples import SPLITS, make_example
+from probekit.params import ProbeParams
+from probekit.templates import ProbeSpec, TemplateError, Variant
 
-MODES = ("sample", "grid")
-
-
-def split_range(params: Mapping, values: str, split: str) -> range:
-    """The inclusive value range ``params.values.<values>.<split>`` as a ``range``; errors name the key."""
-    key = f"values.{values}.{split}"
-    try:
-        low, high = params["values"][values][split]
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"params: {key} must be a pair [low, high]") from None
-    if not (isinstance(low, int) and isinstance(high, int) and low <= high):
-        raise ValueError(f"params: {key} must be integers with low <= high, got {[low, high]}")
-    return range(low, high + 1)
+Split = Literal["train", "dev"]
 
 
-def check_disjoint(params: Mapping, values: str) -> None:
-    """Train and dev values must not overlap (the probes test generalisation to unseen numbers)."""
-    train, dev = (split_range(params, values, s) for s in SPLITS)
-    if set(train) & set(dev):
-        raise ValueError(f"params: values.{values}.train {[train[0], train[-1]]} overlaps "
-                         f"values.{values}.dev {[dev[0], dev[-1]]}")
+class NumberParams(ProbeParams):
+    """``mode: sample`` draws ``size.<split>`` tuples balanced over the answers; ``mode: grid`` takes every
+    ordered tuple of the split's range, in order (for heatmaps). ``values.<name>.<split>`` is an inclusive
+    ``[low, high]``; a variant names the ``values`` it fills its template with."""
+
+    mode: Literal["sample", "grid"] = "sample"
+    size: dict[Split, PositiveInt]
+    values: dict[str, dict[Split, tuple[int, int]]]
+
+    @field_validator("values")
+    @classmethod
+    def _ranges(cls, values, info: ValidationInfo):
+        for name, splits in values.items():
+            for split, (low, high) in splits.items():
+                if low > high:
+                    raise ValueError(f"{name}.{split}: low > high in {[low, high]}")
+            if set(SPLITS) - set(splits):
+                raise ValueError(f"{name}: needs both train and dev ranges, has {sorted(splits)}")
+            (a, b), (c, d) = splits["train"], splits["dev"]
+            if a <= d and c <= b:  # train and dev must not overlap: the probes test unseen numbers
+                raise ValueError(f"{name}: train {[a, b]} overlaps dev {[c, d]}")
+        spec: ProbeSpec | None = (info.context or {}).get("spec")
+        if spec is not None:  # the keys are exactly the ones the probe's variants use
+            used = {v.name: v.options.get("values") for v in spec.variants.values() if not v.control}
+            missing = {n: u for n, u in used.items() if u not in values}
+            if missing:
+                raise ValueError(f"no key {sorted(set(missing.values()))}, used by variant(s) {sorted(missing)} "
+                                 f"of {spec.path} (have: {', '.join(values)})")
+            unused = sorted(set(values) - set(used.values()))
+            if unused:
+                raise ValueError(f"unknown key(s) {unused}: no variant of {spec.path} uses them "
+                                 f"(variants use: {', '.join(sorted(set(used.values())))})")
+        return values
 
 
 def balanced_sample(population: list[tuple], outcome: Callable[[tuple], str], outcomes: list[str], n: int,
@@ -51,29 +67,23 @@ def balanced_sample(population: list[tuple], outcome: Callable[[tuple], str], ou
     return chosen
 
 
-def instantiate(spec: ProbeSpec, variant: Variant, params: Mapping, *, arity: int,
-                outcome: Callable[[tuple], str]) -> DatasetDict:
-    """Fill ``variant``'s template with tuples of ``arity`` distinct values per split.
-
-    ``mode: sample`` draws ``size.<split>`` tuples balanced over the answers; ``mode: grid`` takes every
-    ordered tuple of the split's range, in order (for heatmaps).
-    """
+def instantiate(spec: ProbeSpec, variant: Variant, params: NumberParams, *, arity: int,
+                outcome: Callable[[tuple], str]) -> dict[str, list[dict]]:
+    """Fill ``variant``'s template with tuples of ``arity`` distinct values per split."""
     template = spec.template(variant.template)
-    mode = params.get("mode", "sample")
-    if mode not in MODES:
-        raise ValueError(f"params: mode must be one of {MODES}, got {mode!r}")
     if len(template.slots) != arity:
-        raise ValueError(f"{spec.path}: template {template.id!r} needs {arity} slots, has {template.slots}")
-    check_disjoint(params, variant.values)
+        raise TemplateError(f"{spec.path}: template {template.id!r} needs {arity} slots, has {template.slots}")
+    ranges: Mapping[str, tuple[int, int]] = params.values[variant.options["values"]]
     outcomes = list(template.answers)
     splits = {}
     for split in SPLITS:
-        rng = random.Random(f"{params['seed']}:{spec.probe}:{variant.name}:{split}")
-        population = list(itertools.permutations(split_range(params, variant.values, split), arity))
-        if mode == "grid":
+        rng = random.Random(f"{params.seed}:{spec.probe}:{variant.name}:{split}")
+        low, high = ranges[split]
+        population = list(itertools.permutations(range(low, high + 1), arity))
+        if params.mode == "grid":
             chosen = population
         else:
-            chosen = balanced_sample(population, outcome, outcomes, int(params["size"][split]), rng,
+            chosen = balanced_sample(population, outcome, outcomes, params.size[split], rng,
                                      where=f"{spec.probe}/{variant.name}/{split}")
         splits[split] = [
             make_example(probe=spec.probe, variant=variant.name, template_id=template.id,
@@ -81,4 +91,4 @@ def instantiate(spec: ProbeSpec, variant: Variant, params: Mapping, *, arity: in
                          answer=template.answers[outcome(t)], args=dict(zip(template.slots, t)), rng=rng)
             for t in chosen
         ]
-    return to_dataset_dict(splits)
+    return splits

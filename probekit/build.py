@@ -1,36 +1,52 @@
-"""Build a probe: its generator for the base variants, the generic controls for NO-LANG and PERTURBED."""
+"""Build a probe: its generator for the base variants, the generic controls for the control variants."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
-
-from datasets import DatasetDict
 
 import generators
 
 from . import controls
+from .errors import ParamsError
+from .examples import check_unique_ids
+from .params import ParamsFile, ProbeParams, section
 from .templates import ProbeSpec, load_probe_spec
 
 
-def build_probe(probe: str, params: Mapping, sources: Mapping | None = None) -> tuple[ProbeSpec, dict[str, DatasetDict]]:
-    """Every variant named in ``params.variants`` (in that order), as ``{variant: DatasetDict}``."""
+@dataclass(frozen=True)
+class BuiltProbe:
+    spec: ProbeSpec
+    params: ProbeParams
+    variants: dict[str, dict[str, list[dict]]]  # {variant: {split: rows}}, in build order
+    not_built: tuple[str, ...]  # declared in the YAML, not selected by params `<probe>.variants`
+
+
+def build_probe(probe: str, params_file: ParamsFile, sources: Mapping | None = None) -> BuiltProbe:
+    """Every variant the probe YAML declares, or those that ``<probe>.variants`` selects, in that order."""
     generator = generators.get(probe)
     spec = load_probe_spec(generator.template_path)
-    names = list(params.get("variants", ["original"]))
-    unknown = [n for n in names if n not in spec.variants and n not in controls.CONTROLS]
+    params = section(params_file, probe, generator.params, spec.params, f"{spec.path} (params)", {"spec": spec})
+    names = params.variants if params.variants is not None else list(spec.variants)
+    unknown = [n for n in names if n not in spec.variants]
     if unknown:
-        raise ValueError(f"params: {probe}.variants: unknown variant(s) {unknown}; {spec.path} defines "
-                         f"{list(spec.variants)} and the controls {list(controls.CONTROLS)}")
-    built: dict[str, DatasetDict] = {}
+        raise ParamsError(f"{params_file.label}: {probe}.variants: unknown variant(s) {unknown}; "
+                          f"{spec.path} declares {', '.join(spec.variants)}")
+    built: dict[str, dict[str, list[dict]]] = {}
 
-    def base(name: str) -> DatasetDict:
+    def rows(name: str) -> dict[str, list[dict]]:
         if name not in built:
-            built[name] = generator.fn(spec, spec.variants[name], params, sources or {})
+            variant = spec.variants[name]
+            if variant.control:
+                control = controls.CONTROLS[variant.control]
+                built[name] = controls.apply(rows(variant.base), control.perturbation(spec, variant, params.seed))
+            else:
+                built[name] = generator.fn(spec, variant, params, sources or {})
+            check_unique_ids(built[name])
         return built[name]
 
     for name in names:
-        if name in controls.CONTROLS:
-            built[name] = controls.apply(base("original"), controls.CONTROLS[name](spec, params["seed"]))
-        else:
-            base(name)
-    return spec, {name: built[name] for name in names}
+        rows(name)
+    return BuiltProbe(spec, params, {n: built[n] for n in names},
+                      tuple(n for n in spec.variants if n not in names))
+

@@ -1,90 +1,107 @@
-"""The ``probes`` command: one subcommand per kind of DVC stage (sources, generate, evaluate, report)."""
+"""The ``probes`` command: one subcommand per kind of DVC stage (sources, generate, evaluate, report).
+
+Argument parsing and input checks import nothing heavy, so mistakes come back at once; torch and
+transformers are imported only when a model is about to be loaded.
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
+import logging
 import sys
 from pathlib import Path
 
-import yaml
+from probekit import __version__
+from probekit.errors import ProbekitError, UsageError
 
-DEFAULT_PARAMS = "params.yaml"
-DEFAULT_MANIFEST = "raw/sources.yaml"
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
+PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
+MANIFEST_HELP = "sources manifest (default: ./raw/sources.yaml, else the one of this probekit checkout)"
 
 
-def load_params(path: str | Path, *keys: str):
-    """``params.yaml`` (or a section of it by dotted keys); errors name the file and the missing key."""
-    path = Path(path)
+def _positive(text: str) -> int:
     try:
-        value = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: cannot read params: {exc}") from None
-    for depth, key in enumerate(keys):
-        if not isinstance(value, dict) or key not in value:
-            raise UsageError(f"{path}: missing key {'.'.join(keys[:depth + 1])!r}")
-        value = value[key]
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _manifest(args) -> Path:
+    from probekit.sources import default_manifest
+
+    return Path(args.manifest) if args.manifest else default_manifest()
 
 
 def _sources(args) -> int:
     from probekit import sources
 
-    mirror = args.mirror or os.environ.get("PROBES_MIRROR")
-    if not mirror and Path(args.params).is_file():
-        mirror = (load_params(args.params).get("sources") or {}).get("mirror")
+    manifest = _manifest(args)
     if args.action == "list":
-        return sources.cmd_list(args.manifest, args.dest, mirror)
-    return sources.cmd_fetch(args.manifest, args.name, args.dest, mirror)
+        return sources.cmd_list(manifest, args.dest, args.mirror)
+    if args.action == "mirror":
+        return sources.cmd_mirror(manifest, args.folder, args.unset)
+    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror)
 
 
 def _generate(args) -> int:
     import generators
     from probekit.build import build_probe
+    from probekit.params import read_params
     from probekit.probe_dataset import write_probe
     from probekit.sources import load_manifest
 
     generator = generators.get(args.probe)
-    params = load_params(args.params, args.probe)
-    manifest = load_manifest(args.manifest) if generator.sources else {}
-    raw = Path(args.manifest).parent
-    source_dirs = {name: raw / name for name in generator.sources}
+    params = read_params(args.params)
+    manifest_path = _manifest(args)
+    manifest = load_manifest(manifest_path) if generator.sources else {}
+    source_dirs = {name: manifest_path.parent / name for name in generator.sources}
     checksums = {f"{name}/{f.path}": f.sha256 for name in generator.sources for f in manifest[name].files}
-    spec, variants = build_probe(args.probe, params, source_dirs)
-    write_probe(args.out, spec, variants, params=params, generator_version=generator.version,
-                source_checksums=checksums)
-    for name, dsd in variants.items():
-        print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(ds)}" for split, ds in dsd.items()))
+    built = build_probe(args.probe, params, source_dirs)
+    write_probe(args.out, built, generator_version=generator.version, source_checksums=checksums)
+    for name, rows in built.variants.items():
+        print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(r)}" for split, r in rows.items()))
+    if built.not_built:
+        print(f"{args.probe}: declared in {built.spec.path.name} but not selected by {params.label} "
+              f"{args.probe}.variants, so not built: {', '.join(built.not_built)}")
     return 0
 
 
 def _evaluate(args) -> int:
-    import transformers
+    from probekit.params import read_params
+    from probekit.probe_dataset import read_split
 
-    from evaluators import zeroshot
-    from evaluators.scoring import load_masked_lm
-    from probekit.sources import load_manifest, release_file
-
-    transformers.logging.set_verbosity_error()
-    model = args.model
-    if Path(args.params).is_file():  # an alias of params.yaml `models`
-        model = (load_params(args.params).get("models") or {}).get(model, model)
+    params = read_params(args.params)
     data, probe = args.data, None
     if args.release_of:
+        from probekit.sources import load_manifest, release_file
+
+        manifest = _manifest(args)
         source, probe = args.release_of.split(":", 1) if ":" in args.release_of else ("olmpics", args.release_of)
-        data = Path(args.manifest).parent / source / release_file(load_manifest(args.manifest), source, probe,
-                                                                  args.split).path
+        entries = load_manifest(manifest)
+        if source not in entries:
+            raise UsageError(f"--release-of {args.release_of}: no source {source!r} in {manifest}")
+        try:
+            data = manifest.parent / source / release_file(entries, source, probe, args.split).path
+        except KeyError as exc:
+            raise UsageError(f"--release-of {args.release_of}: {exc.args[0]}") from None
     if data is None:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE")
     if not Path(data).exists():
-        hint = " (fetch it first: probes sources fetch SOURCE)" if args.release_of else ""
+        hint = f" (fetch it first: probes sources fetch {source})" if args.release_of else ""
         raise UsageError(f"--data {data}: no such file or folder{hint}")
-    loaded = load_masked_lm(model, name=args.model, device=args.device, seed=args.seed)
-    results = zeroshot.run(loaded, Path(data), Path(args.out), split=args.split, batch_size=args.batch_size,
+    datasets = read_split(Path(data), args.split, args.limit)
+
+    from evaluators.models import resolve_model
+
+    ref = resolve_model(args.model, params.models(), params.label)
+
+    from evaluators import zeroshot
+    from evaluators.models import load_masked_lm
+
+    loaded = load_masked_lm(ref, device=args.device, seed=args.seed)
+    results = zeroshot.run(loaded, datasets, Path(args.out), split=args.split, batch_size=args.batch_size,
                            limit=args.limit, multi_token=args.multi_token, probe=probe)
     for variant, m in results.items():
         flag = "" if m["zero_shot"] else "  (MLM head newly initialised: not a zero-shot result)"
@@ -95,79 +112,126 @@ def _evaluate(args) -> int:
 def _report(args) -> int:
     from evaluators import heatmap, report
 
-    report.run(args.results, args.out, args.metrics, args.plot)
-    print(f"wrote {args.out}, {args.metrics}, {args.plot}")
+    for path in report.run(args.results, out=args.out, metrics=args.metrics, plot=args.plot):
+        print(f"wrote {path}")
     if args.heatmaps:
         for path in heatmap.run(args.results, args.heatmaps):
             print(f"wrote {path}")
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="probes", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's default shown in its help (where it has one); descriptions kept as written."""
 
-    src = sub.add_parser("sources", help="list or fetch raw sources (raw/sources.yaml)")
-    src_sub = src.add_subparsers(dest="action", required=True)
-    for action in ("list", "fetch"):
-        a = src_sub.add_parser(action)
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or action.default is argparse.SUPPRESS \
+                or not action.option_strings \
+                or "default" in (action.help or ""):
+            return action.help
+        return f"{action.help} (default: {action.default})"
+
+
+def parser() -> argparse.ArgumentParser:
+    import generators  # a glob, no imports of probe modules
+
+    probes = generators.available()
+    p = argparse.ArgumentParser(prog="probes", description=__doc__, formatter_class=_Formatter)
+    p.add_argument("--version", action="version", version=f"probes (probekit) {__version__}")
+    p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(parent, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+        return parent.add_parser(name, help=help, description=description or help, formatter_class=_Formatter)
+
+    src = command(sub, "sources", "list, fetch or mirror the raw sources of raw/sources.yaml", """\
+list     the state of every source (files present and verified; the mirror in use)
+fetch    download a source from its official URLs, or copy it from a mirror, verifying each sha256
+mirror   set (or show, or --unset) a mirror folder for this checkout: every later fetch and `dvc repro`
+         copies from it instead of downloading (kept in raw/sources.local.yaml, not committed)""")
+    src_sub = src.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, help in (("list", "the state of every source"), ("fetch", "fetch one source, verified"),
+                         ("mirror", "set, show or forget this checkout's mirror folder")):
+        a = command(src_sub, action, help)
         if action == "fetch":
             a.add_argument("name", help="source name in the manifest, e.g. olmpics")
-        a.add_argument("--manifest", default=DEFAULT_MANIFEST)
-        a.add_argument("--dest", help="target folder (default: raw/NAME beside the manifest)")
-        a.add_argument("--mirror", help="copy from this mirror folder instead of downloading "
-                                        "(default: $PROBES_MIRROR, then params.yaml sources.mirror)")
-        a.add_argument("--params", default=DEFAULT_PARAMS)
+        if action == "mirror":
+            a.add_argument("folder", nargs="?", help="mirror folder to use from now on (omit to show the current one)")
+            a.add_argument("--unset", action="store_true", help="forget the mirror: download from now on")
+        else:
+            a.add_argument("--dest", help="target folder (default: raw/NAME beside the manifest)")
+            a.add_argument("--mirror", help="copy from this folder instead of downloading, this time only "
+                                            "(default: $PROBES_MIRROR, then `probes sources mirror`)")
+        a.add_argument("--manifest", help=MANIFEST_HELP)
         a.set_defaults(func=_sources)
 
-    gen = sub.add_parser("generate", help="build a probe dataset (all variants of params.<probe>.variants)")
-    gen.add_argument("probe")
+    gen = command(sub, "generate", "build a probe dataset: every variant its YAML declares (or params selects)")
+    gen.add_argument("probe", choices=probes, metavar="PROBE", help=f"one of: {', '.join(probes)}")
     gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
-    gen.add_argument("--params", default=DEFAULT_PARAMS)
-    gen.add_argument("--manifest", default=DEFAULT_MANIFEST)
+    gen.add_argument("--params", help=PARAMS_HELP)
+    gen.add_argument("--manifest", help=MANIFEST_HELP)
     gen.set_defaults(func=_generate)
 
-    ev = sub.add_parser("evaluate", help="evaluate a model on probe data")
-    ev_sub = ev.add_subparsers(dest="setup", required=True)
-    zs = ev_sub.add_parser("zeroshot", help="zero-shot MC-MLM with the pretrained MLM head")
+    ev = command(sub, "evaluate", "evaluate a model on probe data")
+    ev_sub = ev.add_subparsers(dest="setup", required=True, metavar="SETUP")
+    zs = command(ev_sub, "zeroshot", "zero-shot MC-MLM with the pretrained MLM head")
     zs.add_argument("--model", required=True,
-                    help="Hub id, local path, pkg:<python package>, or an alias of params.yaml `models`")
+                    help="an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id")
     zs.add_argument("--data", help="a probe folder, a variant folder, or an original oLMpics jsonl file")
     zs.add_argument("--release-of", metavar="[SOURCE:]PROBE",
                     help="evaluate the original release file of PROBE (source olmpics) fetched under raw/")
-    zs.add_argument("--split", default="dev")
-    zs.add_argument("--out", required=True)
-    zs.add_argument("--batch-size", type=int, default=32)
+    zs.add_argument("--split", default="dev", help="which <split>.jsonl to read")
+    zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant)")
+    zs.add_argument("--batch-size", type=_positive, default=32, help="examples per forward pass")
     zs.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
-    zs.add_argument("--limit", type=int, help="only the first N examples (smoke tests)")
+    zs.add_argument("--limit", type=_positive, help="only the first N examples of each file (smoke tests)")
     zs.add_argument("--multi-token", choices=("error", "first"), default="error",
-                    help="a choice that is not one token: refuse it (default), or score its first token")
+                    help="a choice that is not one token: refuse it, or score its first token")
     zs.add_argument("--seed", type=int, default=0, help="seeds a newly initialised MLM head")
-    zs.add_argument("--params", default=DEFAULT_PARAMS)
-    zs.add_argument("--manifest", default=DEFAULT_MANIFEST)
+    zs.add_argument("--params", help=PARAMS_HELP)
+    zs.add_argument("--manifest", help=MANIFEST_HELP)
     zs.set_defaults(func=_evaluate)
 
-    rep = sub.add_parser("report", help="tables and plots of the zero-shot results")
+    rep = command(sub, "report", "tables and plots of the results; writes only the paths given")
     rep.add_argument("results", nargs="+", type=Path, help="folders searched for metrics.json")
-    rep.add_argument("--out", type=Path, default=Path("results/report.md"))
-    rep.add_argument("--metrics", type=Path, default=Path("results/metrics.json"))
-    rep.add_argument("--plot", type=Path, default=Path("results/zeroshot.png"))
-    rep.add_argument("--heatmaps", type=Path, help="folder for per-model heatmaps of two-number probes "
-                                                   "(Fig. 2A/3); reads the data files named in metrics.json")
+    rep.add_argument("--out", type=Path, required=True, help="the markdown report to write")
+    rep.add_argument("--metrics", type=Path, help="also write the summary for `dvc metrics` to this JSON file")
+    rep.add_argument("--plot", type=Path, help="also write the accuracy bar plot to this PNG file")
+    rep.add_argument("--heatmaps", type=Path, help="also write per-model heatmaps of two-number probes "
+                                                   "(Fig. 2A/3) into this folder")
     rep.set_defaults(func=_report)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("probes: interrupted", file=sys.stderr)
+        return 130
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("probes: %(levelname)s: %(message)s"))
+    log = logging.getLogger("probekit")
+    log.handlers[:] = [handler]
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    where = f"probes {args.command}"
     try:
         return args.func(args)
-    except UsageError as exc:
-        print(f"probes: error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, KeyError, FileNotFoundError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr() quotes
-        print(f"probes {args.command}: error: {message}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{where}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        message = " ".join(str(exc).split())
+        if isinstance(exc, ProbekitError):
+            print(f"{where}: error: {message}", file=sys.stderr)
+            return 2 if isinstance(exc, UsageError) else 1
+        if isinstance(exc, OSError):
+            print(f"{where}: error: {message}", file=sys.stderr)
+            return 1
+        print(f"{where}: internal error: {type(exc).__name__}: {message} (run `probes --debug {args.command} ...` "
+              f"for the traceback)", file=sys.stderr)
         return 1
 
 

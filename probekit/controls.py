@@ -1,50 +1,57 @@
-"""Controls (oLMpics §3) as perturbations ``example -> example | None``, applied by one generic driver."""
+"""Controls (oLMpics §3) as perturbations ``row -> row | None``, applied by one generic driver.
+
+A control variant is declared in the probe YAML (``nolang: {control: nolang, base: original}``); every
+derived row keeps ``source_id``, the id of the base row it came from.
+"""
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from datasets import DatasetDict
-
-from .examples import make_example, to_dataset_dict
-from .templates import MASK, ProbeSpec
+from .examples import answer_text, make_example
+from .templates import MASK, ProbeSpec, Template, Variant
 
 Perturbation = Callable[[dict], "dict | None"]
 
 
-def apply(dataset: DatasetDict, perturbation: Perturbation) -> DatasetDict:
-    """Apply ``perturbation`` to every example of every split, dropping the ``None``s, keeping order."""
-    out = {}
-    for split, ds in dataset.items():
-        out[split] = [p for p in map(perturbation, ds.to_list()) if p is not None]
-    return to_dataset_dict(out)
+def apply(splits: Mapping[str, list[dict]], perturbation: Perturbation) -> dict[str, list[dict]]:
+    """Apply ``perturbation`` to every row of every split, dropping the ``None``s, keeping order."""
+    return {split: [p for p in map(perturbation, rows) if p is not None] for split, rows in splits.items()}
 
 
 def _rebuild(example: dict, *, variant: str, stem: str, answer_map: Mapping[str, str] | None = None) -> dict:
-    """Same example, new stem (and answer words), same choice order and gold label."""
+    """Same example, new stem (and answer words), same choice order and gold label, linked to its source."""
     choices = [c["text"] for c in example["question"]["choices"]]
-    gold = next(c["text"] for c in example["question"]["choices"] if c["label"] == example["answerKey"])
+    gold = answer_text(example)
     if answer_map is not None:
         choices, gold = [answer_map[c] for c in choices], answer_map[gold]
-    return make_example(probe=example["probe"], variant=variant, template_id=example["template_id"],
-                        stem=stem, choices=choices, answer=gold, args=example["args"])
+    row = make_example(probe=example["probe"], variant=variant, template_id=example["template_id"],
+                       stem=stem, choices=choices, answer=gold, args=example["args"])
+    row["source_id"] = example.get("source_id", example["id"])
+    return row
 
 
-def no_lang(spec: ProbeSpec) -> Perturbation:
+def nolang_text(template: Template) -> str:
+    """The NO-LANG form of a template: its slots and the mask only, in order (``{age1} [MASK] {age2}``)."""
+    return " ".join(MASK if p == MASK else f"{{{p}}}" for p in template.pieces())
+
+
+def no_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation:
     """NO-LANG: keep only the arguments and the mask, in template order; answers become nonsense words."""
     if not spec.nolang_answers:
-        raise ValueError(f"{spec.path}: NO-LANG needs controls.nolang_answers")
+        raise ValueError(f"{spec.path}: variant {variant.name!r}: NO-LANG needs controls.nolang_answers")
 
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
-        stem = " ".join(MASK if p == MASK else str(example["args"][p]) for p in template.pieces())
-        return _rebuild(example, variant="nolang", stem=stem, answer_map=spec.nolang_answers)
+        stem = template.fill(example["args"], text=nolang_text(template))
+        return _rebuild(example, variant=variant.name, stem=stem, answer_map=spec.nolang_answers)
 
     return perturb
 
 
-def perturbed_lang(spec: ProbeSpec, seed: int) -> Perturbation:
+def perturbed_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation:
     """PERTURBED-LANG: the template's key words replaced by nonsense words, sampled per example with a seed.
 
     The generator for an example is seeded by (seed, example id), so the output does not depend on order.
@@ -53,12 +60,32 @@ def perturbed_lang(spec: ProbeSpec, seed: int) -> Perturbation:
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
         if not template.perturb:
-            raise ValueError(f"{spec.path}: template {template.id!r} declares no 'perturb' words")
+            raise ValueError(f"{spec.path}: template {template.id!r} declares no 'perturb' words "
+                             f"(needed by variant {variant.name!r})")
         rng = random.Random(f"{seed}:{example['id']}")
         text = template.perturbed_text(lambda _word: rng.choice(spec.nonsense_words))
-        return _rebuild(example, variant="perturbed", stem=template.fill(example["args"], text=text))
+        return _rebuild(example, variant=variant.name, stem=template.fill(example["args"], text=text))
 
     return perturb
 
 
-CONTROLS = {"nolang": lambda spec, seed: no_lang(spec), "perturbed": perturbed_lang}
+def _describe_nolang(spec: ProbeSpec, template: Template, seed: int) -> str:
+    words = ", ".join(f"`{a}` → `{b}`" for a, b in spec.nolang_answers.items())
+    return (f"NO-LANG control (oLMpics §3): only the arguments and the mask are kept, `{nolang_text(template)}`; "
+            f"answer words replaced by nonsense words: {words}.")
+
+
+def _describe_perturbed(spec: ProbeSpec, template: Template, seed: int) -> str:
+    keys = ", ".join(f"`{w}`" for w in template.perturb)
+    return (f"PERTURBED-LANG control (oLMpics §3): the key words {keys} of `{template.text.strip()}` are each "
+            f"replaced by a word drawn per example (seed {seed}, with the example id) from "
+            f"{', '.join(spec.nonsense_words)}. Answers unchanged.")
+
+
+@dataclass(frozen=True)
+class Control:
+    perturbation: Callable[[ProbeSpec, Variant, int], Perturbation]
+    describe: Callable[[ProbeSpec, Template, int], str]  # one markdown paragraph for the dataset card
+
+
+CONTROLS = {"nolang": Control(no_lang, _describe_nolang), "perturbed": Control(perturbed_lang, _describe_perturbed)}

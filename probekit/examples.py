@@ -8,7 +8,7 @@ import random
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
-from datasets import Dataset, DatasetDict
+from .errors import DataError
 
 LABELS = "ABCDEFGHIJ"
 SPLITS = ("train", "dev")
@@ -50,11 +50,42 @@ def label_distribution(rows: Iterable[Mapping]) -> dict[str, int]:
     return dict(sorted(Counter(answer_text(r) for r in rows).items()))
 
 
-def to_dataset_dict(splits: Mapping[str, list[dict]]) -> DatasetDict:
-    """Rows per split -> ``DatasetDict``; refuses duplicate ids within a split."""
+def check_unique_ids(splits: Mapping[str, list[dict]]) -> None:
+    """Refuse duplicate ids within a split."""
     for split, rows in splits.items():
-        ids = Counter(r["id"] for r in rows)
-        dups = [i for i, n in ids.items() if n > 1]
+        dups = [i for i, n in Counter(r["id"] for r in rows).items() if n > 1]
         if dups:
             raise ValueError(f"split {split!r}: {len(dups)} duplicate example id(s), e.g. {dups[0]}")
-    return DatasetDict({split: Dataset.from_list(rows) for split, rows in splits.items()})
+
+
+def example_problem(row: Any) -> str | None:
+    """What makes ``row`` unusable as a multiple-choice example, or None (the fields the evaluators read)."""
+    if not isinstance(row, Mapping):
+        return "not a JSON object"
+    for key in ("id", "question", "answerKey"):
+        if key not in row:
+            return f"missing field {key!r}"
+    question = row["question"]
+    if not isinstance(question, Mapping) or not isinstance(question.get("stem"), str):
+        return "field 'question.stem' missing or not a string"
+    choices = question.get("choices")
+    if not isinstance(choices, list) or len(choices) < 2 or not all(
+            isinstance(c, Mapping) and isinstance(c.get("label"), str) and isinstance(c.get("text"), str)
+            for c in choices):
+        return "field 'question.choices' must be a list of at least two {label, text} objects"
+    labels = [c["label"] for c in choices]
+    if len(set(labels)) != len(labels):
+        return f"repeated choice labels {labels}"
+    if row["answerKey"] not in labels:
+        return f"answerKey {row['answerKey']!r} is not one of the choice labels {labels}"
+    return None
+
+
+def check_examples(rows: Sequence[Mapping], lines: Sequence[int], path: Any) -> None:
+    """Raise ``DataError`` naming ``path`` and the line of the first unusable row, or of an empty file."""
+    if not rows:
+        raise DataError(f"{path}: no examples in the file")
+    for row, line in zip(rows, lines):
+        problem = example_problem(row)
+        if problem:
+            raise DataError(f"{path}:{line}: {problem}")

@@ -19,7 +19,8 @@ from requests.adapters import HTTPAdapter
 from tqdm import tqdm
 from urllib3.util import Retry
 
-from probekit.atomic import atomic_path
+from probekit.atomic import atomic_path, write_text
+from probekit.errors import ProbekitError
 
 COMPRESSIONS = (None, "gzip")
 _SOURCE_FIELDS = ("description", "homepage", "license", "citation")
@@ -28,14 +29,17 @@ _FILE_OPTIONAL = ("compression", "download_sha256", "probe", "split")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 20
 _TIMEOUT = (10, 60)  # connect, read (seconds)
+LOCAL_CONFIG = "sources.local.yaml"  # beside the manifest, git-ignored: this checkout's mirror
+MIRROR_HINT = ("to use a mirror folder instead, run `probes sources mirror DIR` once (kept for every later "
+               "command and `dvc repro` of this checkout), or pass --mirror DIR / set PROBES_MIRROR=DIR")
 
 
-class ManifestError(ValueError):
+class ManifestError(ProbekitError, ValueError):
     """The manifest is malformed; the message names the manifest file, the source and the field."""
 
 
-class FetchError(RuntimeError):
-    """A file could not be fetched: missing mirror file, undecodable download."""
+class FetchError(ProbekitError, RuntimeError):
+    """A file could not be fetched: no network, missing mirror file, undecodable download."""
 
 
 class ChecksumError(FetchError):
@@ -127,10 +131,45 @@ def release_file(manifest: dict[str, Source], source: str, probe: str, split: st
     raise KeyError(f"source {source!r} has no file for probe {probe!r} split {split!r}")
 
 
-def resolve_mirror(explicit: str | os.PathLike | None) -> Path | None:
-    """The mirror folder: ``explicit``, else ``$PROBES_MIRROR``, else None."""
-    chosen = explicit or os.environ.get("PROBES_MIRROR")
-    return Path(chosen) if chosen else None
+def default_manifest() -> Path:
+    """``raw/sources.yaml`` under the current folder, else the one of the checkout probekit runs from."""
+    here = Path("raw/sources.yaml")
+    if here.is_file():
+        return here
+    installed = Path(__file__).resolve().parents[1] / "raw/sources.yaml"
+    return installed if installed.is_file() else here
+
+
+def resolve_mirror(explicit: str | os.PathLike | None, manifest: str | os.PathLike) -> tuple[Path | None, str]:
+    """The mirror folder and where that choice came from: ``explicit`` (--mirror), else ``$PROBES_MIRROR``,
+    else this checkout's ``sources.local.yaml`` beside the manifest, else none (download)."""
+    if explicit:
+        return Path(explicit), "--mirror"
+    if os.environ.get("PROBES_MIRROR"):
+        return Path(os.environ["PROBES_MIRROR"]), "$PROBES_MIRROR"
+    local = Path(manifest).parent / LOCAL_CONFIG
+    if local.is_file():
+        try:
+            mirror = (yaml.safe_load(local.read_text(encoding="utf-8")) or {}).get("mirror")
+        except (yaml.YAMLError, AttributeError) as e:
+            raise ManifestError(f"{local}: not a mapping with a 'mirror' folder: {' '.join(str(e).split())}") from None
+        if mirror:
+            return Path(mirror), str(local)
+    return None, "none: downloads from the official URLs"
+
+
+def set_mirror(manifest: str | os.PathLike, folder: str | os.PathLike | None) -> Path:
+    """Record ``folder`` (absolute) as this checkout's mirror, or forget it (``None``); returns the file."""
+    local = Path(manifest).parent / LOCAL_CONFIG
+    if folder is None:
+        local.unlink(missing_ok=True)
+        return local
+    folder = Path(folder).expanduser().resolve()
+    if not folder.is_dir():
+        raise FetchError(f"mirror {folder}: no such folder")
+    write_text(local, "# This checkout's source mirror (probes sources mirror); not committed.\n"
+                      + yaml.safe_dump({"mirror": str(folder)}))
+    return local
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -155,7 +194,9 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
           session: requests.Session | None = None, progress: bool = True) -> list[Path]:
     """Store every file of ``source`` in ``dest_dir``, verified; files already good are left alone.
 
-    Copies from ``mirror`` when given, else downloads each file's URL. Returns the stored paths."""
+    Copies from ``mirror`` when given, else downloads each file's URL. A failure leaves every stored file
+    as it was. Files in ``dest_dir`` that the manifest does not list are named, not deleted. Returns the
+    stored paths."""
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     stored = []
@@ -170,7 +211,10 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
             else:
                 session = session or make_session()
                 part = target.with_name(target.name + ".part")
-                _download(f.url, part, session, progress, f.path)
+                try:
+                    _download(f.url, part, session, progress, f.path)
+                except (requests.RequestException, urllib3.exceptions.HTTPError) as e:
+                    raise FetchError(f"{f.path}: cannot download {f.url}: {_reason(e)}; {MIRROR_HINT}") from None
                 try:
                     if f.download_sha256:
                         _check(part, f.download_sha256, f"{f.path} (download {f.url})")
@@ -178,7 +222,22 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
                 finally:
                     part.unlink(missing_ok=True)
         stored.append(target)
+    stray = sorted(p.name for p in set(dest_dir.iterdir()) - set(stored))
+    if stray:
+        print(f"{source.name}: {dest_dir} also holds {', '.join(stray)}, not in the manifest", file=sys.stderr)
     return stored
+
+
+def _reason(e: Exception) -> str:
+    """The innermost cause of a requests/urllib3 error, on one line (``NameResolutionError: ...``)."""
+    while True:
+        inner = getattr(e, "reason", None)
+        if not isinstance(inner, Exception):
+            inner = e.args[0] if e.args and isinstance(e.args[0], Exception) else None
+        if inner is None:
+            break
+        e = inner
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
 def _place(src: Path, gzipped: bool, f: SourceFile, target: Path) -> None:
@@ -228,46 +287,49 @@ def status(source: Source, dest_dir: str | os.PathLike) -> list[tuple[SourceFile
     return out
 
 
-_ERRORS = (ManifestError, FetchError, OSError, requests.RequestException, urllib3.exceptions.HTTPError)
-
-
-def _error(e: Exception) -> int:
-    print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
-    return 1
-
-
 def cmd_list(manifest_path, dest_root=None, mirror=None) -> int:
     """`probes sources list`: one row per source; ``dest_root`` defaults to the manifest's folder."""
     dest_root = Path(dest_root) if dest_root else Path(manifest_path).parent
-    mirror = resolve_mirror(mirror)
+    mirror, origin = resolve_mirror(mirror, manifest_path)
     rows = [("source", "licence", "files ok", "state") + (("in mirror",) if mirror else ())]
-    try:
-        for name, src in load_manifest(manifest_path).items():
-            states = [s for _, s in status(src, dest_root / name)]
-            ok, n = states.count("ok"), len(states)
-            state = ("ok" if ok == n else "corrupt" if "corrupt" in states
-                     else "missing" if ok == 0 else "incomplete")
-            row = (name, src.license, f"{ok}/{n}", state)
-            if mirror:
-                row += (f"{sum((mirror / f.mirror).is_file() for f in src.files)}/{n}",)
-            rows.append(row)
-    except _ERRORS as e:
-        return _error(e)
+    for name, src in load_manifest(manifest_path).items():
+        states = [s for _, s in status(src, dest_root / name)]
+        ok, n = states.count("ok"), len(states)
+        state = ("ok" if ok == n else "corrupt" if "corrupt" in states
+                 else "missing" if ok == 0 else "incomplete")
+        row = (name, src.license, f"{ok}/{n}", state)
+        if mirror:
+            row += (f"{sum((mirror / f.mirror).is_file() for f in src.files)}/{n}",)
+        rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    print(f"mirror: {mirror} (from {origin})" if mirror else f"mirror: {origin}")
     return 0
 
 
 def cmd_fetch(manifest_path, name, dest=None, mirror=None) -> int:
-    """`probes sources fetch NAME`: 0 when every file is verified, else 1 with a one-line error."""
+    """`probes sources fetch NAME`: every file verified in place, or a ``FetchError``/``ManifestError``."""
+    manifest = load_manifest(manifest_path)
+    if name not in manifest:
+        raise ManifestError(f"{manifest_path}: no source {name!r} (known: {', '.join(manifest)})")
+    dest = Path(dest) if dest else Path(manifest_path).parent / name
+    mirror, origin = resolve_mirror(mirror, manifest_path)
     try:
-        manifest = load_manifest(manifest_path)
-        if name not in manifest:
-            raise ManifestError(f"{manifest_path}: no source {name!r} (known: {', '.join(manifest)})")
-        dest = Path(dest) if dest else Path(manifest_path).parent / name
-        paths = fetch(manifest[name], dest, mirror=resolve_mirror(mirror))
-    except _ERRORS as e:
-        return _error(e)
-    print(f"{name}: {len(paths)} files verified in {dest}")
+        paths = fetch(manifest[name], dest, mirror=mirror)
+    except OSError as e:
+        raise FetchError(f"{name}: {e}") from None
+    print(f"{name}: {len(paths)} files verified in {dest}" + (f" (mirror {mirror}, from {origin})" if mirror else ""))
+    return 0
+
+
+def cmd_mirror(manifest_path, folder=None, unset=False) -> int:
+    """`probes sources mirror [DIR] [--unset]`: show, set or forget this checkout's mirror."""
+    if folder or unset:
+        local = set_mirror(manifest_path, None if unset else folder)
+        print(f"mirror forgotten ({local} removed)" if unset else f"mirror set in {local}: every later fetch "
+              f"(and `dvc repro`) of this checkout copies from {resolve_mirror(None, manifest_path)[0]}")
+        return 0
+    mirror, origin = resolve_mirror(None, manifest_path)
+    print(f"mirror: {mirror} (from {origin})" if mirror else f"mirror: {origin}")
     return 0

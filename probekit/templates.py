@@ -13,6 +13,8 @@ from typing import Any, Mapping
 
 import yaml
 
+from .errors import ProbekitError
+
 MASK = "[MASK]"
 SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Nonsense words of the PERTURBED-LANG control (oLMpics, footnote 4).
@@ -24,7 +26,7 @@ def _whole_word(word: str) -> re.Pattern:
     return re.compile(rf"(?<![\w{{]){re.escape(word)}(?![\w}}])")
 
 
-class TemplateError(ValueError):
+class TemplateError(ProbekitError, ValueError):
     """A probe definition or a template fill is invalid; the message names file and template."""
 
 
@@ -61,11 +63,15 @@ class Template:
 
 @dataclass(frozen=True)
 class Variant:
-    """A named way to instantiate a probe: which template, and which value ranges (a key of the params)."""
+    """A named way to instantiate a probe, declared in its YAML: a base variant fills ``template`` (with
+    generator-specific ``options``, e.g. the number probes' ``values``); a control variant applies
+    ``control`` to the rows of the base variant ``base``."""
 
     name: str
-    template: str
-    values: str
+    template: str | None = None
+    control: str | None = None
+    base: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class ProbeSpec:
     nolang_answers: Mapping[str, str] = field(default_factory=dict)
     nonsense_words: tuple[str, ...] = PAPER_NONSENSE_WORDS
     license: str = "apache-2.0"  # of the generated data: the sources' licence where they require it
+    params: Mapping[str, Any] = field(default_factory=dict)  # built-in defaults of the probe's params
 
     def template(self, template_id: str) -> Template:
         try:
@@ -145,12 +152,7 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
         if template.id in templates:
             raise TemplateError(f"{path}: template {template.id!r}: duplicate id")
         templates[template.id] = template
-    variants = {}
-    for name, v in raw["variants"].items():
-        if not isinstance(v, Mapping) or v.get("template") not in templates or not v.get("values"):
-            raise TemplateError(f"{path}: variant {name!r}: needs 'template' (one of {list(templates)}) "
-                                f"and 'values'")
-        variants[name] = Variant(name=name, template=v["template"], values=v["values"])
+    variants = parse_variants(raw["variants"], templates, path)
     controls = raw.get("controls", {}) or {}
     nolang = dict(controls.get("nolang_answers", {}))
     answer_words = {w for t in templates.values() for w in t.answers.values()}
@@ -160,6 +162,42 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
     words = tuple(controls.get("nonsense_words", PAPER_NONSENSE_WORDS))
     if not words:
         raise TemplateError(f"{path}: controls.nonsense_words is empty")
+    defaults = raw.get("params", {}) or {}
+    if not isinstance(defaults, Mapping):
+        raise TemplateError(f"{path}: 'params' must be a mapping (the probe's default params)")
     return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, templates=templates,
                      variants=variants, nolang_answers=nolang, nonsense_words=words,
-                     license=str(raw.get("license", ProbeSpec.license)))
+                     license=str(raw.get("license", ProbeSpec.license)), params=dict(defaults))
+
+
+def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> dict[str, Variant]:
+    """The ``variants`` mapping: each ``{template: ID, ...options}`` or ``{control: NAME, base: VARIANT}``."""
+    from .controls import CONTROLS  # controls build on templates; only the names are needed here
+
+    if not isinstance(raw, Mapping) or not raw:
+        raise TemplateError(f"{path}: 'variants' must be a non-empty mapping name -> definition")
+    variants: dict[str, Variant] = {}
+    for name, v in raw.items():
+        where = f"{path}: variant {name!r}"
+        if not isinstance(v, Mapping):
+            raise TemplateError(f"{where}: must be a mapping ({{template: ID}} or {{control: NAME, base: VARIANT}})")
+        if ("template" in v) == ("control" in v):
+            raise TemplateError(f"{where}: give exactly one of 'template' (a base variant) or 'control'")
+        if "template" in v:
+            template = v["template"]
+            if not isinstance(template, str) or template not in templates:
+                raise TemplateError(f"{where}: template must be one template id of {list(templates)}, "
+                                    f"got {template!r}")
+            variants[name] = Variant(name, template=template,
+                                     options={k: x for k, x in v.items() if k != "template"})
+            continue
+        control, base = v.get("control"), v.get("base")
+        if not isinstance(control, str) or control not in CONTROLS:
+            raise TemplateError(f"{where}: control must be one of {list(CONTROLS)}, got {control!r}")
+        unknown = sorted(set(v) - {"control", "base"})
+        if unknown:
+            raise TemplateError(f"{where}: unknown key(s) {unknown} for a control variant")
+        if not isinstance(base, str) or not isinstance(raw.get(base), Mapping) or "template" not in raw[base]:
+            raise TemplateError(f"{where}: base must name a declared base (template) variant, got {base!r}")
+        variants[name] = Variant(name, control=control, base=base)
+    return variants

@@ -14,6 +14,7 @@ from datasets import load_dataset
 
 import generators
 from probekit.build import build_probe
+from probekit.params import ParamsFile
 from probekit.examples import answer_text
 from probekit.probe_dataset import load_probe_dataset, write_probe
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS
@@ -27,22 +28,26 @@ MULTIHOP = {"seed": 13, "mode": "sample", "size": {"train": 61, "dev": 30},
             "values": {"ages": {"train": [43, 120], "dev": [15, 38]}}}
 
 
+def build(probe: str, section: dict):
+    return build_probe(probe, ParamsFile(Path("test-params.yaml"), {probe: section}))
+
+
 @pytest.fixture(scope="module")
 def age():
-    return build_probe("age_comparison", AGE)
+    return build("age_comparison", AGE)
 
 
 @pytest.fixture(scope="module")
 def multihop():
-    return build_probe("multihop_comparison", MULTIHOP)
+    return build("multihop_comparison", MULTIHOP)
 
 
-def rows(dsd, split):
-    return dsd[split].to_list()
+def rows(splits, split):
+    return splits[split]
 
 
 def test_age_gold_labels_follow_the_values(age):
-    _, variants = age
+    variants = age.variants
     for name in ("original", "release_phrasing", "ages_as_years"):
         for split in ("train", "dev"):
             for r in rows(variants[name], split):
@@ -57,7 +62,7 @@ def test_age_gold_labels_follow_the_values(age):
 
 
 def test_multihop_gold_is_the_position_of_the_oldest(multihop):
-    _, variants = multihop
+    variants = multihop.variants
     for split in ("train", "dev"):
         for r in rows(variants["original"], split):
             ages = [r["args"][k] for k in ("age1", "age2", "age3")]
@@ -67,20 +72,20 @@ def test_multihop_gold_is_the_position_of_the_oldest(multihop):
 
 
 def test_ranges_are_respected_and_disjoint(age, multihop):
-    for (_, variants), params in ((age, AGE), (multihop, MULTIHOP)):
+    for variants, params in ((age.variants, AGE), (multihop.variants, MULTIHOP)):
         for split in ("train", "dev"):
             low, high = params["values"]["ages"][split]
             for r in rows(variants["original"], split):
                 assert all(low <= v <= high for v in r["args"].values())
     bad = copy.deepcopy(AGE)
     bad["values"]["ages"]["dev"] = [15, 50]
-    with pytest.raises(ValueError, match=r"values.ages.train \[43, 120\] overlaps values.ages.dev \[15, 50\]"):
-        build_probe("age_comparison", bad)
+    with pytest.raises(ValueError, match=r"test-params.yaml: age_comparison.values: ages: train \[43, 120\] "
+                                         r"overlaps dev \[15, 50\]"):
+        build("age_comparison", bad)
 
 
 def test_answers_and_choice_positions_are_balanced(age, multihop):
-    _, a = age
-    _, m = multihop
+    a, m = age.variants, multihop.variants
     assert Counter(map(answer_text, rows(a["original"], "train"))) == {"older": 30, "younger": 30}
     assert Counter(map(answer_text, rows(m["original"], "train"))) == {"first": 21, "second": 20, "third": 20}
     keys = Counter(r["answerKey"] for r in rows(m["original"], "train"))
@@ -91,20 +96,20 @@ def test_sampling_more_than_the_range_holds_is_an_error():
     params = copy.deepcopy(AGE)
     params["size"]["dev"] = 10_000
     with pytest.raises(ValueError, match=r"age_comparison/original/dev: asked for 5000 examples"):
-        build_probe("age_comparison", params)
+        build("age_comparison", params)
 
 
 def test_grid_mode_has_every_ordered_pair_in_order():
     params = dict(copy.deepcopy(AGE), mode="grid", variants=["original"])
     params["values"]["ages"] = {"train": [50, 54], "dev": [15, 20]}
-    _, variants = build_probe("age_comparison", params)
+    variants = build("age_comparison", params).variants
     dev = rows(variants["original"], "dev")
     pairs = [(r["args"]["age1"], r["args"]["age2"]) for r in dev]
     assert pairs == [(a, b) for a in range(15, 21) for b in range(15, 21) if a != b]
 
 
 def test_nolang_keeps_only_arguments_and_mask(age, multihop):
-    for (_, variants), slots in ((age, ("age1", "age2")), (multihop, ("age1", "age2", "age3"))):
+    for variants, slots in ((age.variants, ("age1", "age2")), (multihop.variants, ("age1", "age2", "age3"))):
         originals = {tuple(r["args"].values()): r for r in rows(variants["original"], "dev")}
         nolang = rows(variants["nolang"], "dev")
         assert len(nolang) == len(originals)
@@ -114,14 +119,14 @@ def test_nolang_keeps_only_arguments_and_mask(age, multihop):
                                                      [args[0], MASK, args[1]])
             twin = originals[tuple(r["args"].values())]
             assert r["answerKey"] == twin["answerKey"]
-            assert r["variant"] == "nolang" and r["id"] != twin["id"]
-    age_nolang = rows(age[1]["nolang"], "dev")
+            assert r["variant"] == "nolang" and r["id"] != twin["id"] and r["source_id"] == twin["id"]
+    age_nolang = rows(age.variants["nolang"], "dev")
     assert all({"younger": "ya", "older": "blah"}[answer_text(o)] == answer_text(n)
-               for o, n in zip(rows(age[1]["original"], "dev"), age_nolang))
+               for o, n in zip(rows(age.variants["original"], "dev"), age_nolang))
 
 
 def test_perturbed_replaces_only_the_key_words(age):
-    _, variants = age
+    variants = age.variants
     for original, perturbed in zip(rows(variants["original"], "dev"), rows(variants["perturbed"], "dev")):
         stem = perturbed["question"]["stem"]
         assert " than " not in stem and " age," not in stem
@@ -141,8 +146,7 @@ def test_same_params_give_byte_identical_files_and_seed_changes_them(tmp_path):
     version = generators.get("age_comparison").version
     outs = []
     for n, seed in enumerate((13, 13, 14)):
-        spec, variants = build_probe("age_comparison", dict(params, seed=seed))
-        outs.append(write_probe(tmp_path / f"run{n}", spec, variants, params=dict(params, seed=seed),
+        outs.append(write_probe(tmp_path / f"run{n}", build("age_comparison", dict(params, seed=seed)),
                                 generator_version=version))
     files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
     assert files and all((outs[0] / f).read_bytes() == (outs[1] / f).read_bytes() for f in files)
@@ -150,61 +154,67 @@ def test_same_params_give_byte_identical_files_and_seed_changes_them(tmp_path):
 
 
 def test_ids_are_unique_and_derived_from_content(age):
-    _, variants = age
+    variants = age.variants
     all_ids = [r["id"] for v in variants.values() for s in ("train", "dev") for r in rows(v, s)]
     assert len(all_ids) == len(set(all_ids))
     assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in all_ids)
-    _, again = build_probe("age_comparison", dict(AGE, variants=["original"]))
+    again = build("age_comparison", dict(AGE, variants=["original"])).variants
     assert [r["id"] for r in rows(again["original"], "dev")] == [r["id"] for r in rows(variants["original"], "dev")]
 
 
 def test_round_trip_through_datasets(tmp_path, age):
-    spec, variants = age
-    out = write_probe(tmp_path / "age", spec, variants, params=AGE, generator_version="1")
-    for name, dsd in variants.items():
+    out = write_probe(tmp_path / "age", age, generator_version="1")
+    for name, dsd in age.variants.items():
         loaded = load_probe_dataset(out / name)
         assert set(loaded) == {"train", "dev"}
         for split in ("train", "dev"):
-            assert loaded[split].to_list() == dsd[split].to_list()
+            assert loaded[split].to_list() == dsd[split]
         hf = load_dataset("json", data_files={s: str(out / name / f"{s}.jsonl") for s in ("train", "dev")},
                           cache_dir=str(tmp_path / "hf-cache"))
-        assert hf["dev"].to_list() == dsd["dev"].to_list()
+        assert hf["dev"].to_list() == dsd["dev"]
     first = json.loads((out / "original/dev.jsonl").read_text().splitlines()[0])
     assert list(first)[:3] == ["id", "question", "answerKey"]  # the oLMpics layout comes first
 
 
 def test_meta_and_card(tmp_path, age):
-    spec, variants = age
-    out = write_probe(tmp_path / "age", spec, variants, params=AGE, generator_version="1")
+    out = write_probe(tmp_path / "age", age, generator_version="1")
     meta = json.loads((out / "original/meta.json").read_text())
     assert meta["splits"]["dev"] == {"n": 40, "labels": {"older": 20, "younger": 20}, "template_ids": ["paper"]}
+    assert meta["definition"] == {"template": "paper", "values": "ages"}
+    assert meta["params"] == {k: v for k, v in AGE.items() if k != "variants"}  # seed, mode, size, value ranges
     card = (out / "original/README.md").read_text()
     assert card.startswith("---\n") and "config_name: age_comparison-original" in card
     assert "| dev | 40 | older: 20, younger: 20 |" in card
+    assert "seed: 13\nmode: sample\n" in card and "dev: [15, 38]" in card
+    assert "`paper`: `A {age1} year old person is [MASK] than me in age" in card
+
+
+def test_control_cards_describe_the_control_not_the_template(tmp_path, age):
+    out = write_probe(tmp_path / "age", age, generator_version="1")
+    nolang = (out / "nolang/README.md").read_text()
+    assert "`{age1} [MASK] {age2}`" in nolang and "`older` → `blah`, `younger` → `ya`" in nolang
+    assert "If I am a" not in nolang  # the natural-language template is not what NO-LANG rows read
+    perturbed = (out / "perturbed/README.md").read_text()
+    assert "the key words `age`, `than` of" in perturbed and "seed 13" in perturbed
+    assert "blah, ya, foo, snap, woo, boo, da, wee, foe, fee" in perturbed
+    assert json.loads((out / "perturbed/meta.json").read_text())["definition"] == {"control": "perturbed",
+                                                                                  "base": "original"}
 
 
 def test_fingerprint_follows_the_template_file(tmp_path, monkeypatch, age):
-    spec, variants = age
-    fp = json.loads((write_probe(tmp_path / "a", spec, variants, params=AGE, generator_version="1")
-                     / "original/meta.json").read_text())["fingerprint"]
+    fp = json.loads((write_probe(tmp_path / "a", age, generator_version="1") / "original/meta.json").read_text())
     edited = tmp_path / "age_comparison.yaml"
-    shutil.copy(spec.path, edited)
+    shutil.copy(age.spec.path, edited)
     edited.write_text(edited.read_text() + "\n# an edit\n")
     monkeypatch.setattr(type(generators.get("age_comparison")), "template_path", property(lambda self: edited))
-    spec2, variants2 = build_probe("age_comparison", dict(AGE, variants=["original"]))
-    fp2 = json.loads((write_probe(tmp_path / "b", spec2, variants2, params=AGE, generator_version="1")
-                      / "original/meta.json").read_text())["fingerprint"]
-    assert fp != fp2
-
-
-def test_unknown_variant_names_the_params_field():
-    with pytest.raises(ValueError, match=r"age_comparison.variants: unknown variant\(s\) \['nope'\]"):
-        build_probe("age_comparison", dict(AGE, variants=["nope"]))
+    again = build("age_comparison", dict(AGE, variants=["original"]))
+    fp2 = json.loads((write_probe(tmp_path / "b", again, generator_version="1") / "original/meta.json").read_text())
+    assert fp["fingerprint"] != fp2["fingerprint"]
 
 
 def test_interrupted_write_leaves_previous_output(tmp_path, age, monkeypatch):
-    spec, variants = age
-    out = write_probe(tmp_path / "age", spec, dict(original=variants["original"]), params=AGE, generator_version="1")
+    first = build("age_comparison", dict(AGE, variants=["original"]))
+    out = write_probe(tmp_path / "age", first, generator_version="1")
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     import probekit.probe_dataset as pd_mod
 
@@ -213,6 +223,6 @@ def test_interrupted_write_leaves_previous_output(tmp_path, age, monkeypatch):
 
     monkeypatch.setattr(pd_mod, "_card", boom)
     with pytest.raises(KeyboardInterrupt):
-        write_probe(out, spec, variants, params=AGE, generator_version="1")
+        write_probe(out, age, generator_version="1")
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["age"]  # no temp folder left behind

@@ -16,8 +16,11 @@ from conftest import MIRROR, REPO
 BIN = Path(sys.executable).parent
 
 
-def run(cmd: list[str], cwd: Path) -> str:
-    env = dict(os.environ, PROBES_MIRROR=str(MIRROR), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR) -> str:
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    env.pop("PROBES_MIRROR", None)
+    if mirror:
+        env["PROBES_MIRROR"] = str(mirror)
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -51,6 +54,14 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert (project / "results/zeroshot.png").read_bytes()[:4] == b"\x89PNG"
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
+
+    # No mirror configured, no network: a forced re-fetch keeps the verified copy (persisted output,
+    # files checked in place), and the pipeline is still up to date.
+    raw = sorted((project / "raw/olmpics").iterdir())
+    assert len(raw) == 16
+    run(["dvc", "repro", "-f", "-s", "fetch@olmpics"], project, mirror=None)
+    assert sorted((project / "raw/olmpics").iterdir()) == raw
+    assert "Data and pipelines are up to date." in run(["dvc", "repro"], project, mirror=None)
 
     # Editing one probe's template invalidates that probe's stages only.
     template = project / "generators/age_comparison.yaml"

@@ -1,4 +1,4 @@
-"""The report stage: table, dvc metrics, bar plot, and the pair heatmaps, from results the test writes."""
+"""The report stage: table, dvc metrics, bar plot and pair heatmaps, honest about what each number is."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from evaluators import heatmap, report
 from probekit.atomic import write_json, write_jsonl
 
 
-def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot: bool, pairs, predict):
+def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot: bool, pairs, predict,
+                 chance: float = 0.5) -> float:
     data = data_root / variant / "dev.jsonl"
     rows, predictions = [], []
     for n, (a, b) in enumerate(pairs):
@@ -24,32 +25,60 @@ def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot
     write_jsonl(out / "predictions.jsonl", predictions)
     accuracy = sum(p["correct"] for p in predictions) / len(predictions)
     write_json(out / "metrics.json", {"model": model, "probe": "age_comparison", "variant": variant, "n": len(rows),
-                                      "accuracy": accuracy, "chance": 0.5, "zero_shot": zero_shot,
-                                      "data": str(data)})
+                                      "accuracy": accuracy, "chance": chance, "zero_shot": zero_shot,
+                                      "data": str(data.resolve())})
     return accuracy
 
 
-def test_report_and_heatmaps(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    pairs = [(a, b) for a in range(15, 20) for b in range(15, 20) if a != b]
-    results = tmp_path / "results"
-    acc = fake_result(results, Path("data"), "m1", "original", True, pairs, lambda a, b: "A" if a < b else "B")
-    fake_result(results, Path("data"), "m1", "nolang", True, pairs, lambda a, b: "A")
-    fake_result(results, Path("data"), "m2", "original", False, pairs, lambda a, b: "B")
-    df = report.run([results], tmp_path / "report.md", tmp_path / "metrics.json", tmp_path / "bars.png")
-    assert acc == 1.0 and len(df) == 3
-    table = (tmp_path / "report.md").read_text()
-    assert "| m1      | age_comparison | 1.000      | 0.500    |" in table
-    assert "| m2      | age_comparison | 0.500 †    | –        |" in table
-    assert "† the model's MLM head was newly initialised" in table
-    assert json.loads((tmp_path / "metrics.json").read_text()) == {
-        "m1": {"age_comparison": {"original": 1.0, "nolang": 0.5}}, "m2": {"age_comparison": {"original": 0.5}}}
-    assert (tmp_path / "bars.png").read_bytes()[:4] == b"\x89PNG"
+PAIRS = [(a, b) for a in range(15, 20) for b in range(15, 20) if a != b]
 
+
+def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m1", "original", True, PAIRS, lambda a, b: "A" if a < b else "B")
+    fake_result(results, tmp_path / "data", "m2", "original", False, PAIRS, lambda a, b: "B",
+                 chance=sum([1 / 5] * 10) / 10)  # 0.20000000000000004 before rounding
+    written = report.run([results], out=tmp_path / "r.md", metrics=tmp_path / "m.json", plot=tmp_path / "p.png")
+    assert written == [tmp_path / "r.md", tmp_path / "m.json", tmp_path / "p.png"]
+    table = (tmp_path / "r.md").read_text()
+    assert "| m1      | age_comparison | original  | 1.000      | 20  | 0.500    | +0.500      | zero-shot  " in table
+    assert "| m2      | age_comparison | original  | 0.500      | 20  | 0.200    | +0.300      | † not zero-shot |" \
+        in table
+    assert "**† m2: MLM head newly initialised: not a zero-shot result.**" in table
+    for column in ("**model**", "**accuracy**", "**n**", "**chance**", "**vs chance**", "**setup**"):
+        assert column in table
+    assert json.loads((tmp_path / "m.json").read_text()) == {
+        "m1": {"age_comparison": {"original": {"accuracy": 1.0, "n": 20, "chance": 0.5, "zero_shot": True,
+                                               "mlm_head": "pretrained"}}},
+        "m2": {"age_comparison": {"original": {"accuracy": 0.5, "n": 20, "chance": 0.2, "zero_shot": False,
+                                               "mlm_head": "newly_initialised"}}}}
+    fig = report.bar_figure(report.collect([results]))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]
+    assert all(label.get_rotation() > 0 for ax in fig.axes for label in ax.get_xticklabels())
+
+
+def test_heatmaps_say_not_zero_shot_and_explain_missing_pairs(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m", "original", False, PAIRS[:-3], lambda a, b: "A")
+    [panel] = heatmap.pair_panels([results])["m"]
+    fig = heatmap.figure("m", [panel])
+    assert "not a zero-shot result" in fig._suptitle.get_text()
+    ax = fig.axes[0]
+    assert "17 of 20 pairs" in ax.get_title()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["predicts older", "predicts younger",
+                                                                   "pair not in the data"]
+
+
+def test_heatmap_panels_hold_every_pair_and_one_file_per_model(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m1", "original", True, PAIRS, lambda a, b: "A" if a < b else "B")
+    fake_result(results, tmp_path / "data", "m1", "nolang", True, PAIRS, lambda a, b: "A")
+    fake_result(results, tmp_path / "data", "m2", "original", False, PAIRS, lambda a, b: "B")
     panels = heatmap.pair_panels([results])
     original = next(p for p in panels["m1"] if p["title"] == "age_comparison/original")
     assert original["words"] == ["older", "younger"]
-    assert sorted(original["points"]) == sorted((a, b, "younger" if a < b else "older") for a, b in pairs)
+    assert sorted(original["points"]) == sorted((a, b, "younger" if a < b else "older") for a, b in PAIRS)
     written = heatmap.run([results], tmp_path / "heatmaps")
     assert [p.name for p in written] == ["m1.png", "m2.png"]
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)

@@ -10,10 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import requests
 import yaml
 
 from probekit import sources
+from probekit.cli import main
 from probekit.sources import ChecksumError, FetchError, ManifestError
 
 REPO = Path(__file__).parents[1]
@@ -96,10 +96,19 @@ def test_release_file_and_resolve_mirror(tmp_path, monkeypatch):
     with pytest.raises(KeyError):
         sources.release_file(manifest, "toy", "q", "dev")
     monkeypatch.delenv("PROBES_MIRROR", raising=False)
-    assert sources.resolve_mirror(None) is None
+    manifest_path = tmp_path / "sources.yaml"
+    assert sources.resolve_mirror(None, manifest_path)[0] is None
+    (tmp_path / "kept").mkdir()
+    local = sources.set_mirror(manifest_path, tmp_path / "kept")  # this checkout's choice, one file
+    assert local == tmp_path / "sources.local.yaml"
+    assert sources.resolve_mirror(None, manifest_path) == (tmp_path / "kept", str(local))
     monkeypatch.setenv("PROBES_MIRROR", str(tmp_path / "env"))
-    assert sources.resolve_mirror(None) == tmp_path / "env"
-    assert sources.resolve_mirror(tmp_path / "cli") == tmp_path / "cli"
+    assert sources.resolve_mirror(None, manifest_path)[0] == tmp_path / "env"
+    assert sources.resolve_mirror(tmp_path / "cli", manifest_path)[0] == tmp_path / "cli"
+    sources.set_mirror(manifest_path, None)
+    assert not local.exists()
+    with pytest.raises(FetchError, match="no such folder"):
+        sources.set_mirror(manifest_path, tmp_path / "absent")
 
 
 # --- fetch from a mirror ----------------------------------------------------------------------
@@ -257,10 +266,25 @@ def test_download_restarts_when_server_ignores_range(tmp_path, server):
     assert sources.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
 
 
-def test_download_http_error_raises(tmp_path, server):
-    src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/nope.gz"}}))
-    with pytest.raises(requests.HTTPError, match="404"):
-        sources.fetch(src, tmp_path / "out", progress=False)
+def test_download_error_says_how_to_use_a_mirror_and_keeps_good_files(tmp_path, server):
+    server.files["/a.gz"] = DATA_GZ
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/a.gz", "compression": "gzip"},
+                                      "b.jsonl": {"url": server.url + "/nope.gz"}}))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.jsonl").write_bytes(DATA)  # already verified from an earlier fetch
+    with pytest.raises(FetchError, match=r"b.jsonl: cannot download .*/nope.gz: HTTPError: 404.*"
+                                         r"probes sources mirror DIR"):
+        sources.fetch(src, out, progress=False)
+    assert sorted(os.listdir(out)) == ["a.jsonl"] and (out / "a.jsonl").read_bytes() == DATA
+
+
+def test_unreachable_host_is_a_fetch_error(tmp_path):
+    """No network (here: a closed loopback port) is a FetchError with the mirror hint, not a bare traceback."""
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": "http://127.0.0.1:9/a.gz"}}))
+    with pytest.raises(FetchError, match=r"a.jsonl: cannot download http://127.0.0.1:9/a.gz: "
+                                         r"NewConnectionError: .*Connection refused; .*PROBES_MIRROR=DIR$"):
+        sources.fetch(src, tmp_path / "out", session=sources.make_session(retries=0), progress=False)
 
 
 # --- CLI functions ----------------------------------------------------------------------------
@@ -272,37 +296,42 @@ def test_cmd_fetch_and_list(tmp_path, capsys, monkeypatch):
     (mirror / "toy" / "a.jsonl").write_bytes(DATA)
     manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {}, "b.jsonl": {}}))
 
-    assert sources.cmd_list(manifest) == 0
-    assert capsys.readouterr().out.splitlines()[1].split() == ["toy", "CC0", "0/2", "missing"]
+    assert main(["sources", "list", "--manifest", str(manifest)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["toy", "CC0", "0/2", "missing"]
+    assert out[-1] == "mirror: none: downloads from the official URLs"
 
-    assert sources.cmd_fetch(manifest, "toy", None, mirror) == 1
+    assert main(["sources", "fetch", "toy", "--manifest", str(manifest), "--mirror", str(mirror)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and str(mirror / "toy" / "b.jsonl") in err
     assert (tmp_path / "toy" / "a.jsonl").read_bytes() == DATA  # default dest: beside the manifest
 
-    monkeypatch.setenv("PROBES_MIRROR", str(mirror))
-    assert sources.cmd_list(manifest) == 0
-    assert capsys.readouterr().out.splitlines()[1].split() == ["toy", "CC0", "1/2", "incomplete", "1/2"]
+    assert main(["sources", "mirror", str(mirror), "--manifest", str(manifest)]) == 0
+    capsys.readouterr()
+    assert main(["sources", "list", "--manifest", str(manifest)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["toy", "CC0", "1/2", "incomplete", "1/2"]
+    assert out[-1] == f"mirror: {mirror} (from {tmp_path / 'sources.local.yaml'})"
 
-    assert sources.cmd_fetch(manifest, "nope", None, None) == 1
+    assert main(["sources", "fetch", "nope", "--manifest", str(manifest)]) == 1
     assert "no source 'nope'" in capsys.readouterr().err
 
 
 def test_cmd_fetch_reports_http_and_checksum_errors_in_one_line(tmp_path, server, capsys, monkeypatch):
     monkeypatch.delenv("PROBES_MIRROR", raising=False)
     manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/nope.gz"}}))
-    assert sources.cmd_fetch(manifest, "toy", tmp_path / "out", None) == 1
+    assert main(["sources", "fetch", "toy", "--manifest", str(manifest), "--dest", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "404" in err
+    assert err.startswith("probes sources: error: ") and err.count("\n") == 1 and "404" in err
 
     server.files["/a.gz"] = DATA_GZ
     manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/a.gz", "sha256": "2" * 64,
                                                               "compression": "gzip"}}))
-    assert sources.cmd_fetch(manifest, "toy", tmp_path / "out", None) == 1
+    assert main(["sources", "fetch", "toy", "--manifest", str(manifest), "--dest", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "2" * 64 in err and sha(DATA) in err
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("toy: {description: x}\n")
-    assert sources.cmd_fetch(bad, "toy", None, None) == 1
+    assert main(["sources", "fetch", "toy", "--manifest", str(bad)]) == 1
     assert str(bad) in capsys.readouterr().err

