@@ -8,6 +8,7 @@ from typing import Callable, Literal, Mapping
 
 from pydantic import PositiveInt, ValidationInfo, field_validator
 
+from probekit.errors import ParamsError
 from probekit.examples import SPLITS, make_example
 from probekit.params import ProbeParams
 from probekit.templates import ProbeSpec, TemplateError, Variant
@@ -60,8 +61,8 @@ def balanced_sample(population: list[tuple], outcome: Callable[[tuple], str], ou
     for i, o in enumerate(outcomes):
         k = n // len(outcomes) + (i < n % len(outcomes))
         if k > len(groups[o]):
-            raise ValueError(f"{where}: asked for {k} examples with answer {o!r}, the range has only "
-                             f"{len(groups[o])}")
+            raise ParamsError(f"{where}: size asks for {k} examples with answer {o!r}, the value range has "
+                              f"only {len(groups[o])}")
         chosen += rng.sample(groups[o], k)
     rng.shuffle(chosen)
     return chosen

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from .examples import answer_text, make_example
-from .templates import MASK, ProbeSpec, Template, Variant
+from .templates import MASK, ProbeSpec, Template, TemplateError, Variant
 
 Perturbation = Callable[[dict], "dict | None"]
 
@@ -41,7 +41,7 @@ def nolang_text(template: Template) -> str:
 def no_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation:
     """NO-LANG: keep only the arguments and the mask, in template order; answers become nonsense words."""
     if not spec.nolang_answers:
-        raise ValueError(f"{spec.path}: variant {variant.name!r}: NO-LANG needs controls.nolang_answers")
+        raise TemplateError(f"{spec.path}: variant {variant.name!r}: NO-LANG needs controls.nolang_answers")
 
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
@@ -60,7 +60,7 @@ def perturbed_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
         if not template.perturb:
-            raise ValueError(f"{spec.path}: template {template.id!r} declares no 'perturb' words "
+            raise TemplateError(f"{spec.path}: template {template.id!r} declares no 'perturb' words "
                              f"(needed by variant {variant.name!r})")
         rng = random.Random(f"{seed}:{example['id']}")
         text = template.perturbed_text(lambda _word: rng.choice(spec.nonsense_words))

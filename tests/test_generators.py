@@ -95,7 +95,7 @@ def test_answers_and_choice_positions_are_balanced(age, multihop):
 def test_sampling_more_than_the_range_holds_is_an_error():
     params = copy.deepcopy(AGE)
     params["size"]["dev"] = 10_000
-    with pytest.raises(ValueError, match=r"age_comparison/original/dev: asked for 5000 examples"):
+    with pytest.raises(ValueError, match=r"age_comparison/original/dev: size asks for 5000 examples"):
         build("age_comparison", params)
 
 
