@@ -14,7 +14,8 @@ from pathlib import Path
 import torch
 from transformers import pipeline
 
-from evaluators.scoring import MaskedLMScorer, load_masked_lm
+from evaluators.models import load_masked_lm, resolve_model
+from evaluators.scoring import MaskedLMScorer
 from evaluators.zeroshot import evaluate_mc_mlm
 from probekit.probe_dataset import read_jsonl
 
@@ -41,7 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     examples = read_jsonl(args.data)[:args.n]
-    loaded = load_masked_lm(args.model)
+    loaded = load_masked_lm(resolve_model(args.model, {}, "bench"))
     fill_mask = pipeline("fill-mask", model=loaded.model, tokenizer=loaded.tokenizer, device=-1)
     scorer = MaskedLMScorer(loaded.model, loaded.tokenizer, batch_size=args.batch_size)
     evaluate_mc_mlm(scorer, examples[:8])  # warm-up (and the scorer's one-off head check)
