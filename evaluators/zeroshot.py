@@ -7,8 +7,9 @@ logits, so the prediction is the candidate with the highest logit; the raw logit
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from probekit import atomic
 from probekit.sources import sha256_file
@@ -39,8 +40,13 @@ def evaluate_mc_mlm(scorer: MaskedLMScorer, examples: Iterable[Mapping], *,
                             "correct": prediction == e["answerKey"]})
     n = len(predictions)
     metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,
-               "chance": sum(1 / len(row) for row in labels) / n if n else 0.0}
+               "chance": chance_level([len(row) for row in labels])}
     return predictions, metrics
+
+
+def chance_level(n_choices: Sequence[int]) -> float:
+    """Expected accuracy of a uniform guess: the mean of 1/#choices, summed exactly (0.2, not 0.2000...09)."""
+    return float(sum(Fraction(1, k) for k in n_choices) / len(n_choices)) if n_choices else 0.0
 
 
 def describe(path: Path, probe: str | None) -> dict:

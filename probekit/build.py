@@ -49,4 +49,3 @@ def build_probe(probe: str, params_file: ParamsFile, sources: Mapping | None = N
         rows(name)
     return BuiltProbe(spec, params, {n: built[n] for n in names},
                       tuple(n for n in spec.variants if n not in names))
-

@@ -15,7 +15,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer
 from evaluators.candidates import CandidateError, candidate_token_ids
 from evaluators.models import ModelRef, load_masked_lm
 from evaluators.scoring import MaskedLMScorer, MaskRequest
-from evaluators.zeroshot import evaluate_mc_mlm, run
+from evaluators.zeroshot import chance_level, evaluate_mc_mlm, run
 from probekit.errors import DataError
 from probekit.probe_dataset import read_split
 
@@ -396,3 +396,9 @@ def test_scorer_refuses_text_without_one_mask_token(roberta):
     requests = [MaskRequest(f"He is {tok.mask_token} .", [5]), MaskRequest("He is older .", [5])]
     with pytest.raises(DataError, match="He is older"):
         MaskedLMScorer(model, tok).score(requests)
+
+
+def test_chance_is_exact():
+    assert sum([1 / 5] * 280) / 280 != 0.2  # what a float sum gives
+    assert chance_level([5] * 280) == 0.2
+    assert chance_level([2, 3]) == float(5 / 12) and chance_level([]) == 0.0
