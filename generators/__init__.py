@@ -1,4 +1,4 @@
-"""Generators: a probe's template YAML + its params (+ loaded sources) -> rows per split.
+"""Generators: a probe's template YAML + its params (+ loaded tables) -> rows per split.
 
 Each probe is a module ``generators/<probe>.py`` with its definition ``generators/<probe>.yaml`` beside it;
 probes are discovered by that pair of files, and the module registers its generator function with
@@ -26,18 +26,18 @@ class Generator:
     fn: Callable
     module_path: Path
     params: type[ProbeParams] = ProbeParams  # the typed params section of the probe
-    sources: tuple[str, ...] = ()  # names in raw/sources.yaml the generator reads
+    tables: tuple[str, ...] = ()  # table sets (probes tables NAME) the generator reads
 
     @property
     def template_path(self) -> Path:
         return self.module_path.with_suffix(".yaml")
 
 
-def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, sources: tuple[str, ...] = ()):
-    """Decorator: register ``fn(spec, variant, params, sources) -> {split: [row, ...]}`` as ``probe``'s generator.
+def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, tables: tuple[str, ...] = ()):
+    """Decorator: register ``fn(spec, variant, params, tables) -> {split: [row, ...]}`` as ``probe``'s generator.
 
-    ``params`` is the probe's typed params model; ``sources`` names the raw sources it reads (``fn`` gets
-    ``{name: folder}`` for them).
+    ``params`` is the probe's typed params model; ``tables`` names the table sets it reads (``fn`` gets
+    ``{set: {table: DataFrame}}``, read once per run).
     """
 
     def wrap(fn: Callable) -> Callable:
@@ -45,7 +45,7 @@ def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParam
         path = Path(module.__file__).resolve()
         if path.stem != probe:
             raise ValueError(f"{path}: registers probe {probe!r}; a probe's module must be named after it")
-        _REGISTRY[probe] = Generator(probe, version, fn, path, params, tuple(sources))
+        _REGISTRY[probe] = Generator(probe, version, fn, path, params, tuple(tables))
         return fn
 
     return wrap

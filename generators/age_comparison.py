@@ -15,6 +15,6 @@ def outcome(pair: tuple[int, int]) -> str:
 
 
 @register("age_comparison", version="1", params=NumberParams)
-def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, sources: Mapping) -> dict[str, list[dict]]:
+def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, tables: Mapping) -> dict[str, list[dict]]:
     """Pairs of distinct values in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=2, outcome=outcome)

@@ -17,6 +17,6 @@ def outcome(ages: tuple[int, int, int]) -> str:
 
 
 @register("multihop_comparison", version="1", params=NumberParams)
-def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, sources: Mapping) -> dict[str, list[dict]]:
+def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, tables: Mapping) -> dict[str, list[dict]]:
     """Triples of distinct ages in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=3, outcome=outcome)

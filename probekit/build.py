@@ -22,7 +22,7 @@ class BuiltProbe:
     not_built: tuple[str, ...]  # declared in the YAML, not selected by params `<probe>.variants`
 
 
-def build_probe(probe: str, params_file: ParamsFile, sources: Mapping | None = None) -> BuiltProbe:
+def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = None) -> BuiltProbe:
     """Every variant the probe YAML declares, or those that ``<probe>.variants`` selects, in that order."""
     generator = generators.get(probe)
     spec = load_probe_spec(generator.template_path)
@@ -41,7 +41,7 @@ def build_probe(probe: str, params_file: ParamsFile, sources: Mapping | None = N
                 control = controls.CONTROLS[variant.control]
                 built[name] = controls.apply(rows(variant.base), control.perturbation(spec, variant, params.seed))
             else:
-                built[name] = generator.fn(spec, variant, params, sources or {})
+                built[name] = generator.fn(spec, variant, params, tables or {})
             check_unique_ids(built[name])
         return built[name]
 

@@ -45,26 +45,71 @@ def _sources(args) -> int:
     return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror)
 
 
+def _tables(args) -> int:
+    from probekit import loaders
+    from probekit.params import read_params, section
+    from probekit.sources import load_manifest, provenance
+
+    loader = loaders.get(args.name)
+    params = section(read_params(args.params), f"tables.{args.name}", loader.params)
+    manifest_path = _manifest(args)
+    manifest = load_manifest(manifest_path)
+    names = loader.sources(params)
+    unknown = [n for n in names if n not in manifest]
+    if unknown:
+        raise UsageError(f"{manifest_path}: no source(s) {unknown}, which the {args.name} loader reads")
+    loaded = loader.fn(Path(args.raw) if args.raw else manifest_path.parent, params)
+    loaded.report = {**loaded.report, "params": params.model_dump(mode="json"),
+                     "sources": {n: provenance(manifest[n]) for n in names}}
+    loaders.write_tables(loaded, Path(args.out))
+    for name, df in loaded.tables.items():
+        print(f"{args.name}/{name}: {len(df)} rows")
+    return 0
+
+
 def _generate(args) -> int:
     import generators
+    from probekit import loaders
     from probekit.build import build_probe
     from probekit.params import read_params
     from probekit.probe_dataset import write_probe
-    from probekit.sources import load_manifest
 
     generator = generators.get(args.probe)
     params = read_params(args.params)
-    manifest_path = _manifest(args)
-    manifest = load_manifest(manifest_path) if generator.sources else {}
-    source_dirs = {name: manifest_path.parent / name for name in generator.sources}
-    checksums = {f"{name}/{f.path}": f.sha256 for name in generator.sources for f in manifest[name].files}
-    built = build_probe(args.probe, params, source_dirs)
-    write_probe(args.out, built, generator_version=generator.version, source_checksums=checksums)
+    tables, sources = {}, {}
+    for name in generator.tables:
+        folder = Path(args.tables) / name
+        tables[name] = loaders.read_tables(folder)
+        sources.update(loaders.read_report(folder)["sources"])
+    built = build_probe(args.probe, params, tables)
+    write_probe(args.out, built, generator_version=generator.version, sources=dict(sorted(sources.items())))
     for name, rows in built.variants.items():
         print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(r)}" for split, r in rows.items()))
     if built.not_built:
         print(f"{args.probe}: declared in {built.spec.path.name} but not selected by {params.label} "
               f"{args.probe}.variants, so not built: {', '.join(built.not_built)}")
+    return 0
+
+
+def _fidelity(args) -> int:
+    from probekit import fidelity
+    from probekit.sources import load_manifest, release_file
+
+    manifest_path = _manifest(args)
+    manifest = load_manifest(manifest_path)
+
+    def release_path(probe: str, split: str) -> Path:
+        path = manifest_path.parent / "olmpics" / release_file(manifest, "olmpics", probe, split).path
+        if not path.is_file():
+            raise UsageError(f"{path}: release file missing (fetch it: probes sources fetch olmpics)")
+        return path
+
+    report = fidelity.run(Path(args.probes), release_path, Path(args.out))
+    for probe, splits in report.items():
+        broken = sum(sum(s["ours"]["problems"].values()) for s in splits.values())
+        print(f"{probe}: ours breaks {broken} construction rule(s); release: "
+              + ", ".join(f"{split} {sum(s['release']['problems'].values())}" for split, s in splits.items()))
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.json')}")
     return 0
 
 
@@ -132,9 +177,10 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 def parser() -> argparse.ArgumentParser:
-    import generators  # a glob, no imports of probe modules
+    import generators  # globs, no imports of probe or loader modules
+    from probekit import loaders
 
-    probes = generators.available()
+    probes, table_sets = generators.available(), loaders.available()
     p = argparse.ArgumentParser(prog="probes", description=__doc__, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"probes (probekit) {__version__}")
     p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
@@ -164,12 +210,26 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
         a.add_argument("--manifest", help=MANIFEST_HELP)
         a.set_defaults(func=_sources)
 
+    tab = command(sub, "tables", "load a source family's raw files into Parquet tables (what generators read)")
+    tab.add_argument("name", choices=table_sets, metavar="NAME", help=f"one of: {', '.join(table_sets)}")
+    tab.add_argument("--out", required=True, help="folder for <table>.parquet and report.json")
+    tab.add_argument("--raw", help="folder holding one sub-folder per fetched source (default: the manifest's)")
+    tab.add_argument("--params", help=PARAMS_HELP + "; section tables.NAME")
+    tab.add_argument("--manifest", help=MANIFEST_HELP)
+    tab.set_defaults(func=_tables)
+
     gen = command(sub, "generate", "build a probe dataset: every variant its YAML declares (or params selects)")
     gen.add_argument("probe", choices=probes, metavar="PROBE", help=f"one of: {', '.join(probes)}")
     gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
+    gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
     gen.add_argument("--params", help=PARAMS_HELP)
-    gen.add_argument("--manifest", help=MANIFEST_HELP)
     gen.set_defaults(func=_generate)
+
+    fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
+    fid.add_argument("--probes", required=True, help="folder of generated probe folders (data/probes)")
+    fid.add_argument("--out", required=True, help="markdown report to write (a .json beside it too)")
+    fid.add_argument("--manifest", help=MANIFEST_HELP)
+    fid.set_defaults(func=_fidelity)
 
     ev = command(sub, "evaluate", "evaluate a model on probe data")
     ev_sub = ev.add_subparsers(dest="setup", required=True, metavar="SETUP")

@@ -25,8 +25,8 @@ def _rebuild(example: dict, *, variant: str, stem: str, answer_map: Mapping[str,
     """Same example, new stem (and answer words), same choice order and gold label, linked to its source."""
     choices = [c["text"] for c in example["question"]["choices"]]
     gold = answer_text(example)
-    if answer_map is not None:
-        choices, gold = [answer_map[c] for c in choices], answer_map[gold]
+    if answer_map is not None:  # closed answer words only; choices that come from the data stay
+        choices, gold = [answer_map.get(c, c) for c in choices], answer_map.get(gold, gold)
     row = make_example(probe=example["probe"], variant=variant, template_id=example["template_id"],
                        stem=stem, choices=choices, answer=gold, args=example["args"])
     row["source_id"] = example.get("source_id", example["id"])
@@ -40,8 +40,12 @@ def nolang_text(template: Template) -> str:
 
 def no_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation:
     """NO-LANG: keep only the arguments and the mask, in template order; answers become nonsense words."""
-    if not spec.nolang_answers:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: NO-LANG needs controls.nolang_answers")
+    if spec.format != "mc_mlm":
+        raise TemplateError(f"{spec.path}: variant {variant.name!r}: NO-LANG keeps the [MASK], so it needs "
+                            f"format mc_mlm")
+    if any(t.answers for t in spec.templates.values()) and not spec.nolang_answers:
+        raise TemplateError(f"{spec.path}: variant {variant.name!r}: NO-LANG needs controls.nolang_answers "
+                            f"for the closed answer words")
 
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
@@ -71,8 +75,10 @@ def perturbed_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation
 
 def _describe_nolang(spec: ProbeSpec, template: Template, seed: int) -> str:
     words = ", ".join(f"`{a}` → `{b}`" for a, b in spec.nolang_answers.items())
+    answers = (f"answer words replaced by nonsense words: {words}" if words
+               else "the choices (taken from the data) are unchanged")
     return (f"NO-LANG control (oLMpics §3): only the arguments and the mask are kept, `{nolang_text(template)}`; "
-            f"answer words replaced by nonsense words: {words}.")
+            f"{answers}.")
 
 
 def _describe_perturbed(spec: ProbeSpec, template: Template, seed: int) -> str:

@@ -82,9 +82,11 @@ def merge(base: Mapping, over: Mapping) -> dict:
 
 def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | None = None,
             defaults_source: str = "built-in defaults", context: Mapping | None = None) -> M:
-    """Section ``name`` of ``params`` over ``defaults``, validated as ``model`` (``context`` reaches its
-    validators, e.g. the probe's spec)."""
-    given = params.data.get(name)
+    """Section ``name`` (dotted for nested: ``tables.conceptnet``) of ``params`` over ``defaults``, validated
+    as ``model`` (``context`` reaches its validators, e.g. the probe's spec)."""
+    given: Any = params.data
+    for part in name.split("."):
+        given = given.get(part) if isinstance(given, Mapping) else None
     if given is None:
         given = {}
     if not isinstance(given, Mapping):

@@ -17,8 +17,7 @@ from . import atomic
 from .controls import CONTROLS
 from .errors import DataError
 from .examples import check_examples, label_distribution
-from .sources import sha256_file
-from .templates import ProbeSpec, Variant
+from .templates import ProbeSpec, TemplateError, Variant
 
 if TYPE_CHECKING:
     from .build import BuiltProbe
@@ -33,13 +32,24 @@ CITATION = """@article{talmor2020olmpics,
 }"""
 
 
-def fingerprint(*, spec: ProbeSpec, variant: str, params: Mapping, generator_version: str,
-                source_checksums: Mapping[str, str]) -> str:
-    """sha256 over the template file, the probe's params, the source checksums and the generator version."""
-    payload = json.dumps({"template_sha256": sha256_file(spec.path), "variant": variant, "params": params,
-                          "sources": dict(sorted(source_checksums.items())), "generator": generator_version},
+def fingerprint(params: Mapping, files: Mapping[str, str]) -> str:
+    """sha256 over the params and the bytes written (``files``: name -> text): a code or template change
+    that changes no output leaves it alone, and a variant's fingerprint ignores the other variants."""
+    payload = json.dumps({"params": params, "files": {name: hashlib.sha256(text.encode("utf-8")).hexdigest()
+                                                      for name, text in sorted(files.items())}},
                          sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def licence(spec: ProbeSpec, sources: Mapping[str, Mapping]) -> str:
+    """The dataset card's licence id: the sources' one when they agree, ``other`` when they differ, the probe
+    YAML's own ``license`` for synthetic probes (no sources)."""
+    ids = sorted({str(s.get("license_id") or "other") for s in sources.values()})
+    if ids:
+        return ids[0] if len(ids) == 1 else "other"
+    if not spec.license:
+        raise TemplateError(f"{spec.path}: a probe that reads no sources must state its 'license'")
+    return spec.license
 
 
 def _variant_text(spec: ProbeSpec, variant: Variant, template_id: str, seed: int) -> str:
@@ -48,6 +58,12 @@ def _variant_text(spec: ProbeSpec, variant: Variant, template_id: str, seed: int
     if variant.control:
         return "- " + CONTROLS[variant.control].describe(spec, template, seed)
     return f"- `{template_id}`: `{template.text.strip()}`"
+
+
+def _sources_text(sources: Mapping[str, Mapping]) -> str:
+    if not sources:
+        return "Synthetic: generated from the templates alone, no source data."
+    return "Built from:\n" + "\n".join(f"- `{name}`: {s['license']}" for name, s in sources.items())
 
 
 def _card(spec: ProbeSpec, variant: Variant, meta: Mapping) -> str:
@@ -59,9 +75,9 @@ def _card(spec: ProbeSpec, variant: Variant, meta: Mapping) -> str:
     params = yaml.safe_dump(meta["params"], sort_keys=False, default_flow_style=None).strip()
     return f"""---
 pretty_name: "oLMpics {spec.probe} ({variant.name})"
-license: {spec.license}
+license: {meta["license"]}
 language: [en]
-task_categories: [fill-mask, multiple-choice]
+task_categories: [{"fill-mask, multiple-choice" if spec.format == "mc_mlm" else "multiple-choice, question-answering"}]
 configs:
   - config_name: {spec.probe}-{variant.name}
     data_files:
@@ -84,40 +100,47 @@ Params (`{spec.probe}` section: the probe's defaults with the params file over t
 {params}
 ```
 
-Fingerprint `{meta['fingerprint']}` (template file, params, source checksums, generator version).
-Each row: `id` (content hash), `question.stem` with one `[MASK]`, `question.choices`, `answerKey`,
+{_sources_text(meta["sources"])}
+
+Fingerprint `{meta['fingerprint']}` (sha256 of the params and of the files written).
+Each row: `id` (content hash), `question.stem` ({"with one `[MASK]`" if spec.format == "mc_mlm" else "a question"}), `question.choices`, `answerKey`,
 `probe`, `variant`, `template_id`, `args` (the slot values){"; `source_id` (the id of the row this one was derived from)" if variant.control else ""}.
 
-Cite the probe's paper:
+Cite the probe's paper{" and its sources" if meta["sources"] else ""}:
 
 ```bibtex
 {CITATION}
+{chr(10).join(s["citation"].strip() for s in meta["sources"].values())}
 ```
 """
 
 
 def write_probe(out_dir: str | Path, built: BuiltProbe, *, generator_version: str,
-                source_checksums: Mapping[str, str] | None = None) -> Path:
-    """Write every variant under ``out_dir/<variant>/``; the whole folder appears at once or not at all."""
-    out_dir, spec = Path(out_dir), built.spec
+                sources: Mapping[str, Mapping] | None = None) -> Path:
+    """Write every variant under ``out_dir/<variant>/``; the whole folder appears at once or not at all.
+
+    ``sources``: the raw sources the probe's tables came from (licence, licence id, citation, file sha256s).
+    """
+    out_dir, spec, sources = Path(out_dir), built.spec, dict(sources or {})
     params = built.params.model_dump(mode="json", exclude={"variants"})
     with atomic.atomic_path(out_dir) as tmp:
         for name, rows in built.variants.items():
             variant = spec.variants[name]
             definition = ({"control": variant.control, "base": variant.base} if variant.control
                           else {"template": variant.template, **variant.options})
+            texts = {f"{split}.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in r_)
+                     for split, r_ in rows.items()}
             meta = {
-                "probe": spec.probe, "variant": name, "definition": definition,
+                "probe": spec.probe, "variant": name, "format": spec.format, "definition": definition,
                 "definition_version": spec.version, "generator_version": generator_version, "params": params,
-                "fingerprint": fingerprint(spec=spec, variant=name, params=params,
-                                           generator_version=generator_version,
-                                           source_checksums=source_checksums or {}),
+                "license": licence(spec, sources), "sources": sources,
+                "fingerprint": fingerprint(params, texts),
                 "splits": {split: {"n": len(r), "labels": label_distribution(r),
                                    "template_ids": sorted({x["template_id"] for x in r})}
                            for split, r in rows.items()},
             }
-            for split, r in rows.items():
-                atomic.write_jsonl(tmp / name / f"{split}.jsonl", r)
+            for file, text in texts.items():
+                atomic.write_text(tmp / name / file, text)
             atomic.write_json(tmp / name / "meta.json", meta)
             atomic.write_text(tmp / name / "README.md", _card(spec, variant, meta))
     return out_dir

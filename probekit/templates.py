@@ -1,7 +1,9 @@
 """Probe definitions: a YAML file of templates, answer words, control words and variants, validated once.
 
-A template text has named slots written ``{slot}`` and exactly one ``[MASK]``. Every error names the file
-and the template (or field) at fault, so a user editing a template sees at once what to fix.
+A template text has named slots written ``{slot}``; an MC-MLM probe's templates hold exactly one ``[MASK]``,
+an MC-QA probe's none (the choices follow the question). ``answers`` is a closed outcome -> word map; a
+probe whose choices come from the data (taxonomy conjunction, composition) leaves it out. Every error names
+the file and the template (or field) at fault, so a user editing a template sees at once what to fix.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import yaml
 from .errors import ProbekitError
 
 MASK = "[MASK]"
+FORMATS = ("mc_mlm", "mc_qa")  # MC-MLM: one [MASK] filled by a choice; MC-QA: a question, choices apart
 SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Nonsense words of the PERTURBED-LANG control (oLMpics, footnote 4).
 PAPER_NONSENSE_WORDS = ("blah", "ya", "foo", "snap", "woo", "boo", "da", "wee", "foe", "fee")
@@ -32,7 +35,8 @@ class TemplateError(ProbekitError, ValueError):
 
 @dataclass(frozen=True)
 class Template:
-    """One phrasing of a probe: ``text`` with ``{slot}``s and one ``[MASK]``; ``answers`` maps outcome -> word."""
+    """One phrasing of a probe: ``text`` with ``{slot}``s (and one ``[MASK]`` in MC-MLM); ``answers`` maps
+    outcome -> word when the answer set is closed, else it is empty and the choices come from the data."""
 
     id: str
     text: str
@@ -81,11 +85,12 @@ class ProbeSpec:
     probe: str
     version: str
     path: Path
+    format: str  # one of FORMATS
     templates: Mapping[str, Template]
     variants: Mapping[str, Variant]
     nolang_answers: Mapping[str, str] = field(default_factory=dict)
     nonsense_words: tuple[str, ...] = PAPER_NONSENSE_WORDS
-    license: str = "apache-2.0"  # of the generated data: the sources' licence where they require it
+    license: str | None = None  # of a synthetic probe's data; a probe with sources takes theirs
     params: Mapping[str, Any] = field(default_factory=dict)  # built-in defaults of the probe's params
 
     def template(self, template_id: str) -> Template:
@@ -96,7 +101,7 @@ class ProbeSpec:
                                 f"(have: {', '.join(self.templates)})") from None
 
 
-def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=()) -> Template:
+def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=(), format: str = "mc_mlm") -> Template:
     """Validate one template mapping from a YAML file."""
     tid = raw.get("id")
     if not isinstance(tid, str) or not tid:
@@ -105,9 +110,10 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=()) -> 
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
         raise TemplateError(f"{where}: 'text' must be a non-empty string")
-    n_masks = text.count(MASK)
-    if n_masks != 1:
-        raise TemplateError(f"{where}: text must contain exactly one {MASK}, found {n_masks}")
+    n_masks, wanted = text.count(MASK), 1 if format == "mc_mlm" else 0
+    if n_masks != wanted:
+        raise TemplateError(f"{where}: a {format} text must contain {'exactly one' if wanted else 'no'} {MASK}, "
+                            f"found {n_masks}")
     stray = re.sub(SLOT, "", text)
     if "{" in stray or "}" in stray:
         raise TemplateError(f"{where}: malformed slot (a brace that is not {{name}}) in text")
@@ -119,9 +125,10 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=()) -> 
     unfilled = [s for s in slots if s not in used]
     if unfilled:
         raise TemplateError(f"{where}: declared slot(s) {unfilled} never appear in text")
-    answers = raw.get("answers")
-    if not isinstance(answers, Mapping) or not answers:
-        raise TemplateError(f"{where}: 'answers' must be a non-empty mapping outcome -> word")
+    answers = raw.get("answers", {})
+    if not isinstance(answers, Mapping) or ("answers" in raw and not answers):
+        raise TemplateError(f"{where}: 'answers' must be a non-empty mapping outcome -> word (or be left out "
+                            f"when the choices come from the data)")
     if any(not isinstance(w, str) or not w.strip() for w in answers.values()):
         raise TemplateError(f"{where}: every answer must be a non-empty word")
     if len(set(answers.values())) != len(answers):
@@ -143,12 +150,14 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
         raise TemplateError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, Mapping):
         raise TemplateError(f"{path}: expected a mapping at top level")
-    for key in ("probe", "version", "templates", "variants"):
+    for key in ("probe", "version", "format", "templates", "variants"):
         if key not in raw:
             raise TemplateError(f"{path}: missing field {key!r}")
+    if raw["format"] not in FORMATS:
+        raise TemplateError(f"{path}: format must be one of {list(FORMATS)}, got {raw['format']!r}")
     templates: dict[str, Template] = {}
     for item in raw["templates"]:
-        template = parse_template(item, source=str(path), default_slots=raw.get("slots", ()))
+        template = parse_template(item, source=str(path), default_slots=raw.get("slots", ()), format=raw["format"])
         if template.id in templates:
             raise TemplateError(f"{path}: template {template.id!r}: duplicate id")
         templates[template.id] = template
@@ -156,8 +165,8 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
     controls = raw.get("controls", {}) or {}
     nolang = dict(controls.get("nolang_answers", {}))
     answer_words = {w for t in templates.values() for w in t.answers.values()}
-    if nolang and set(nolang) != answer_words:
-        raise TemplateError(f"{path}: controls.nolang_answers must map exactly the answer words "
+    if nolang and set(nolang) != answer_words:  # open choices (no `answers`) are kept as they are
+        raise TemplateError(f"{path}: controls.nolang_answers must map exactly the closed answer words "
                             f"{sorted(answer_words)}, got {sorted(nolang)}")
     words = tuple(controls.get("nonsense_words", PAPER_NONSENSE_WORDS))
     if not words:
@@ -165,9 +174,10 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
     defaults = raw.get("params", {}) or {}
     if not isinstance(defaults, Mapping):
         raise TemplateError(f"{path}: 'params' must be a mapping (the probe's default params)")
-    return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, templates=templates,
+    return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, format=raw["format"],
+                     templates=templates,
                      variants=variants, nolang_answers=nolang, nonsense_words=words,
-                     license=str(raw.get("license", ProbeSpec.license)), params=dict(defaults))
+                     license=raw.get("license"), params=dict(defaults))
 
 
 def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> dict[str, Variant]:

@@ -201,15 +201,28 @@ def test_control_cards_describe_the_control_not_the_template(tmp_path, age):
                                                                                   "base": "original"}
 
 
-def test_fingerprint_follows_the_template_file(tmp_path, monkeypatch, age):
-    fp = json.loads((write_probe(tmp_path / "a", age, generator_version="1") / "original/meta.json").read_text())
+def fingerprints(folder: Path) -> dict[str, str]:
+    return {m.parent.name: json.loads(m.read_text())["fingerprint"] for m in sorted(folder.glob("*/meta.json"))}
+
+
+def test_fingerprint_is_a_hash_of_what_was_written(tmp_path, monkeypatch, age):
+    fp = fingerprints(write_probe(tmp_path / "a", age, generator_version="1"))
     edited = tmp_path / "age_comparison.yaml"
-    shutil.copy(age.spec.path, edited)
-    edited.write_text(edited.read_text() + "\n# an edit\n")
     monkeypatch.setattr(type(generators.get("age_comparison")), "template_path", property(lambda self: edited))
-    again = build("age_comparison", dict(AGE, variants=["original"]))
-    fp2 = json.loads((write_probe(tmp_path / "b", again, generator_version="1") / "original/meta.json").read_text())
-    assert fp["fingerprint"] != fp2["fingerprint"]
+    original = age.spec.path.read_text()
+
+    edited.write_text(original + "\n# a comment changes no output\n")
+    same = fingerprints(write_probe(tmp_path / "b", build("age_comparison", AGE), generator_version="2"))
+    assert same == fp  # nor does the generator version: only the params and the bytes written count
+
+    edited.write_text(original.replace("If I am a {age2}", "if I am a {age2}"))
+    changed = fingerprints(write_probe(tmp_path / "c", build("age_comparison", AGE), generator_version="1"))
+    assert changed["original"] != fp["original"] and changed["birth_year"] == fp["birth_year"]
+
+    edited.write_text(original.replace("variants:", "variants:\n  extra: {template: paper, values: years}", 1))
+    more = fingerprints(write_probe(tmp_path / "d", build("age_comparison", dict(AGE, variants=None)),
+                                    generator_version="1"))
+    assert set(more) == set(fp) | {"extra"} and {k: more[k] for k in fp} == fp
 
 
 def test_interrupted_write_leaves_previous_output(tmp_path, age, monkeypatch):

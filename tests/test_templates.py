@@ -17,7 +17,7 @@ GOOD = {"id": "t1", "text": "A {age1} year old is [MASK] than a {age2} year old.
 
 
 def write_spec(tmp_path: Path, templates: list[dict], **extra) -> Path:
-    spec = {"probe": "age_comparison", "version": 1, "templates": templates,
+    spec = {"probe": "age_comparison", "version": 1, "format": "mc_mlm", "templates": templates,
             "variants": {"original": {"template": templates[0]["id"], "values": "ages"}}, **extra}
     path = tmp_path / "probe.yaml"
     path.write_text(yaml.safe_dump(spec), encoding="utf-8")
@@ -27,7 +27,7 @@ def write_spec(tmp_path: Path, templates: list[dict], **extra) -> Path:
 @pytest.mark.parametrize("change, message", [
     ({"text": "A {age1} year old is [MASK] than a {age3} year old."}, "unknown slot(s) ['age3']"),
     ({"text": "A {age1} year old is [MASK] than me."}, "declared slot(s) ['age2'] never appear"),
-    ({"text": "A {age1} year old is older than a {age2} year old."}, "exactly one [MASK], found 0"),
+    ({"text": "A {age1} year old is older than a {age2} year old."}, "a mc_mlm text must contain exactly one [MASK], found 0"),
     ({"text": "A {age1} [MASK] is [MASK] than a {age2}."}, "exactly one [MASK], found 2"),
     ({"answers": {}}, "'answers' must be a non-empty mapping"),
     ({"answers": {"less": "older", "greater": "older"}}, "answer words must be distinct"),
@@ -60,8 +60,18 @@ def test_variant_must_name_a_template(tmp_path):
 
 def test_nolang_answers_must_cover_answer_words(tmp_path):
     path = write_spec(tmp_path, [GOOD], controls={"nolang_answers": {"older": "blah"}})
-    with pytest.raises(TemplateError, match=r"nolang_answers must map exactly the answer words"):
+    with pytest.raises(TemplateError, match=r"nolang_answers must map exactly the closed answer words"):
         load_probe_spec(path)
+
+
+def test_mc_qa_templates_have_no_mask_and_open_choices(tmp_path):
+    question = {"id": "q", "text": "what is usually used for {use} and is located at {place}?", "slots": ["use", "place"]}
+    spec = load_probe_spec(write_spec(tmp_path, [question], format="mc_qa"))
+    assert spec.format == "mc_qa" and spec.templates["q"].answers == {}
+    with pytest.raises(TemplateError, match=r"template 'q': a mc_qa text must contain no \[MASK\], found 1"):
+        load_probe_spec(write_spec(tmp_path, [{**question, "text": question["text"] + " [MASK]"}], format="mc_qa"))
+    with pytest.raises(TemplateError, match=r"format must be one of \['mc_mlm', 'mc_qa'\], got 'cloze'"):
+        load_probe_spec(write_spec(tmp_path, [GOOD], format="cloze"))
 
 
 def test_fill_refuses_missing_value():
