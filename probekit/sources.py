@@ -8,9 +8,12 @@ import os
 import re
 import shutil
 import sys
+import zipfile
 import zlib
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
@@ -22,10 +25,11 @@ from urllib3.util import Retry
 from probekit.atomic import atomic_path, write_text
 from probekit.errors import ProbekitError
 
-COMPRESSIONS = (None, "gzip")
+COMPRESSIONS = (None, "gzip", "zip")
 _SOURCE_FIELDS = ("description", "homepage", "license", "citation")
+_SOURCE_OPTIONAL = ("license_id",)  # SPDX / Hub licence id of the data (cc-by-sa-4.0, mit, other, unknown)
 _FILE_FIELDS = ("path", "url", "sha256", "mirror")
-_FILE_OPTIONAL = ("compression", "download_sha256", "probe", "split")
+_FILE_OPTIONAL = ("compression", "member", "download_sha256", "probe", "split")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 20
 _TIMEOUT = (10, 60)  # connect, read (seconds)
@@ -52,7 +56,8 @@ class SourceFile:
     url: str  # official download location
     sha256: str  # of the stored (decompressed) bytes
     mirror: str  # path relative to the mirror root
-    compression: str | None = None  # of the download; "gzip" is decompressed before storing
+    compression: str | None = None  # of the download; "gzip" is decompressed, "zip" has ``member`` extracted
+    member: str | None = None  # with compression "zip": the archive member stored (``wordnet/data.noun``)
     download_sha256: str | None = None  # of the download as served, checked when given
     probe: str | None = None
     split: str | None = None
@@ -66,6 +71,7 @@ class Source:
     license: str
     citation: str
     files: tuple[SourceFile, ...]
+    license_id: str | None = None
 
 
 def load_manifest(path: str | os.PathLike) -> dict[str, Source]:
@@ -84,7 +90,7 @@ def _parse_source(manifest: Path, name: str, entry) -> Source:
     def fail(field: str, problem: str):
         raise ManifestError(f"{manifest}: source {name!r}: field {field!r} {problem}")
 
-    top = _strings(entry, _SOURCE_FIELDS, (), ("files",), fail, "")
+    top = _strings(entry, _SOURCE_FIELDS, _SOURCE_OPTIONAL, ("files",), fail, "")
     if not isinstance(entry.get("files"), list) or not entry["files"]:
         fail("files", "is missing or not a non-empty list")
     files, seen = [], set()
@@ -96,6 +102,12 @@ def _parse_source(manifest: Path, name: str, entry) -> Source:
                 fail(where + field, f"must be 64 lowercase hex digits, got {getattr(f, field)!r}")
         if f.compression not in COMPRESSIONS:
             fail(where + "compression", f"must be one of {COMPRESSIONS[1:]} or absent, got {f.compression!r}")
+        if f.compression == "zip" and f.member is None:
+            fail(where + "member", "is missing: a file with compression 'zip' names the archive member it stores")
+        if f.member is not None and f.compression != "zip":
+            fail(where + "member", f"is only allowed with compression 'zip', got compression {f.compression!r}")
+        if f.member is not None and ("\\" in f.member or {"", ".", ".."} & set(f.member.split("/"))):
+            fail(where + "member", f"must be a relative path inside the archive, got {f.member!r}")
         if Path(f.path).name != f.path or f.path in (".", ".."):
             fail(where + "path", f"must be a plain file name, got {f.path!r}")
         for field, key in (("path", f.path), ("probe", (f.probe, f.split))):
@@ -129,6 +141,12 @@ def release_file(manifest: dict[str, Source], source: str, probe: str, split: st
         if (f.probe, f.split) == (probe, split):
             return f
     raise KeyError(f"source {source!r} has no file for probe {probe!r} split {split!r}")
+
+
+def provenance(source: Source) -> dict:
+    """What a dataset built from ``source`` records of it: licence, licence id, citation, file sha256s."""
+    return {"license": source.license, "license_id": source.license_id, "citation": source.citation,
+            "files": {f.path: f.sha256 for f in source.files}}
 
 
 def default_manifest() -> Path:
@@ -194,38 +212,70 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
           session: requests.Session | None = None, progress: bool = True) -> list[Path]:
     """Store every file of ``source`` in ``dest_dir``, verified; files already good are left alone.
 
-    Copies from ``mirror`` when given, else downloads each file's URL. A failure leaves every stored file
-    as it was. Files in ``dest_dir`` that the manifest does not list are named, not deleted. Returns the
-    stored paths."""
+    Copies from ``mirror`` when given, else downloads each file's URL. A mirror file ending in ``.gz`` is
+    gunzipped; for a ``compression: zip`` file the mirror holds the plain member (or, ending in ``.zip``,
+    the archive). A zip archive is downloaded once per call however many of its members are stored (kept
+    as ``<name>.<hash>.part`` beside them while in use, removed at the end; an interrupted download is
+    resumed by the next call). A failure leaves every stored file as it was. Files in ``dest_dir`` that the
+    manifest does not list are named, not deleted. Returns the stored paths."""
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     stored = []
-    for f in source.files:
-        target = dest_dir / f.path
-        if not (target.is_file() and sha256_file(target) == f.sha256):
-            if mirror is not None:
-                src = Path(mirror) / f.mirror
-                if not src.is_file():
-                    raise FetchError(f"{f.path}: mirror file not found: {src}")
-                _place(src, src.name.endswith(".gz"), f, target)
-            else:
-                session = session or make_session()
-                part = target.with_name(target.name + ".part")
-                try:
-                    _download(f.url, part, session, progress, f.path)
-                except (requests.RequestException, urllib3.exceptions.HTTPError) as e:
-                    raise FetchError(f"{f.path}: cannot download {f.url}: {_reason(e)}; {MIRROR_HINT}") from None
-                try:
-                    if f.download_sha256:
-                        _check(part, f.download_sha256, f"{f.path} (download {f.url})")
-                    _place(part, f.compression == "gzip", f, target)
-                finally:
-                    part.unlink(missing_ok=True)
-        stored.append(target)
+    archives: dict[str, Path] = {}  # url -> zip downloaded in this call
+    verified: set[tuple[str, str]] = set()  # (url, download_sha256) already checked
+    try:
+        for f in source.files:
+            target = dest_dir / f.path
+            if not (target.is_file() and sha256_file(target) == f.sha256):
+                if mirror is not None:
+                    src = Path(mirror) / f.mirror
+                    if not src.is_file():
+                        raise FetchError(f"{f.path}: mirror file not found: {src}")
+                    unpack = ("gzip" if src.name.endswith(".gz")
+                              else "zip" if f.compression == "zip" and src.name.endswith(".zip") else None)
+                    _place(src, unpack, f, target)
+                elif f.compression == "zip":
+                    if f.url not in archives:
+                        session = session or make_session()
+                        part = dest_dir / _archive_part_name(f.url)
+                        _download_checked(f, part, session, progress)
+                        archives[f.url] = part
+                    if f.download_sha256 and (f.url, f.download_sha256) not in verified:
+                        _check(archives[f.url], f.download_sha256, f"{f.path} (download {f.url})")
+                        verified.add((f.url, f.download_sha256))
+                    _place(archives[f.url], "zip", f, target)
+                else:
+                    session = session or make_session()
+                    part = target.with_name(target.name + ".part")
+                    _download_checked(f, part, session, progress)
+                    try:
+                        if f.download_sha256:
+                            _check(part, f.download_sha256, f"{f.path} (download {f.url})")
+                        _place(part, f.compression, f, target)
+                    finally:
+                        part.unlink(missing_ok=True)
+            stored.append(target)
+    finally:
+        for part in archives.values():
+            part.unlink(missing_ok=True)
     stray = sorted(p.name for p in set(dest_dir.iterdir()) - set(stored))
     if stray:
         print(f"{source.name}: {dest_dir} also holds {', '.join(stray)}, not in the manifest", file=sys.stderr)
     return stored
+
+
+def _archive_part_name(url: str) -> str:
+    """Where a zip downloaded from ``url`` is kept during a fetch: its name plus a short hash of the URL."""
+    name = Path(urlsplit(url).path).name or "download"
+    return f"{name}.{hashlib.sha256(url.encode()).hexdigest()[:8]}.part"
+
+
+def _download_checked(f: SourceFile, part: Path, session: requests.Session, progress: bool) -> None:
+    """Download ``f.url`` into ``part``; a network or HTTP failure is a ``FetchError`` with the mirror hint."""
+    try:
+        _download(f.url, part, session, progress, f.path)
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as e:
+        raise FetchError(f"{f.path}: cannot download {f.url}: {_reason(e)}; {MIRROR_HINT}") from None
 
 
 def _reason(e: Exception) -> str:
@@ -240,13 +290,25 @@ def _reason(e: Exception) -> str:
     return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
-def _place(src: Path, gzipped: bool, f: SourceFile, target: Path) -> None:
-    """Decompress or copy ``src`` to a temp file beside ``target``, verify it, then move it into place."""
+def _place(src: Path, unpack: str | None, f: SourceFile, target: Path) -> None:
+    """Gunzip, unzip ``f.member`` of, or copy ``src`` to a temp file beside ``target``, verify it, then move
+    it into place."""
     with atomic_path(target) as tmp:
         try:
-            with (gzip.open(src) if gzipped else open(src, "rb")) as fin, open(tmp, "wb") as fout:
-                shutil.copyfileobj(fin, fout, _CHUNK)
-        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            with ExitStack() as stack:
+                if unpack == "gzip":
+                    fin = stack.enter_context(gzip.open(src))
+                elif unpack == "zip":
+                    archive = stack.enter_context(zipfile.ZipFile(src))
+                    try:
+                        fin = stack.enter_context(archive.open(f.member))
+                    except KeyError:
+                        raise FetchError(f"{f.path}: archive {src} has no member {f.member!r}") from None
+                else:
+                    fin = stack.enter_context(open(src, "rb"))
+                with open(tmp, "wb") as fout:
+                    shutil.copyfileobj(fin, fout, _CHUNK)
+        except (gzip.BadGzipFile, zipfile.BadZipFile, EOFError, zlib.error) as e:
             raise FetchError(f"{f.path}: cannot decompress {src}: {e}") from e
         _check(tmp, f.sha256, f.path)
 

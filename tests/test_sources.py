@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import io
 import threading
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -73,7 +75,12 @@ def _drop(key):
     (lambda e: e["files"][0].pop("url"), "files[0].url"),
     (lambda e: e["files"][0].update(sha256="abc123"), "files[0].sha256"),
     (lambda e: e["files"][0].update(download_sha256="Z" * 64), "files[0].download_sha256"),
-    (lambda e: e["files"][0].update(compression="zip"), "files[0].compression"),
+    (lambda e: e["files"][0].update(compression="bzip2"), "files[0].compression"),
+    (lambda e: e["files"][0].update(compression="zip"), "files[0].member"),
+    (lambda e: e["files"][0].update(compression="gzip", member="w/a.jsonl"), "files[0].member"),
+    (lambda e: e["files"][0].update(member="w/a.jsonl"), "files[0].member"),
+    (lambda e: e["files"][0].update(compression="zip", member="../a.jsonl"), "files[0].member"),
+    (lambda e: e["files"][0].update(compression="zip", member="/w/a.jsonl"), "files[0].member"),
     (lambda e: e["files"][1].update(path="a.jsonl"), "files[1].path"),
     (lambda e: e["files"][0].update(path="../a.jsonl"), "files[0].path"),
     (lambda e: e["files"][0].update(sha265=sha(DATA)), "files[0].sha265"),
@@ -285,6 +292,102 @@ def test_unreachable_host_is_a_fetch_error(tmp_path):
     with pytest.raises(FetchError, match=r"a.jsonl: cannot download http://127.0.0.1:9/a.gz: "
                                          r"NewConnectionError: .*Connection refused; .*PROBES_MIRROR=DIR$"):
         sources.fetch(src, tmp_path / "out", session=sources.make_session(retries=0), progress=False)
+
+
+# --- zip archives: one download, several stored members ---------------------------------------
+
+DATA_B = b"b\tsecond member\n" * 30
+
+
+def make_zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, body in members.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=(2006, 1, 1, 0, 0, 0)), body)
+    return buf.getvalue()
+
+
+ZIP = make_zip({"w/a.jsonl": DATA, "w/b.txt": DATA_B, "w/README": b"unused"})
+
+
+def zip_source(tmp_path, server, a_extra=None, **b_extra) -> sources.Source:
+    server.files["/pkg/w.zip"] = ZIP
+    url = server.url + "/pkg/w.zip"
+    return load_toy(tmp_path, entry(**{
+        "a.jsonl": {"url": url, "compression": "zip", "member": "w/a.jsonl", "download_sha256": sha(ZIP),
+                    **(a_extra or {})},
+        "b.txt": {"url": url, "compression": "zip", "member": "w/b.txt", "sha256": sha(DATA_B),
+                  "mirror": "toy/b.txt", **b_extra}}))
+
+
+def test_manifest_reads_zip_member(tmp_path, server):
+    f = zip_source(tmp_path, server).files[1]
+    assert (f.compression, f.member, f.path) == ("zip", "w/b.txt", "b.txt")
+
+
+def test_zip_downloaded_once_for_all_its_members(tmp_path, server):
+    out = tmp_path / "out"
+    paths = sources.fetch(zip_source(tmp_path, server), out, progress=False)
+    assert [p.read_bytes() for p in paths] == [DATA, DATA_B]
+    assert server.requests == [("/pkg/w.zip", None)]
+    assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]  # the archive is not kept
+    # all good: nothing is downloaded again
+    assert sources.fetch(zip_source(tmp_path, server), out, progress=False) == paths
+    assert len(server.requests) == 1
+
+
+def test_zip_member_checksum_mismatch_keeps_previous_good_copy(tmp_path, server):
+    out = tmp_path / "out"
+    sources.fetch(zip_source(tmp_path, server), out, progress=False)
+    # a new release is announced, but the server's archive holds damaged bytes
+    new = DATA_B + b"c\tthird\n"
+    src = zip_source(tmp_path, server, sha256=sha(new))
+    server.files["/pkg/w.zip"] = make_zip({"w/a.jsonl": DATA, "w/b.txt": new[:-3]})
+    with pytest.raises(ChecksumError) as err:
+        sources.fetch(src, out, progress=False)
+    assert "b.txt" in str(err.value) and sha(new) in str(err.value) and sha(new[:-3]) in str(err.value)
+    assert (out / "b.txt").read_bytes() == DATA_B and (out / "a.jsonl").read_bytes() == DATA
+    assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]
+    assert [s for _, s in sources.status(src, out)] == ["ok", "corrupt"]
+
+
+def test_zip_download_checksum_and_missing_member_are_errors(tmp_path, server):
+    out = tmp_path / "out"
+    src = zip_source(tmp_path, server, a_extra={"download_sha256": "3" * 64})
+    with pytest.raises(ChecksumError, match=r"a.jsonl \(download .*/pkg/w.zip\).*" + "3" * 64):
+        sources.fetch(src, out, progress=False)
+    assert os.listdir(out) == []
+    src = zip_source(tmp_path, server, member="w/nope.txt")
+    with pytest.raises(FetchError, match=r"b.txt: archive .* has no member 'w/nope.txt'"):
+        sources.fetch(src, out, progress=False)
+    assert os.listdir(out) == ["a.jsonl"]
+    server.files["/pkg/w.zip"] = b"not a zip" * 10
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/pkg/w.zip", "compression": "zip",
+                                                  "member": "w/a.jsonl"}}))
+    with pytest.raises(FetchError, match="a.jsonl: cannot decompress"):
+        sources.fetch(src, tmp_path / "out2", progress=False)
+    assert os.listdir(tmp_path / "out2") == []
+
+
+def test_zip_download_resumes_partial_archive(tmp_path, server):
+    src = zip_source(tmp_path, server)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / sources._archive_part_name(server.url + "/pkg/w.zip")).write_bytes(ZIP[:100])
+    assert [p.read_bytes() for p in sources.fetch(src, out, progress=False)] == [DATA, DATA_B]
+    assert server.requests == [("/pkg/w.zip", "bytes=100-")]
+    assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]
+
+
+def test_zip_from_mirror_plain_member_or_archive(tmp_path, server):
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "a.jsonl").write_bytes(DATA)  # the plain member
+    (mirror / "toy" / "w.zip").write_bytes(ZIP)  # or the archive itself
+    src = zip_source(tmp_path, server, mirror="toy/w.zip")
+    paths = sources.fetch(src, tmp_path / "out", mirror=mirror, progress=False)
+    assert [p.read_bytes() for p in paths] == [DATA, DATA_B]
+    assert server.requests == []
 
 
 # --- CLI functions ----------------------------------------------------------------------------

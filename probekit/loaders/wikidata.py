@@ -1,0 +1,544 @@
+"""Wikidata facts for the encyclopedic-composition probe: KAMEL and EntityQuestions offline, or WDQS SPARQL.
+
+Tables
+------
+``facts`` (relation, subject, object, source), all strings: one row per distinct fact of one source, in
+Wikidata's direction (the subject has the property, the object is its value), English labels as the sets
+give them (no Q-ids offline), sorted by all four columns. The same fact given by two sources is two rows
+(``source`` differs); deduplicate on (relation, subject, object) before counting or joining.
+
+``cities`` (city, country, via): the country of each place that can be an answer of the
+headquarters question (objects of P159, capitals: objects of P36 and subjects of P1376), found by walking up
+P17 / P131 / P1376 / P36 (inverted) facts, shortest walk first (at most ``city_max_hops`` steps); ``via``
+names the walk (``P131>P17``: the city is in a region whose country is given by P17; ``P36^-1``: the city is
+the capital of that country). A "country" is any object of a P17 fact. Places that are themselves countries
+are left out; a label that reaches two countries at the same distance (``Berlin``: Germany, and a Berlin in
+the USA) has two rows. For the "a city in the gold's country" distractors.
+
+Relations, sources and direction (mirror)
+-----------------------------------------
+=======  ===================  ========================  =====================================
+P-id     meaning              subject -> object          sets
+=======  ===================  ========================  =====================================
+P463     member of            person -> band/org         KAMEL
+P571     inception            band/org -> year           KAMEL (object: 4-digit year string)
+P161     cast member          film -> actor              KAMEL
+P26      spouse               person -> person           KAMEL, EntityQuestions
+P112     founded by           org -> founder             KAMEL, EntityQuestions
+P159     headquarters loc.    org -> city                KAMEL, EntityQuestions
+P17      country              place/thing -> country     KAMEL, EntityQuestions
+P131     located in (admin.)  place -> region            KAMEL, EntityQuestions
+P36      capital              country/region -> city     KAMEL, EntityQuestions (for ``cities``)
+P1376    capital of           city -> country/region     KAMEL (for ``cities``)
+=======  ===================  ========================  =====================================
+
+KAMEL (``kamel_<P>_<split>.jsonl``): ``{"sub_label": S, "obj_label": [O, ...]}``; in the test split each
+object is ``{"rdf", "chosen", "alternative"}`` and its label is ``chosen`` (``rdf`` when ``chosen`` is
+missing). EntityQuestions (``eq_<P>_<split>.jsonl``): ``{"question", "answers": [O, ...]}``; the subject is
+recovered from the question with the relation's template in ``eq_relation_query_templates.json``
+(``Who is [X] married to?``); every answer is one object (EntityQuestions lists every object of a
+subject, not aliases). All three splits of both sets are read by default (they are QA splits, not a
+knowledge split).
+
+Malformed rows
+--------------
+A line that is not a JSON object of the set's shape (bad JSON, bad UTF-8, missing or mistyped keys) is a
+``DataError`` naming the file and the line: the files are checksum-verified, so such a line means a wrong
+file. Facts that are well-formed but unusable are dropped and counted in ``report["dropped"]`` (per reason)
+and per file: an empty label; a label that is a bare Q-id (no English label); a P571 value that is not a
+year in 1000-9999 (BCE dates, decade/century precision); an EntityQuestions question that does not match
+its template; a line with no objects. Repeats of a fact within a source are merged and counted.
+
+SPARQL (``source: sparql``)
+---------------------------
+One SELECT per relation against https://query.wikidata.org/sparql (English labels through the label
+service, truthy ``wdt:`` values, optional per-relation type filters, ``LIMIT sparql_limit``), over a session
+retrying 429/5xx with exponential back-off that honours ``Retry-After``, with a descriptive User-Agent (set
+your contact in ``user_agent``). Each answer is cached as ``raw/wikidata_sparql/<P>.json`` (query, endpoint,
+retrieval time, the SPARQL JSON): when that file exists it is read and the endpoint is not asked again, so a
+rebuild is reproducible; a cache made by a different query (params changed) is an error asking to delete it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Iterable, Iterator, Literal
+
+import pandas as pd
+import requests
+from pydantic import Field, field_validator
+
+from probekit import atomic
+from probekit.errors import DataError, ParamsError
+from probekit.loaders import Loaded, LoaderParams, register
+from probekit.sources import FetchError, make_session
+
+RELATIONS = {
+    "P463": "member of", "P571": "inception", "P161": "cast member", "P26": "spouse", "P112": "founded by",
+    "P159": "headquarters location", "P17": "country", "P131": "located in the administrative territorial entity",
+    "P36": "capital", "P1376": "capital of",
+}
+DEFAULT_RELATIONS = tuple(RELATIONS)
+KAMEL_RELATIONS = ("P463", "P571", "P161", "P26", "P112", "P159", "P17", "P131", "P36", "P1376")
+EQ_RELATIONS = ("P26", "P112", "P159", "P17", "P131", "P36")
+SPLITS = ("train", "dev", "test")
+SOURCE_NAMES = {"kamel": "kamel", "eq": "entityquestions", "sparql": "wikidata_sparql"}
+EQ_TEMPLATES = "eq_relation_query_templates.json"
+YEAR_RELATIONS = ("P571",)
+
+# Upstream locations (see raw/PROVENANCE of the mirror): GitHub raw files at pinned commits.
+KAMEL_URL = "https://raw.githubusercontent.com/JanKalo/KAMEL/21625baba6439faea03e61c28ce29475dc4996f6/data/KAMEL/{rel}/{split}.jsonl"
+EQ_URL = ("https://raw.githubusercontent.com/princeton-nlp/EntityQuestions/409520a32b03cab0cb3bb013a5885c89d174a631/"
+          "dataset/{split}/{rel}.{split}.jsonl")
+EQ_TEMPLATES_URL = ("https://raw.githubusercontent.com/princeton-nlp/EntityQuestions/"
+                    "096c261f327431b30af7ff718670f4bd13214908/relation_query_templates.json")
+
+WDQS = "https://query.wikidata.org/sparql"
+DEFAULT_USER_AGENT = ("probekit/0.1 (oLMpics-style probe generator; https://github.com/probekit/probekit; "
+                      "contact: YOUR-EMAIL@example.org) python-requests")
+_ORG_TYPES = "VALUES ?stype { wd:Q215380 wd:Q5741069 wd:Q4830453 wd:Q783794 wd:Q891723 wd:Q6881511 } ?s wdt:P31 ?stype ."
+_CITY_TYPES = "VALUES ?stype { wd:Q515 wd:Q1549591 } ?s wdt:P31 ?stype ."
+# Type filters (SPARQL patterns over ?s / ?o) so that a LIMITed query samples the entities the probe asks about:
+# bands (musical group Q215380, rock band Q5741069), organisations (business, company, public company,
+# enterprise), films (Q11424), actors (Q33999, Q10800557), cities (Q515, big city Q1549591), countries.
+DEFAULT_SPARQL_FILTERS = {
+    "P463": "VALUES ?otype { wd:Q215380 wd:Q5741069 } ?o wdt:P31 ?otype .",
+    "P571": "VALUES ?stype { wd:Q215380 wd:Q5741069 wd:Q4830453 wd:Q783794 wd:Q891723 wd:Q6881511 } ?s wdt:P31 ?stype .",
+    "P161": "?s wdt:P31 wd:Q11424 .",
+    "P26": "VALUES ?occ { wd:Q33999 wd:Q10800557 } ?s wdt:P106 ?occ .",
+    "P112": _ORG_TYPES,
+    "P159": _ORG_TYPES,
+    "P17": _CITY_TYPES,
+    "P131": _CITY_TYPES,
+    "P36": "VALUES ?stype { wd:Q6256 wd:Q3624078 } ?s wdt:P31 ?stype .",
+    "P1376": _CITY_TYPES,
+}
+
+FACT_COLUMNS = ["relation", "subject", "object", "source"]
+CITY_COLUMNS = ["city", "country", "via"]
+_QID = re.compile(r"Q\d+")
+_PID = re.compile(r"P\d+")
+_YEAR = re.compile(r"([+-]?)(\d+)(?:-\d\d-\d\d(?:T\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)?)?")
+
+
+class WikidataParams(LoaderParams):
+    """Params of the wikidata table set (section ``tables.wikidata``)."""
+
+    source: Literal["mirror", "sparql"] = "mirror"
+    relations: list[str] = Field(default_factory=lambda: list(DEFAULT_RELATIONS))
+    splits: list[Literal["train", "dev", "test"]] = Field(default_factory=lambda: list(SPLITS))
+    city_max_hops: int = Field(3, ge=1, le=6)
+    sparql_endpoint: str = WDQS
+    sparql_limit: int = Field(20000, ge=1)
+    sparql_timeout_s: float = Field(120.0, gt=0)
+    sparql_retries: int = Field(5, ge=0)
+    sparql_backoff_s: float = Field(2.0, ge=0)
+    sparql_filters: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_SPARQL_FILTERS))
+    user_agent: str = DEFAULT_USER_AGENT
+
+    @field_validator("relations")
+    @classmethod
+    def _pids(cls, v: list[str]) -> list[str]:
+        bad = [r for r in v if not _PID.fullmatch(r)]
+        if bad:
+            raise ValueError(f"not Wikidata property ids: {bad}")
+        if len(set(v)) != len(v) or not v:
+            raise ValueError("must be a non-empty list without repeats")
+        return v
+
+
+def sources(params: WikidataParams) -> list[str]:
+    """The ``raw/sources.yaml`` sources the loader reads with ``params`` (none for SPARQL: the cache is a DVC output)."""
+    if params.source == "sparql":
+        return []
+    return [n for n, rels in (("entityquestions", EQ_RELATIONS), ("kamel", KAMEL_RELATIONS))
+            if set(params.relations) & set(rels)]
+
+
+def kamel_file(relation: str, split: str) -> str:
+    return f"kamel_{relation}_{split}.jsonl"
+
+
+def eq_file(relation: str, split: str) -> str:
+    return f"eq_{relation}_{split}.jsonl"
+
+
+def manifest_files(relations: Iterable[str] = DEFAULT_RELATIONS, splits: Iterable[str] = SPLITS) -> dict[str, list[dict]]:
+    """``{source: [{path, url, mirror}, ...]}``: the files the mirror mode reads, for ``raw/sources.yaml``.
+    ``mirror`` is relative to the shared mirror root."""
+    rels, splits = list(relations), list(splits)
+    out = {"kamel": [], "entityquestions": []}
+    for rel in [r for r in rels if r in KAMEL_RELATIONS]:
+        for split in splits:
+            out["kamel"].append({"path": kamel_file(rel, split), "url": KAMEL_URL.format(rel=rel, split=split),
+                                 "mirror": f"wikidata/kamel/data/KAMEL/{rel}/{split}.jsonl"})
+    eq = [r for r in rels if r in EQ_RELATIONS]
+    if eq:
+        out["entityquestions"].append({"path": EQ_TEMPLATES, "url": EQ_TEMPLATES_URL,
+                                       "mirror": "wikidata/entityquestions/relation_query_templates.json"})
+    for rel in eq:
+        for split in splits:
+            out["entityquestions"].append({"path": eq_file(rel, split), "url": EQ_URL.format(rel=rel, split=split),
+                                           "mirror": f"wikidata/entityquestions/dataset/{split}/{rel}.{split}.jsonl"})
+    return {k: v for k, v in out.items() if v}
+
+
+# --- values ------------------------------------------------------------------------------------
+
+def normalise_year(value: str) -> str | None:
+    """``"1959"``, ``"1959-01-01T00:00:00Z"``, ``"+1959-..."`` -> ``"1959"``; None for BCE or years outside 1000-9999."""
+    m = _YEAR.fullmatch(value.strip())
+    if not m or m.group(1) == "-":
+        return None
+    year = int(m.group(2))
+    return str(year) if 1000 <= year <= 9999 else None
+
+
+def _clean(relation: str, subject, obj) -> tuple[tuple[str, str] | None, str | None]:
+    """The cleaned (subject, object) of one fact, or None and the reason it is dropped."""
+    s, o = str(subject).strip(), str(obj).strip()
+    if not s or not o:
+        return None, "empty label"
+    if _QID.fullmatch(s) or _QID.fullmatch(o):
+        return None, "no English label (bare Q-id)"
+    if relation in YEAR_RELATIONS:
+        o = normalise_year(o)
+        if o is None:
+            return None, f"{relation} value not a year in 1000-9999"
+    return (s, o), None
+
+
+class _FileStats:
+    def __init__(self):
+        self.lines = self.facts = 0
+        self.dropped: Counter = Counter()
+
+    def as_dict(self) -> dict:
+        return {"lines": self.lines, "facts": self.facts, "dropped": dict(sorted(self.dropped.items()))}
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line; a ``DataError`` naming file and line otherwise."""
+    if not path.is_file():
+        raise DataError(f"{path}: missing (run: probes sources fetch {path.parent.name})")
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+                if not text.strip():
+                    continue
+                obj = json.loads(text)
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise DataError(f"{path}:{n}: not a JSON line: {e}") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
+            yield n, obj
+
+
+def _emit(relation: str, pairs: Iterable[tuple], stats: _FileStats) -> Iterator[tuple[str, str]]:
+    for s, o in pairs:
+        fact, why = _clean(relation, s, o)
+        if fact is None:
+            stats.dropped[why] += 1
+        else:
+            stats.facts += 1
+            yield fact
+
+
+def read_kamel(path: Path, relation: str, stats: _FileStats | None = None) -> list[tuple[str, str]]:
+    """(subject, object) facts of one KAMEL file (train/dev: label strings; test: ``{"chosen", "rdf"}`` dicts)."""
+    stats = stats if stats is not None else _FileStats()
+    out = []
+    for n, row in _json_lines(path):
+        stats.lines += 1
+        sub, objs = row.get("sub_label"), row.get("obj_label")
+        if not isinstance(sub, str) or not isinstance(objs, list):
+            raise DataError(f"{path}:{n}: expected \"sub_label\" (string) and \"obj_label\" (list)")
+        labels = []
+        for o in objs:
+            if isinstance(o, dict):
+                o = o.get("chosen") if o.get("chosen") is not None else o.get("rdf")
+            if not isinstance(o, str):
+                raise DataError(f"{path}:{n}: an \"obj_label\" item is neither a string nor a "
+                                f"{{\"chosen\": string}} object")
+            labels.append(o)
+        if not labels:
+            stats.dropped["no objects"] += 1
+        out.extend(_emit(relation, ((sub, o) for o in labels), stats))
+    return out
+
+
+def eq_subject_patterns(templates: dict, relation: str) -> list[re.Pattern]:
+    """Regexes recovering ``[X]`` from the relation's question templates (``P159`` and ``P159_similar``)."""
+    keys = [k for k in (relation, f"{relation}_similar") if isinstance(templates.get(k), str)]
+    pats = []
+    for k in keys:
+        t = templates[k]
+        if t.count("[X]") != 1:
+            raise DataError(f"{EQ_TEMPLATES}: template {k!r} must hold [X] once: {t!r}")
+        pre, post = t.split("[X]")
+        pats.append(re.compile(re.escape(pre) + "(.+)" + re.escape(post)))
+    return pats
+
+
+def read_eq(path: Path, relation: str, templates: dict, stats: _FileStats | None = None) -> list[tuple[str, str]]:
+    """(subject, object) facts of one EntityQuestions file; the subject is parsed out of the question."""
+    stats = stats if stats is not None else _FileStats()
+    patterns = eq_subject_patterns(templates, relation)
+    if not patterns:
+        raise DataError(f"{EQ_TEMPLATES}: no question template for {relation}")
+    out = []
+    for n, row in _json_lines(path):
+        stats.lines += 1
+        q, answers = row.get("question"), row.get("answers")
+        if not isinstance(q, str) or not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+            raise DataError(f"{path}:{n}: expected \"question\" (string) and \"answers\" (list of strings)")
+        m = next((m for p in patterns if (m := p.fullmatch(q.strip()))), None)
+        if m is None:
+            stats.dropped["question does not match the relation's template"] += 1
+            continue
+        if not answers:
+            stats.dropped["no objects"] += 1
+        out.extend(_emit(relation, ((m.group(1), a) for a in answers), stats))
+    return out
+
+
+def read_eq_templates(path: Path) -> dict:
+    if not path.is_file():
+        raise DataError(f"{path}: missing (run: probes sources fetch {path.parent.name})")
+    try:
+        templates = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(f"{path}: not a JSON file: {e}") from None
+    if not isinstance(templates, dict):
+        raise DataError(f"{path}: expected a JSON object of relation -> question template")
+    return templates
+
+
+# --- SPARQL ------------------------------------------------------------------------------------
+
+def sparql_query(relation: str, limit: int, type_filter: str = "") -> str:
+    """The SELECT for one relation: ?sLabel and ?oLabel (English), or ?o (a dateTime) for year relations."""
+    head = f"# probekit wikidata loader: {relation} ({RELATIONS.get(relation, 'relation')})\n"
+    label = 'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". }'
+    where = f"  {type_filter}\n" if type_filter.strip() else ""
+    if relation in YEAR_RELATIONS:
+        # only statements precise to the year (timePrecision >= 9), no deprecated ones
+        return (head + "SELECT DISTINCT ?s ?sLabel ?o WHERE {\n" + where
+                + f"  ?s p:{relation} ?st . ?st psv:{relation} ?v ; wikibase:rank ?rank .\n"
+                + "  ?v wikibase:timeValue ?o ; wikibase:timePrecision ?prec .\n"
+                + "  FILTER(?prec >= 9 && ?rank != wikibase:DeprecatedRank)\n"
+                + f"  {label}\n}}\nLIMIT {limit}\n")
+    return (head + "SELECT DISTINCT ?s ?sLabel ?o ?oLabel WHERE {\n" + where
+            + f"  ?s wdt:{relation} ?o .\n  {label}\n}}\nLIMIT {limit}\n")
+
+
+class SparqlClient:
+    """GET queries to a SPARQL endpoint with a descriptive User-Agent, retries (429/5xx, exponential back-off,
+    ``Retry-After`` honoured) and timeouts; answers are SPARQL 1.1 JSON results."""
+
+    def __init__(self, endpoint: str = WDQS, user_agent: str = DEFAULT_USER_AGENT, timeout_s: float = 120.0,
+                 retries: int = 5, backoff_s: float = 2.0, session: requests.Session | None = None):
+        self.endpoint, self.timeout = endpoint, (10.0, timeout_s)
+        self.session = session or make_session(retries=retries, backoff_factor=backoff_s)
+        self.session.headers.update({"User-Agent": user_agent, "Accept": "application/sparql-results+json"})
+
+    def select(self, query: str) -> dict:
+        try:
+            r = self.session.get(self.endpoint, params={"query": query, "format": "json"}, timeout=self.timeout)
+            r.raise_for_status()
+            result = r.json()
+        except requests.RequestException as e:
+            raise FetchError(f"SPARQL {self.endpoint}: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
+        except ValueError:
+            raise FetchError(f"SPARQL {self.endpoint}: the answer is not JSON") from None
+        if not isinstance(result, dict) or not isinstance(result.get("results", {}).get("bindings"), list):
+            raise FetchError(f"SPARQL {self.endpoint}: the answer is not SPARQL JSON results")
+        return result
+
+
+def cached_select(cache: Path, relation: str, query: str, client_factory) -> dict:
+    """The SPARQL JSON answer to ``query``, from ``cache/<relation>.json`` when it exists, else asked once and
+    stored there (atomically). ``client_factory()`` is only called when the endpoint must be asked."""
+    path = cache / f"{relation}.json"
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise DataError(f"{path}: not a JSON file: {e}") from None
+        if not isinstance(stored, dict) or "response" not in stored:
+            raise DataError(f"{path}: not a probekit SPARQL cache file (no \"response\")")
+        if stored.get("query") != query:
+            raise DataError(f"{path}: cached for another query (params changed); delete it to query Wikidata again")
+        return stored["response"]
+    client = client_factory()
+    response = client.select(query)
+    atomic.write_json(path, {"endpoint": client.endpoint, "query": query, "relation": relation,
+                             "retrieved_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             "response": response})
+    return response
+
+
+def read_sparql(response: dict, relation: str, where: str, stats: _FileStats | None = None) -> list[tuple[str, str]]:
+    """(subject, object) facts of one cached SPARQL answer: ?sLabel with ?oLabel, or with ?o for year relations."""
+    stats = stats if stats is not None else _FileStats()
+    bindings = response.get("results", {}).get("bindings") if isinstance(response, dict) else None
+    if not isinstance(bindings, list):
+        raise DataError(f"{where}: no results.bindings list")
+    okey = "o" if relation in YEAR_RELATIONS else "oLabel"
+    pairs = []
+    for i, b in enumerate(bindings):
+        stats.lines += 1
+        try:
+            pairs.append((b["sLabel"]["value"], b[okey]["value"]))
+        except (KeyError, TypeError):
+            raise DataError(f"{where}: result {i}: expected ?sLabel and ?{okey} values") from None
+    return list(_emit(relation, pairs, stats))
+
+
+# --- derived -----------------------------------------------------------------------------------
+
+def city_countries(facts: pd.DataFrame, max_hops: int = 3) -> pd.DataFrame:
+    """The ``cities`` table (see the module docstring) from a ``facts`` table."""
+    f = facts[["relation", "subject", "object"]].drop_duplicates()
+    by = {r: g for r, g in f.groupby("relation")}
+    pairs = lambda r: [] if r not in by else zip(by[r]["subject"], by[r]["object"])  # noqa: E731
+    countries = set(by["P17"]["object"]) if "P17" in by else set()
+    up: dict[str, list[tuple[str, str]]] = defaultdict(list)  # node -> [(edge name, parent)]
+    for s, o in pairs("P17"):
+        up[s].append(("P17", o))
+    for s, o in pairs("P131"):
+        up[s].append(("P131", o))
+    for s, o in pairs("P1376"):
+        up[s].append(("P1376", o))
+    for s, o in pairs("P36"):
+        up[o].append(("P36^-1", s))
+    for k in up:
+        up[k].sort()
+    candidates = {o for _, o in pairs("P159")} | {o for _, o in pairs("P36")} | {s for s, _ in pairs("P1376")}
+    rows = []
+    for city in sorted(candidates - countries):
+        found: dict[str, str] = {}
+        frontier, seen = [(city, ())], {city}
+        for _ in range(max_hops):
+            nxt = []
+            for node, path in frontier:
+                for edge, parent in up.get(node, ()):
+                    via = path + (edge,)
+                    if parent in countries and parent != city:
+                        found[parent] = min(found.get(parent, "~"), ">".join(via))
+                    elif parent not in seen:
+                        seen.add(parent)
+                        nxt.append((parent, via))
+            if found or not nxt:
+                break
+            frontier = nxt
+        rows += [(city, country, via) for country, via in sorted(found.items())]
+    return pd.DataFrame(rows, columns=CITY_COLUMNS)
+
+
+def composition_chains(facts: pd.DataFrame, symmetric_spouse: bool = False) -> dict[str, pd.DataFrame]:
+    """The two-hop chains of the encyclopedic-composition questions, over distinct (relation, subject, object):
+
+    ``person_band_year`` (person, band, year): P463 person->band joined with P571 band->year;
+    ``film_actor_spouse`` (film, actor, spouse): P161 film->actor joined with P26 actor->spouse
+    (``symmetric_spouse`` also uses each P26 fact backwards);
+    ``person_company_city`` (person, company, city): P112 company->founder (read backwards) joined with
+    P159 company->city. Joins are on labels, so two entities with one label are conflated."""
+    f = facts[["relation", "subject", "object"]].drop_duplicates()
+
+    def rel(r, a, b):
+        return f.loc[f["relation"] == r, ["subject", "object"]].set_axis([a, b], axis=1)
+
+    spouse = rel("P26", "actor", "spouse")
+    if symmetric_spouse:
+        spouse = pd.concat([spouse, spouse.set_axis(["spouse", "actor"], axis=1)[["actor", "spouse"]]])
+    out = {
+        "person_band_year": rel("P463", "person", "band").merge(rel("P571", "band", "year")),
+        "film_actor_spouse": rel("P161", "film", "actor").merge(spouse),
+        "person_company_city": rel("P112", "company", "person")[["person", "company"]].merge(
+            rel("P159", "company", "city")),
+    }
+    return {k: v.drop_duplicates().sort_values(list(v.columns)).reset_index(drop=True) for k, v in out.items()}
+
+
+# --- the loader --------------------------------------------------------------------------------
+
+@register("wikidata", params=WikidataParams, sources=sources)
+def load(raw: Path, params: WikidataParams) -> Loaded:
+    """``facts`` and ``cities`` tables from ``raw/kamel`` + ``raw/entityquestions`` (mirror) or from Wikidata's
+    SPARQL endpoint cached under ``raw/wikidata_sparql`` (see the module docstring)."""
+    raw = Path(raw)
+    files: dict[str, _FileStats] = {}
+    facts: dict[str, list[tuple[str, str]]] = defaultdict(list)  # source -> [(relation, s, o)] with repeats
+    if params.source == "mirror":
+        unknown = [r for r in params.relations if r not in KAMEL_RELATIONS and r not in EQ_RELATIONS]
+        if unknown:
+            raise ParamsError(f"tables.wikidata.relations: {unknown} are in neither KAMEL ({', '.join(KAMEL_RELATIONS)}) "
+                              f"nor EntityQuestions ({', '.join(EQ_RELATIONS)}) as mirrored; use source: sparql")
+        templates = None
+        for rel in params.relations:
+            for split in params.splits:
+                if rel in KAMEL_RELATIONS:
+                    path = raw / "kamel" / kamel_file(rel, split)
+                    st = files.setdefault(f"kamel/{path.name}", _FileStats())
+                    facts["kamel"] += [(rel, s, o) for s, o in read_kamel(path, rel, st)]
+                if rel in EQ_RELATIONS:
+                    if templates is None:
+                        templates = read_eq_templates(raw / "entityquestions" / EQ_TEMPLATES)
+                    path = raw / "entityquestions" / eq_file(rel, split)
+                    st = files.setdefault(f"entityquestions/{path.name}", _FileStats())
+                    facts["entityquestions"] += [(rel, s, o) for s, o in read_eq(path, rel, templates, st)]
+    else:
+        cache = raw / SOURCE_NAMES["sparql"]
+        client: list[SparqlClient] = []
+
+        def factory() -> SparqlClient:
+            if not client:
+                client.append(SparqlClient(params.sparql_endpoint, params.user_agent, params.sparql_timeout_s,
+                                           params.sparql_retries, params.sparql_backoff_s))
+            return client[0]
+
+        for rel in params.relations:
+            query = sparql_query(rel, params.sparql_limit, params.sparql_filters.get(rel, ""))
+            response = cached_select(cache, rel, query, factory)
+            st = files.setdefault(f"{SOURCE_NAMES['sparql']}/{rel}.json", _FileStats())
+            facts["wikidata_sparql"] += [(rel, s, o) for s, o in read_sparql(response, rel, str(cache / f"{rel}.json"), st)]
+
+    rows, repeats = set(), Counter()
+    for source, triples in facts.items():
+        unique = set(triples)
+        repeats[source] = len(triples) - len(unique)
+        rows |= {(r, s, o, source) for r, s, o in unique}
+    table = pd.DataFrame(sorted(rows), columns=FACT_COLUMNS)
+    cities = city_countries(table, params.city_max_hops)
+
+    per_rel: dict[str, dict[str, int]] = {}
+    for (rel, src), n in table.groupby(["relation", "source"]).size().items():
+        per_rel.setdefault(rel, {})[src] = int(n)
+    distinct = table.drop_duplicates(["relation", "subject", "object"])
+    dropped = Counter()
+    for st in files.values():
+        dropped.update(st.dropped)
+    chains = composition_chains(table)
+    report = {
+        "source": params.source,
+        "malformed_lines": "DataError naming file and line",
+        "rows": len(table),
+        "rows_per_relation": {r: per_rel[r] for r in sorted(per_rel)},
+        "distinct_facts_per_relation": {r: int(n) for r, n in distinct.groupby("relation").size().items()},
+        "facts_in_two_sources": int(len(table) - len(distinct)),
+        "repeats_merged": {k: int(v) for k, v in sorted(repeats.items())},
+        "dropped": dict(sorted(dropped.items())),
+        "files": {k: st.as_dict() for k, st in sorted(files.items())},
+        "cities": {"rows": len(cities), "cities": int(cities["city"].nunique()),
+                   "countries": int(cities["country"].nunique()),
+                   "cities_with_two_or_more_countries": int((cities.groupby("city").size() > 1).sum())},
+        "chains": {k: len(v) for k, v in chains.items()},
+        "chains_symmetric_spouse": len(composition_chains(table, symmetric_spouse=True)["film_actor_spouse"]),
+    }
+    return Loaded(tables={"facts": table, "cities": cities}, report=report)
