@@ -165,6 +165,57 @@ def _report(args) -> int:
     return 0
 
 
+def _annotated_probe(probe: str):
+    """The generator module and spec of a probe whose gold comes from people (it defines annotated_keys)."""
+    import importlib
+
+    import generators
+    from probekit.templates import load_probe_spec
+
+    generator = generators.get(probe)
+    module = importlib.import_module(f"generators.{probe}")
+    if not hasattr(module, "annotated_keys"):
+        raise UsageError(f"--probe {probe}: this probe takes no human annotations (its gold is computed)")
+    return generator, module, load_probe_spec(generator.template_path)
+
+
+def _annotate_export(args) -> int:
+    from probekit import annotations
+    from probekit.params import read_params, section
+
+    generator, module, spec = _annotated_probe(args.probe)
+    candidates = [key for path in args.candidates for key in annotations.read_candidates(path, spec)]
+    annotated = set()
+    if not args.all:
+        params = section(read_params(args.params), args.probe, generator.params, spec.params,
+                         f"{spec.path} (params)", {"spec": spec})
+        annotated = module.annotated_keys(spec, params)
+    stats = annotations.export(spec, candidates, args.out, annotated)
+    per = ", ".join(f"{t} {n}" for t, n in stats["by_template"].items()) or "none"
+    print(f"wrote {stats['written']} statement(s) to annotate to {args.out} ({per}); left out: "
+          f"{stats['already_annotated']} already annotated, {stats['repeated']} repeated candidate(s)")
+    return 0
+
+
+def _annotate_import(args) -> int:
+    from probekit import annotations
+
+    _, _, spec = _annotated_probe(args.probe)
+    result = annotations.import_answers(args.answers, spec, min_workers=args.min_workers)
+    annotations.write_gold(result.gold, args.out)
+    s = result.stats
+    agreement = (f"mean agreement with the majority {s['mean_agreement']:.3f} and Fleiss' kappa "
+                 f"{s['fleiss_kappa'] if s['fleiss_kappa'] is None else format(s['fleiss_kappa'], '.3f')} over "
+                 f"{s['statements_with_2_or_more_workers']} statement(s) with 2+ workers"
+                 if s["mean_agreement"] is not None else "no statement has 2+ workers: agreement undefined")
+    print(f"{s['answers']} answer(s) of {s['workers']} worker(s) in {s['files']} file(s) ({s['blank']} blank, "
+          f"skipped) on {s['statements']} statement(s): {s['gold']} with gold, {s['ties']} tie(s) and "
+          f"{s['too_few_workers']} with fewer than {args.min_workers} worker(s) left without gold (the next "
+          f"export lists them again); {agreement}")
+    print(f"wrote {args.out}")
+    return 0
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Every option's default shown in its help (where it has one); descriptions kept as written."""
 
@@ -259,6 +310,30 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     rep.add_argument("--heatmaps", type=Path, help="also write per-model heatmaps of two-number probes "
                                                    "(Fig. 2A/3) into this folder")
     rep.set_defaults(func=_report)
+
+    ann = command(sub, "annotate", "statements out to crowdworkers, their answers back in as gold", """\
+export   write the statements of candidate (template_id, x, y) rows that have no gold yet, one a row with
+         empty worker and answer columns, for crowdworkers (each fills a copy)
+import   aggregate the workers' answer files into a gold table by majority vote (a tie gives no gold);
+         print the agreement. Give the gold table to the probe's params `annotations`""")
+    ann_sub = ann.add_subparsers(dest="action", required=True, metavar="ACTION")
+    exp = command(ann_sub, "export", "the statements to annotate, as a CSV for crowdworkers")
+    exp.add_argument("--probe", default="always_never", help="probe whose templates and annotations to use")
+    exp.add_argument("--candidates", required=True, nargs="+", metavar="CSV",
+                     help="candidate CSV file(s) with columns template_id, x, y")
+    exp.add_argument("--out", required=True, help="CSV to write (template_id, x, y, statement, worker, answer)")
+    exp.add_argument("--all", action="store_true",
+                     help="also list candidates that already have gold (default: only the unannotated ones)")
+    exp.add_argument("--params", help=PARAMS_HELP + "; the probe's section says where its annotations are")
+    exp.set_defaults(func=_annotate_export)
+    imp = command(ann_sub, "import", "aggregate workers' answers into a gold table (majority vote)")
+    imp.add_argument("answers", nargs="+", metavar="ANSWERS.csv",
+                     help="answer file(s): the exported columns with worker (empty: the file name) and answer")
+    imp.add_argument("--out", required=True, help="gold CSV to write (template_id, x, y, gold, n_workers, agreement)")
+    imp.add_argument("--probe", default="always_never", help="probe whose templates and answer words to check")
+    imp.add_argument("--min-workers", type=_positive, default=1,
+                     help="a statement with fewer answers gets no gold")
+    imp.set_defaults(func=_annotate_import)
     return p
 
 

@@ -2,10 +2,11 @@
 
 A loader module registers one function per table set with :func:`register`::
 
-    @register("conceptnet", params=ConceptNetParams)
+    @register("conceptnet", params=ConceptNetParams, sources=lambda p: [...])
     def load(raw: Path, params: ConceptNetParams) -> Loaded: ...
 
-``raw`` is the fetched source folder (``raw/<source>/``, files named as in ``raw/sources.yaml``). The tables
+``raw`` is the raw root: one folder per fetched source (``raw/<source>/``, files named as in
+``raw/sources.yaml``); ``sources(params)`` names the ones the loader reads with those params. The tables
 are pandas DataFrames with fixed columns and a deterministic row order; ``report`` holds JSON-able counts
 (rows read, rows dropped and why, per file) for the fidelity report. A malformed row is either an error
 naming file and line (``DataError``) or counted in the report: each loader's docstring says which.
