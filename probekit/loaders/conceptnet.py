@@ -314,7 +314,8 @@ def _load_dump(folder: Path, relations: list[str]) -> tuple[pd.DataFrame, dict, 
 # ---------------------------------------------------------------- the loader
 
 
-@register("conceptnet", params=ConceptNetParams)
+@register("conceptnet", params=ConceptNetParams,
+          sources=lambda p: ["conceptnet_dump" if p.edge_source == "dump" else "conceptnet_subsets"])
 def load(raw: Path, params: ConceptNetParams) -> Loaded:
     """The ``edges`` table from ``raw/conceptnet_subsets/`` or ``raw/conceptnet_dump/`` (``raw`` = raw root)."""
     raw = Path(raw)
