@@ -87,3 +87,27 @@ def tiny_roberta(tmp_path_factory) -> Path:
     RobertaForMaskedLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def source_tables(tmp_path_factory):
+    """``load(name) -> {table: DataFrame}``: a table set built once per session from the mirror, as
+    ``probes sources fetch`` + ``probes tables NAME`` would (the real manifest, a temporary raw root)."""
+    from probekit import loaders
+    from probekit.params import ParamsFile, section
+    from probekit.sources import fetch, load_manifest
+
+    manifest = load_manifest(REPO / "raw/sources.yaml")
+    raw = tmp_path_factory.mktemp("raw")
+    cache: dict[str, dict] = {}
+
+    def load(name: str) -> dict:
+        if name not in cache:
+            loader = loaders.get(name)
+            params = section(ParamsFile(None), f"tables.{name}", loader.params)
+            for source in loader.sources(params):
+                fetch(manifest[source], raw / source, mirror=MIRROR, progress=False)
+            cache[name] = loader.fn(raw, params).tables
+        return cache[name]
+
+    return load
