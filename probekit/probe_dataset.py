@@ -127,7 +127,7 @@ def write_probe(out_dir: str | Path, built: BuiltProbe, *, generator_version: st
         for name, rows in built.variants.items():
             variant = spec.variants[name]
             definition = ({"control": variant.control, "base": variant.base} if variant.control
-                          else {"template": variant.template, **variant.options})
+                          else {"templates": list(variant.templates), **variant.options})
             texts = {f"{split}.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in r_)
                      for split, r_ in rows.items()}
             meta = {

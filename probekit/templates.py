@@ -67,15 +67,21 @@ class Template:
 
 @dataclass(frozen=True)
 class Variant:
-    """A named way to instantiate a probe, declared in its YAML: a base variant fills ``template`` (with
-    generator-specific ``options``, e.g. the number probes' ``values``); a control variant applies
-    ``control`` to the rows of the base variant ``base``."""
+    """A named way to instantiate a probe, declared in its YAML: a base variant fills its ``templates``
+    (``template: ID``, ``templates: [ID, ...]`` or ``templates: all``), with generator-specific ``options``
+    (e.g. the number probes' ``values``); a control variant applies ``control`` to the rows of the base
+    variant ``base``."""
 
     name: str
-    template: str | None = None
+    templates: tuple[str, ...] = ()
     control: str | None = None
     base: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def template(self) -> str | None:
+        """The first (for most probes the only) template of a base variant."""
+        return self.templates[0] if self.templates else None
 
 
 @dataclass(frozen=True)
@@ -191,15 +197,19 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
         where = f"{path}: variant {name!r}"
         if not isinstance(v, Mapping):
             raise TemplateError(f"{where}: must be a mapping ({{template: ID}} or {{control: NAME, base: VARIANT}})")
-        if ("template" in v) == ("control" in v):
-            raise TemplateError(f"{where}: give exactly one of 'template' (a base variant) or 'control'")
-        if "template" in v:
-            template = v["template"]
-            if not isinstance(template, str) or template not in templates:
-                raise TemplateError(f"{where}: template must be one template id of {list(templates)}, "
-                                    f"got {template!r}")
-            variants[name] = Variant(name, template=template,
-                                     options={k: x for k, x in v.items() if k != "template"})
+        kinds = [k for k in ("template", "templates", "control") if k in v]
+        if len(kinds) != 1:
+            raise TemplateError(f"{where}: give exactly one of 'template' / 'templates' (a base variant) or "
+                                f"'control'")
+        if kinds[0] != "control":
+            wanted = v[kinds[0]]
+            ids = list(templates) if wanted == "all" and kinds[0] == "templates" else (
+                [wanted] if kinds[0] == "template" else wanted)
+            if not isinstance(ids, list) or not ids or not all(isinstance(t, str) and t in templates for t in ids):
+                raise TemplateError(f"{where}: {kinds[0]} must be {'one template id' if kinds[0] == 'template' else 'all or a list of template ids'} "
+                                    f"of {list(templates)}, got {wanted!r}")
+            variants[name] = Variant(name, templates=tuple(ids),
+                                     options={k: x for k, x in v.items() if k not in ("template", "templates")})
             continue
         control, base = v.get("control"), v.get("base")
         if not isinstance(control, str) or control not in CONTROLS:
@@ -207,7 +217,7 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
         unknown = sorted(set(v) - {"control", "base"})
         if unknown:
             raise TemplateError(f"{where}: unknown key(s) {unknown} for a control variant")
-        if not isinstance(base, str) or not isinstance(raw.get(base), Mapping) or "template" not in raw[base]:
+        if not isinstance(base, str) or not isinstance(raw.get(base), Mapping) or "control" in raw[base]:
             raise TemplateError(f"{where}: base must name a declared base (template) variant, got {base!r}")
         variants[name] = Variant(name, control=control, base=base)
     return variants

@@ -216,9 +216,10 @@ variants:
 
 @pytest.mark.parametrize("definition, message", [
     ("{template: [paper, other], values: ages}", "template must be one template id of"),
+    ("{templates: [paper, other], values: ages}", "templates must be all or a list of template ids of"),
     ("{control: nolang}", "base must name a declared base (template) variant, got None"),
     ("{control: shuffle, base: original}", "control must be one of ['nolang', 'perturbed'], got 'shuffle'"),
-    ("{template: paper, control: nolang}", "give exactly one of 'template' (a base variant) or 'control'"),
+    ("{template: paper, control: nolang}", "give exactly one of 'template' / 'templates' (a base variant) or"),
 ])
 def test_bad_variant_definitions_name_file_and_variant(definition, message, tmp_path, monkeypatch, capsys):
     path = probe_copy(tmp_path, monkeypatch, lambda text: text.replace(
@@ -245,8 +246,8 @@ def test_version_help_and_probe_choices(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["generate", "nope", "--out", "x"])
     assert exit_.value.code == 2
-    assert "argument PROBE: invalid choice: 'nope' (choose from 'age_comparison', 'multihop_comparison')" \
-        in capsys.readouterr().err
+    choices = ", ".join(f"'{p}'" for p in generators.available())
+    assert f"argument PROBE: invalid choice: 'nope' (choose from {choices})" in capsys.readouterr().err
 
     def walk(p):
         for action in p._actions:

@@ -180,7 +180,7 @@ def test_meta_and_card(tmp_path, age):
     out = write_probe(tmp_path / "age", age, generator_version="1")
     meta = json.loads((out / "original/meta.json").read_text())
     assert meta["splits"]["dev"] == {"n": 40, "labels": {"older": 20, "younger": 20}, "template_ids": ["paper"]}
-    assert meta["definition"] == {"template": "paper", "values": "ages"}
+    assert meta["definition"] == {"templates": ["paper"], "values": "ages"}
     assert meta["params"] == {k: v for k, v in AGE.items() if k != "variants"}  # seed, mode, size, value ranges
     card = (out / "original/README.md").read_text()
     assert card.startswith("---\n") and "config_name: age_comparison-original" in card
