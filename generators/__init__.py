@@ -27,17 +27,20 @@ class Generator:
     module_path: Path
     params: type[ProbeParams] = ProbeParams  # the typed params section of the probe
     tables: tuple[str, ...] = ()  # table sets (probes tables NAME) the generator reads
+    sources: tuple[str, ...] = ()  # raw sources it reads directly (raw/sources.yaml names), for provenance
 
     @property
     def template_path(self) -> Path:
         return self.module_path.with_suffix(".yaml")
 
 
-def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, tables: tuple[str, ...] = ()):
+def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, tables: tuple[str, ...] = (),
+             sources: tuple[str, ...] = ()):
     """Decorator: register ``fn(spec, variant, params, tables) -> {split: [row, ...]}`` as ``probe``'s generator.
 
     ``params`` is the probe's typed params model; ``tables`` names the table sets it reads (``fn`` gets
-    ``{set: {table: DataFrame}}``, read once per run).
+    ``{set: {table: DataFrame}}``, read once per run); ``sources`` names raw sources it reads directly
+    (their licence and citation go into the dataset card).
     """
 
     def wrap(fn: Callable) -> Callable:
@@ -45,7 +48,7 @@ def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParam
         path = Path(module.__file__).resolve()
         if path.stem != probe:
             raise ValueError(f"{path}: registers probe {probe!r}; a probe's module must be named after it")
-        _REGISTRY[probe] = Generator(probe, version, fn, path, params, tuple(tables))
+        _REGISTRY[probe] = Generator(probe, version, fn, path, params, tuple(tables), tuple(sources))
         return fn
 
     return wrap

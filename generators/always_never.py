@@ -144,7 +144,7 @@ def describe(report: Mapping) -> list[str]:
     return lines
 
 
-@register("always_never", version="1", params=AlwaysNeverParams)
+@register("always_never", version="1", params=AlwaysNeverParams, sources=("olmpics",))
 def generate(spec: ProbeSpec, variant: Variant, params: AlwaysNeverParams, tables: Mapping) -> dict[str, list[dict]]:
     """One row per annotated statement of the variant's templates, in its annotation's split."""
     ids = list(variant.templates)

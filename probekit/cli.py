@@ -77,6 +77,11 @@ def _generate(args) -> int:
     generator = generators.get(args.probe)
     params = read_params(args.params)
     tables, sources = {}, {}
+    if generator.sources:
+        from probekit.sources import load_manifest, provenance
+
+        manifest = load_manifest(_manifest(args))
+        sources = {name: provenance(manifest[name]) for name in generator.sources}
     for name in generator.tables:
         folder = Path(args.tables) / name
         tables[name] = loaders.read_tables(folder)
@@ -274,6 +279,7 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
     gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
     gen.add_argument("--params", help=PARAMS_HELP)
+    gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
     gen.set_defaults(func=_generate)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
