@@ -29,6 +29,7 @@ def _rebuild(example: dict, *, variant: str, stem: str, answer_map: Mapping[str,
         choices, gold = [answer_map.get(c, c) for c in choices], answer_map.get(gold, gold)
     row = make_example(probe=example["probe"], variant=variant, template_id=example["template_id"],
                        stem=stem, choices=choices, answer=gold, args=example["args"])
+    row.update({k: v for k, v in example.items() if k not in row})  # what the row came from (facts, ...)
     row["source_id"] = example.get("source_id", example["id"])
     return row
 

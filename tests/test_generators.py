@@ -120,6 +120,8 @@ def test_nolang_keeps_only_arguments_and_mask(age, multihop):
             twin = originals[tuple(r["args"].values())]
             assert r["answerKey"] == twin["answerKey"]
             assert r["variant"] == "nolang" and r["id"] != twin["id"] and r["source_id"] == twin["id"]
+            assert {k: v for k, v in r.items() if k not in ("id", "question", "answerKey", "variant", "source_id")} \
+                == {k: v for k, v in twin.items() if k not in ("id", "question", "answerKey", "variant")}
     age_nolang = rows(age.variants["nolang"], "dev")
     assert all({"younger": "ya", "older": "blah"}[answer_text(o)] == answer_text(n)
                for o, n in zip(rows(age.variants["original"], "dev"), age_nolang))
