@@ -58,7 +58,7 @@ from pydantic import Field, PositiveInt, field_validator
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, make_example
-from probekit.params import ProbeParams
+from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, Template, TemplateError, Variant
 
 PROBE = "antonym_negation"
@@ -85,19 +85,12 @@ def article(word: str) -> str:
 class AntonymParams(ProbeParams):
     """Sizes, the frequency filter, the pair sources, and how ambiguous or scarce pairs are handled."""
 
-    size: dict[Split, PositiveInt]
+    size: SplitSizes
     min_zipf: float = Field(ge=0, le=8)
     sources: list[Literal["wordnet", "conceptnet"]] = Field(min_length=1)
     pos_priority: list[PartOfSpeech]
     reverse_to_fill: bool = True
     dev_word_limit: PositiveInt = 3
-
-    @field_validator("size")
-    @classmethod
-    def _both_splits(cls, size):
-        if set(size) != set(SPLITS):
-            raise ValueError(f"give both train and dev, got {sorted(size)}")
-        return size
 
     @field_validator("sources")
     @classmethod

@@ -61,12 +61,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Literal, Mapping
 
-from pydantic import Field, PositiveInt, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, example_problem, make_example
-from probekit.params import ProbeParams
+from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
 
 PROBE = "encyclopedic_composition"
@@ -110,17 +110,10 @@ class CompositionParams(ProbeParams):
     gold + distractors; ``year_window``: the band-year distractors' distance; ``symmetric_spouse``: chains
     also read P26 backwards."""
 
-    size: dict[Split, PositiveInt]
+    size: SplitSizes
     choices: int = Field(3, ge=2, le=10)
     year_window: int = Field(2, ge=1, le=100)
     symmetric_spouse: bool = True
-
-    @field_validator("size")
-    @classmethod
-    def _both(cls, size):
-        if set(size) != set(SPLITS):
-            raise ValueError(f"needs both train and dev, has {sorted(size)}")
-        return size
 
     @field_validator("year_window")
     @classmethod

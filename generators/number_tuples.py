@@ -6,11 +6,11 @@ import itertools
 import random
 from typing import Callable, Literal, Mapping
 
-from pydantic import PositiveInt, ValidationInfo, field_validator
+from pydantic import ValidationInfo, field_validator
 
 from probekit.errors import ParamsError
 from probekit.examples import SPLITS, make_example
-from probekit.params import ProbeParams
+from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
 
 Split = Literal["train", "dev"]
@@ -22,7 +22,7 @@ class NumberParams(ProbeParams):
     ``[low, high]``; a variant names the ``values`` it fills its template with."""
 
     mode: Literal["sample", "grid"] = "sample"
-    size: dict[Split, PositiveInt]
+    size: SplitSizes
     values: dict[str, dict[Split, tuple[int, int]]]
 
     @field_validator("values")

@@ -83,12 +83,12 @@ from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
 import numpy as np
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, example_problem, make_example
-from probekit.params import ProbeParams
+from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
 
 PROBE = "objects_comparison"
@@ -104,7 +104,7 @@ DOMAIN = {"train": "animal", "dev": "object"}
 class ObjectsParams(ProbeParams):
     """See the module docstring; the defaults are in ``objects_comparison.yaml``."""
 
-    size: dict[Split, PositiveInt]
+    size: SplitSizes
     animal_sense: Literal["first", "any"] = "first"
     object_lexnames: list[str] = Field(min_length=1)
     bucket_decades: float = Field(0.5, gt=0)
@@ -113,13 +113,6 @@ class ObjectsParams(ProbeParams):
     min_gap_fitted: int | None = Field(4, ge=1)
     min_pairs_fitted: int = Field(5, ge=0)
     prefer_absolute: bool = True
-
-    @field_validator("size")
-    @classmethod
-    def _both(cls, size):
-        if set(size) != set(SPLITS):
-            raise ValueError(f"needs both train and dev, has {sorted(size)}")
-        return size
 
     @field_validator("object_lexnames")
     @classmethod

@@ -55,7 +55,7 @@ from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, example_problem, make_example
 from probekit.loaders.conceptnet import canonical_relation
-from probekit.params import ProbeParams
+from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class ConjunctionParams(ProbeParams):
     made of these only is no concept; ``dev_share``: share of the concepts in dev; ``max_per_answer``:
     questions per answer concept."""
 
-    size: dict[Split, PositiveInt]
+    size: SplitSizes
     phrases: dict[str, str]
     predicates: list[str] = Field(min_length=1)
     symmetric: list[str] = Field(default_factory=list)
@@ -86,13 +86,6 @@ class ConjunctionParams(ProbeParams):
     function_words: list[str] = Field(default_factory=list)
     dev_share: float = Field(0.25, ge=0, le=1)
     max_per_answer: PositiveInt = 5
-
-    @field_validator("size")
-    @classmethod
-    def _both(cls, size):
-        if set(size) != set(SPLITS):
-            raise ValueError(f"needs both train and dev, has {sorted(size)}")
-        return size
 
     @field_validator("phrases")
     @classmethod

