@@ -8,6 +8,24 @@ so its split never changes when other statements are added). Only annotated stat
 template without annotations yields none and is reported (``probes annotate export`` lists its statements
 for crowdworkers). Every row keeps ``args`` ({x, y}) and ``facts`` (where its gold came from), which
 :func:`rule` checks against that source.
+
+**Statements to annotate** (``probes annotate export`` without ``--candidates``; :func:`export_candidates`):
+params ``export.types`` declare, per template, the ConceptNet type(s) of each slot (``has_part: {x: [animal,
+...], y: [body part, organ]}``); a slot's candidate words are the heads of an ``IsA`` edge to one of its
+types in the ``conceptnet`` table set's ``edges`` (``export.hops: 2``: also the heads of an ``IsA`` edge to
+such a head), single words by default (``export.single_words``), with a wordfreq Zipf frequency within
+[``export.min_zipf``, ``export.max_zipf``] (the upper bound drops the function words ConceptNet lists as
+heads: ``this``, ``there``, ``be``). Per template, ``export.per_template`` pairs (x, y), x != y, are drawn
+from all pairs of the two pools in an order seeded by ``export.seed`` (and the template id), skipping the
+statements already annotated (the release's and the gold tables'), so a later export, after more gold came
+in, draws the next ones. The paper instantiated only the subject slot from ConceptNet and took the objects
+from BERT-L's top-20 completions of the masked template, filtered by type; that model filter is left to the
+user (e.g. an evaluator scoring the exported statements with BERT-L before they go to crowdworkers): here
+both slots come from ConceptNet types, and nothing pretends to be BERT-L's choice.
+
+**Release defects** (:func:`release_problems`, read by the fidelity report): the release parse counted per
+split (word fixes such as ``tune -> tuna``, stray spaces, duplicate statements, statements matching no
+template, conflicting gold...): what generating from the release fixes.
 """
 
 from __future__ import annotations
@@ -17,12 +35,13 @@ import hashlib
 import json
 import logging
 import random
+import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Iterable, Literal, Mapping
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from generators import register
 from probekit import annotations
@@ -30,20 +49,60 @@ from probekit.annotations import Gold
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, make_example
 from probekit.params import ProbeParams
-from probekit.templates import ProbeSpec, TemplateError, Variant
+from probekit.templates import ProbeSpec, Variant
 
 log = logging.getLogger("probekit.always_never")
 Split = Literal["train", "dev"]
 
 
+class ExportParams(BaseModel):
+    """How ``probes annotate export`` draws statements from ConceptNet types (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    types: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # template -> slot -> IsA type(s)
+    hops: int = Field(1, ge=1, le=2)  # 2: also heads of an IsA edge to a head of the type
+    single_words: bool = True  # only one-word candidates ([a-z]+)
+    min_zipf: float = Field(3.0, ge=0)  # wordfreq Zipf frequency bounds of a candidate word
+    max_zipf: float = Field(6.2, gt=0)
+    per_template: int = Field(200, ge=1)  # statements drawn per template
+    seed: int = 13  # the draw order (with the template id)
+
+    @field_validator("types", mode="before")
+    @classmethod
+    def _lists(cls, types):
+        """A slot's type may be given as one string."""
+        if not isinstance(types, Mapping):
+            return types
+        return {t: ({s: [v] if isinstance(v, str) else v for s, v in slots.items()}
+                    if isinstance(slots, Mapping) else slots) for t, slots in types.items()}
+
+    @field_validator("types")
+    @classmethod
+    def _templates(cls, types, info: ValidationInfo):
+        spec: ProbeSpec | None = (info.context or {}).get("spec")
+        for tid, slots in types.items():
+            if spec is not None and tid not in spec.templates:
+                raise ValueError(f"no template {tid!r} in {spec.path} (have: {', '.join(spec.templates)})")
+            if set(slots) != set(annotations.SLOTS):
+                raise ValueError(f"{tid}: give the type(s) of exactly the slots {list(annotations.SLOTS)}, "
+                                 f"got {sorted(slots)}")
+            empty = [s for s, names in slots.items() if not names or not all(str(n).strip() for n in names)]
+            if empty:
+                raise ValueError(f"{tid}: empty type for slot(s) {empty}")
+        return types
+
+
 class AlwaysNeverParams(ProbeParams):
-    """Where the annotations are: the release files, gold tables, and the word fixes of the release."""
+    """Where the annotations are: the release files, gold tables, and the word fixes of the release; how
+    ``probes annotate export`` draws new statements (``export``)."""
 
     release: dict[Split, str] = Field(default_factory=dict)  # {train, dev} jsonl files, or {} for none
     release_fixes: dict[str, str] = Field(default_factory=dict)  # whole-word typo fixes of release stems
     annotations: list[str] = Field(default_factory=list)  # gold CSVs (probes annotate import)
     candidates: list[str] = Field(default_factory=list)  # candidate CSVs: to count the unannotated
     dev_share: float = Field(0.22, ge=0, le=1)
+    export: ExportParams = Field(default_factory=ExportParams)
 
     @field_validator("release")
     @classmethod
@@ -172,6 +231,111 @@ def generate(spec: ProbeSpec, variant: Variant, params: AlwaysNeverParams, table
 def annotated_keys(spec: ProbeSpec, params: AlwaysNeverParams) -> set[tuple]:
     """The statements that have gold already (what ``probes annotate export`` leaves out)."""
     return set(annotation_store(spec, params)[0])
+
+
+# --- statements to annotate, drawn from ConceptNet types (probes annotate export) -------------------------
+
+EXPORT_TABLES = ("conceptnet",)  # the table sets export_candidates reads (probes tables NAME)
+WORD = re.compile(r"[a-z]+")
+
+
+def isa_index(edges) -> dict[str, set[str]]:
+    """``{type: heads}`` of the ``IsA`` edges of an ``edges`` table."""
+    isa = edges[edges["relation"] == "IsA"]
+    below: dict[str, set[str]] = defaultdict(set)
+    for head, tail in zip(isa["head"], isa["tail"]):
+        below[tail].add(head)
+    return below
+
+
+def isa_members(index: Mapping[str, set[str]], types: Iterable[str], hops: int = 1) -> set[str]:
+    """Heads of an ``IsA`` edge to one of ``types`` (``index``: :func:`isa_index`); with ``hops=2`` also heads
+    of an ``IsA`` edge to such a head (a type itself is a member only where an edge says so)."""
+    members: set[str] = set()
+    frontier = set(types)
+    for _ in range(hops):
+        frontier = set().union(*(index.get(t, set()) for t in frontier)) - members
+        members |= frontier
+    return members
+
+
+def candidate_words(members: Iterable[str], export: ExportParams) -> list[str]:
+    """A slot's candidate words of its type members: single words if asked, within the Zipf bounds; sorted."""
+    from wordfreq import zipf_frequency
+
+    return sorted(w for w in members if (not export.single_words or WORD.fullmatch(w))
+                  and export.min_zipf <= zipf_frequency(w, "en") <= export.max_zipf)
+
+
+def export_candidates(spec: ProbeSpec, params: AlwaysNeverParams, tables: Mapping[str, Mapping],
+                      annotated: Iterable[tuple] = ()) -> tuple[list[tuple], dict]:
+    """Statements ``(template_id, x, y)`` to annotate, drawn per template from its slots' ConceptNet types
+    (params ``export``; ``tables``: ``{"conceptnet": {"edges": DataFrame}}``), leaving out ``annotated``;
+    and a report per template: pool sizes, pairs, drawn, skipped as annotated, and how many of the
+    annotated statements of the template have both words of the declared types (``typed``) and in the
+    pools (``in_pools``). A template without declared types draws nothing (``"types": None``)."""
+    export = params.export
+    try:
+        index = isa_index(tables["conceptnet"]["edges"])
+    except KeyError:
+        raise DataError("export_candidates needs the conceptnet table set's edges table "
+                        "(probes tables conceptnet --out data/tables/conceptnet)") from None
+    annotated = set(annotated)
+    keys: list[tuple] = []
+    report: dict[str, dict] = {}
+    for tid in spec.templates:
+        annotations.annotated_template(spec, tid)
+        types = export.types.get(tid)
+        mine = sorted(k for k in annotated if k[0] == tid)
+        if not types:
+            report[tid] = {"types": None, "annotated": len(mine)}
+            continue
+        typed = {s: isa_members(index, types[s], export.hops) for s in annotations.SLOTS}
+        xs, ys = (candidate_words(typed[s], export) for s in annotations.SLOTS)
+        order = list(range(len(xs) * len(ys)))
+        random.Random(f"{export.seed}:{spec.probe}:{tid}").shuffle(order)
+        drawn, skipped = [], 0
+        for i in order:
+            if len(drawn) == export.per_template:
+                break
+            x, y = xs[i // len(ys)], ys[i % len(ys)]
+            if x == y:
+                continue
+            if (tid, x, y) in annotated:
+                skipped += 1
+                continue
+            drawn.append((tid, x, y))
+        keys += sorted(drawn)
+        in_x, in_y = set(xs), set(ys)
+        report[tid] = {"types": {s: list(types[s]) for s in annotations.SLOTS}, "x_words": len(xs),
+                       "y_words": len(ys), "pairs": len(xs) * len(ys) - len(in_x & in_y),
+                       "drawn": len(drawn), "skipped_annotated": skipped, "annotated": len(mine),
+                       "typed": sum(x in typed["x"] and y in typed["y"] for _, x, y in mine),
+                       "in_pools": sum(x in in_x and y in in_y for _, x, y in mine)}
+    return keys, report
+
+
+# --- the release's defects that generation fixes (fidelity report) ----------------------------------------
+
+
+def effective_params(params_path: str | Path | None = None) -> AlwaysNeverParams:
+    """The probe's params as ``probes generate`` reads them (``params_path``, else ./params.yaml if present,
+    over the YAML's defaults)."""
+    from probekit.params import read_params, section
+
+    spec = _spec()
+    return section(read_params(params_path), spec.probe, AlwaysNeverParams, spec.params,
+                   f"{spec.path} (params)", {"spec": spec})
+
+
+def release_problems(rows_by_split: Mapping[str, list[dict]]) -> dict[str, Counter]:
+    """Per split, the release's defects that generating from it fixes or leaves out, counted as the parse of
+    :func:`probekit.annotations.parse_release_rows` finds them with the probe's ``release_fixes``: word
+    fixes (``word fixed (tune -> tuna)``), stray spaces, duplicate statements, a statement in train and dev,
+    conflicting gold, no or two matching templates. Malformed rows and duplicate ids are left to the fidelity
+    report's generic rules."""
+    _, report = annotations.parse_release_rows(rows_by_split, _spec(), effective_params().release_fixes)
+    return {split: Counter(report["by_split"].get(split, {})) for split in rows_by_split}
 
 
 # --- the construction rule (fidelity report) ------------------------------------------------------------

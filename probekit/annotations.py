@@ -22,8 +22,9 @@ raters per item).
 The original release is an annotation source too (:func:`parse_release`): each release row is parsed back
 into (template_id, x, y, gold) by matching its stem against the templates, with its defects fixed and
 counted (stray spaces, the explicit word fixes of the probe's params, duplicate ids, duplicate and
-conflicting statements, rows matching no template); it counts as one "worker" (the release's gold is the
-crowd majority the authors kept; their worker counts were not released).
+conflicting statements, rows matching no template), also per split under readable names (what the fidelity
+report adds to the release's problems, through the probe's ``release_problems``); it counts as one "worker"
+(the release's gold is the crowd majority the authors kept; their worker counts were not released).
 """
 
 from __future__ import annotations
@@ -407,42 +408,83 @@ def release_gold_of(row: Mapping, matcher: Matcher, fixes: Mapping[str, str]) ->
                 release_id=str(row["id"]), fixes=applied), "", details
 
 
+# Per-split names of the release defects that parsing fixes or leaves out (``report["by_split"]``); the
+# fidelity report adds them to the release's problems. Malformed rows and duplicate ids are not among them:
+# the generic rules of the fidelity report count those already.
+WORD_FIXED = "word fixed ({} -> {})"
+SPACES_FIXED = "stray spaces fixed"
+UNMATCHED = "matches no template (left out)"
+AMBIGUOUS = "matches two templates equally (the first taken)"
+NOT_ANSWERS = "gold or choices not the template's answer words (left out)"
+DUPLICATE = "duplicate statement (extra row dropped)"
+CONFLICTING = "statement with conflicting gold (row left out)"
+ALSO_IN_DEV = "statement also in dev (train row dropped)"
+
+
 def parse_release(files: Mapping[str, str | Path], spec: ProbeSpec, fixes: Mapping[str, str] | None = None,
                   template_ids: Iterable[str] | None = None) -> tuple[list[Gold], dict]:
     """The release files (``{split: jsonl}``) parsed back into gold statements, keeping each row's split,
-    and a report counting every defect fixed and every row left out (nothing is dropped silently).
+    and a report counting every defect fixed and every row left out (nothing is dropped silently); see
+    :func:`parse_release_rows`."""
+    from .probe_dataset import read_jsonl
+
+    rows, lines = {}, {}
+    for split in SPLITS:
+        if split in files:
+            rows[split], lines[split] = read_jsonl(files[split], with_lines=True)
+    return parse_release_rows(rows, spec, fixes, template_ids,
+                              sources={s: str(files[s]) for s in rows}, lines=lines)
+
+
+def parse_release_rows(rows_by_split: Mapping[str, Sequence], spec: ProbeSpec,
+                       fixes: Mapping[str, str] | None = None, template_ids: Iterable[str] | None = None,
+                       sources: Mapping[str, str] | None = None,
+                       lines: Mapping[str, Sequence[int]] | None = None) -> tuple[list[Gold], dict]:
+    """Release rows (``{split: [row, ...]}``, read from ``sources[split]`` at ``lines[split]``; default: the
+    split's name and the row's position) parsed back into gold statements, keeping each row's split, and a
+    report counting every defect fixed and every row left out (nothing is dropped silently).
 
     Duplicate statements: an exact duplicate (same statement, same gold) keeps its first row; statements
     given different gold answers are all dropped (no gold is invented); a statement in both train and dev is
     kept in dev only (so dev stays unseen). Duplicate ids are counted (our ids are derived from content).
+    ``report["by_split"]`` counts the same defects per split under readable names (``WORD_FIXED`` ...), each
+    in the split of the row it concerns: what generation from this release fixes.
     """
-    from .probe_dataset import read_jsonl
-
     fixes = dict(fixes or {})
+    sources, lines = dict(sources or {}), dict(lines or {})
     matcher = Matcher(spec, template_ids)
     report: dict = {"rows": {}, "spaces_fixed": 0, "word_fixes": Counter(), "matched": Counter(),
                     "ambiguous": 0, "unmatched": 0, "left_out": [], "duplicate_ids": 0,
                     "exact_duplicates": 0, "conflicting_statements": 0, "conflicting_rows": 0,
                     "in_train_and_dev": 0}
+    by_split: dict[str, Counter] = {}
     ids: Counter = Counter()
     parsed: dict[Key, list[Gold]] = defaultdict(list)
     for split in SPLITS:
-        if split not in files:
+        if split not in rows_by_split:
             continue
-        path = files[split]
-        rows, lines = read_jsonl(path, with_lines=True)
+        rows = rows_by_split[split]
+        path = sources.get(split, split)
+        numbers = lines.get(split) or range(1, len(rows) + 1)
         report["rows"][split] = len(rows)
-        for row, line in zip(rows, lines):
+        problems = by_split[split] = Counter()
+        for row, line in zip(rows, numbers):
             gold, problem, details = release_gold_of(row, matcher, fixes)
             if isinstance(row, Mapping) and "id" in row:
                 ids[row["id"]] += 1
             report["spaces_fixed"] += bool(details.get("spaces_fixed"))
-            report["word_fixes"].update(f"{w} -> {r}" for w, r in details.get("fixes", {}).items())
+            problems[SPACES_FIXED] += bool(details.get("spaces_fixed"))
+            word_fixes = [(w, r) for w, r in details.get("fixes", {}).items()]
+            report["word_fixes"].update(f"{w} -> {r}" for w, r in word_fixes)
+            problems.update(WORD_FIXED.format(w, r) for w, r in word_fixes)
             if gold is None:
                 report["unmatched"] += problem == "matches no template"
+                problems[UNMATCHED] += problem == "matches no template"
+                problems[NOT_ANSWERS] += problem.startswith(("gold ", "choices "))
                 report["left_out"].append(f"{path}:{line}: {problem}: {details.get('stem', '')!r}")
                 continue
             report["ambiguous"] += bool(details.get("ambiguous"))
+            problems[AMBIGUOUS] += bool(details.get("ambiguous"))
             report["matched"][gold.template_id] += 1
             parsed[gold.key].append(replace(gold, source=str(path), line=line, split=split))
     report["duplicate_ids"] = sum(n - 1 for n in ids.values() if n > 1)
@@ -451,6 +493,8 @@ def parse_release(files: Mapping[str, str | Path], spec: ProbeSpec, fixes: Mappi
         if len({g.gold for g in golds}) > 1:
             report["conflicting_statements"] += 1
             report["conflicting_rows"] += len(golds)
+            for g in golds:
+                by_split[g.split][CONFLICTING] += 1
             report["left_out"] += [f"{g.source}:{g.line}: statement {key} also has gold "
                                    f"{sorted({h.gold for h in golds} - {g.gold})}" for g in golds]
             continue
@@ -459,9 +503,13 @@ def parse_release(files: Mapping[str, str | Path], spec: ProbeSpec, fixes: Mappi
             report["in_train_and_dev"] += 1
         chosen = next(g for g in golds if g.split == ("dev" if "dev" in splits else golds[0].split))
         report["exact_duplicates"] += len(golds) - 1
+        for g in golds:
+            if g is not chosen:
+                by_split[g.split][DUPLICATE if g.split == chosen.split else ALSO_IN_DEV] += 1
         kept.append(chosen)
     kept.sort(key=lambda g: (SPLITS.index(g.split), g.line))
     report["statements"] = len(kept)
     report["word_fixes"] = dict(sorted(report["word_fixes"].items()))
     report["matched"] = {t: report["matched"][t] for t in spec.templates if report["matched"][t]}
+    report["by_split"] = {split: dict(sorted((+counts).items())) for split, counts in by_split.items()}
     return kept, report

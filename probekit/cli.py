@@ -185,20 +185,36 @@ def _annotated_probe(probe: str):
 
 
 def _annotate_export(args) -> int:
-    from probekit import annotations
+    from probekit import annotations, loaders
     from probekit.params import read_params, section
 
     generator, module, spec = _annotated_probe(args.probe)
-    candidates = [key for path in args.candidates for key in annotations.read_candidates(path, spec)]
-    annotated = set()
-    if not args.all:
-        params = section(read_params(args.params), args.probe, generator.params, spec.params,
-                         f"{spec.path} (params)", {"spec": spec})
-        annotated = module.annotated_keys(spec, params)
+    params = section(read_params(args.params), args.probe, generator.params, spec.params,
+                     f"{spec.path} (params)", {"spec": spec})
+    annotated = set() if args.all else module.annotated_keys(spec, params)
+    drawn = None
+    if args.candidates:
+        candidates = [key for path in args.candidates for key in annotations.read_candidates(path, spec)]
+    else:
+        draw = getattr(module, "export_candidates", None)
+        if draw is None:
+            raise UsageError(f"--probe {args.probe}: draws no candidates from tables; give --candidates CSV")
+        tables = {name: loaders.read_tables(Path(args.tables) / name) for name in module.EXPORT_TABLES}
+        candidates, drawn = draw(spec, params, tables, annotated)
     stats = annotations.export(spec, candidates, args.out, annotated)
     per = ", ".join(f"{t} {n}" for t, n in stats["by_template"].items()) or "none"
     print(f"wrote {stats['written']} statement(s) to annotate to {args.out} ({per}); left out: "
           f"{stats['already_annotated']} already annotated, {stats['repeated']} repeated candidate(s)")
+    for tid, r in (drawn or {}).items():
+        if r["types"] is None:
+            print(f"{tid}: no ConceptNet types declared ({args.probe}.export.types): nothing drawn; give its "
+                  f"statements with --candidates")
+            continue
+        coverage = (f"; the declared types cover {r['typed']} of its {r['annotated']} annotated statement(s) "
+                    f"({r['in_pools']} within the candidate words)" if r["annotated"] else "")
+        print(f"{tid}: x {' | '.join(r['types']['x'])} ({r['x_words']} words), y {' | '.join(r['types']['y'])} "
+              f"({r['y_words']} words): drew {r['drawn']} of {r['pairs']} pairs, skipping "
+              f"{r['skipped_annotated']} annotated{coverage}")
     return 0
 
 
@@ -318,15 +334,20 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     rep.set_defaults(func=_report)
 
     ann = command(sub, "annotate", "statements out to crowdworkers, their answers back in as gold", """\
-export   write the statements of candidate (template_id, x, y) rows that have no gold yet, one a row with
-         empty worker and answer columns, for crowdworkers (each fills a copy)
+export   write statements that have no gold yet, one a row with empty worker and answer columns, for
+         crowdworkers (each fills a copy): the rows (template_id, x, y) of --candidates CSVs, or else a
+         seeded sample per template drawn from the ConceptNet types its slots declare (params
+         always_never.export; the conceptnet table set under --tables)
 import   aggregate the workers' answer files into a gold table by majority vote (a tie gives no gold);
          print the agreement. Give the gold table to the probe's params `annotations`""")
     ann_sub = ann.add_subparsers(dest="action", required=True, metavar="ACTION")
     exp = command(ann_sub, "export", "the statements to annotate, as a CSV for crowdworkers")
     exp.add_argument("--probe", default="always_never", help="probe whose templates and annotations to use")
-    exp.add_argument("--candidates", required=True, nargs="+", metavar="CSV",
-                     help="candidate CSV file(s) with columns template_id, x, y")
+    exp.add_argument("--candidates", nargs="+", metavar="CSV",
+                     help="candidate CSV file(s) with columns template_id, x, y (default: draw them from the "
+                          "ConceptNet types of the probe's params export.types)")
+    exp.add_argument("--tables", default="data/tables",
+                     help="folder of the table sets (probes tables conceptnet), read when --candidates is not given")
     exp.add_argument("--out", required=True, help="CSV to write (template_id, x, y, statement, worker, answer)")
     exp.add_argument("--all", action="store_true",
                      help="also list candidates that already have gold (default: only the unannotated ones)")

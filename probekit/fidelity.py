@@ -5,6 +5,11 @@ rows that break a construction rule. The generic rules hold for every probe (uni
 stray spaces, the mask count of the format, a gold label among the choices, distinct choices); a
 generator module may add its own ``rule(row) -> problem | None`` (checked on our rows, which carry the
 facts they came from). Ours must break none; the release's counts are reported as found.
+
+A generator module may also define ``release_problems(rows_by_split: dict[str, list[dict]]) -> dict[str,
+Counter]``: per split, counts of the release's defects that its generation fixes (ALWAYS-NEVER: the typos,
+stray spaces and duplicate statements its release parse repairs), added to the release's problems beside
+the generic counts.
 """
 
 from __future__ import annotations
@@ -53,12 +58,15 @@ def vocabulary(rows: Iterable[Mapping]) -> set[str]:
     return words
 
 
-def summary(rows: list[dict], fmt: str, rule: Callable[[dict], str | None] | None = None) -> dict:
-    """What the report shows of one split."""
+def summary(rows: list[dict], fmt: str, rule: Callable[[dict], str | None] | None = None,
+            extra_problems: Mapping[str, int] | None = None) -> dict:
+    """What the report shows of one split (``extra_problems``: counts added to the rules' problems)."""
     labels = Counter(answer_text(r) for r in rows if not example_problem(r))
     problems = generic_problems(rows, fmt)
     if rule is not None:
         problems.update(p for p in map(rule, rows) if p)
+    problems.update(extra_problems or {})
+    problems = +problems
     choices = Counter(len(r["question"]["choices"]) for r in rows if not example_problem(r))
     return {"n": len(rows), "choices_per_row": dict(sorted(choices.items())),
             "labels": dict(labels.most_common(8)), "distinct_gold": len(labels),
@@ -66,13 +74,16 @@ def summary(rows: list[dict], fmt: str, rule: Callable[[dict], str | None] | Non
 
 
 def compare(ours: Mapping[str, list[dict]], release: Mapping[str, list[dict]], fmt: str,
-            rule: Callable[[dict], str | None] | None = None) -> dict:
-    """One probe: per split, our summary and the release's, and the vocabulary overlap."""
+            rule: Callable[[dict], str | None] | None = None,
+            release_problems: Mapping[str, Mapping[str, int]] | None = None) -> dict:
+    """One probe: per split, our summary and the release's, and the vocabulary overlap; ``release_problems``
+    (per split) are added to the release's problems (the defects our generation fixes)."""
     out = {}
     for split in SPLITS:
         a, b = ours.get(split, []), release.get(split, [])
         va, vb = vocabulary(a), vocabulary(b)
-        out[split] = {"ours": summary(a, fmt, rule), "release": summary(b, fmt),
+        out[split] = {"ours": summary(a, fmt, rule),
+                      "release": summary(b, fmt, extra_problems=(release_problems or {}).get(split)),
                       "vocabulary": {"ours": len(va), "release": len(vb), "shared": len(va & vb),
                                      "release_covered": round(len(va & vb) / len(vb), 3) if vb else None}}
     return out
@@ -83,7 +94,8 @@ def markdown(report: Mapping[str, Mapping]) -> str:
     lines = ["# Fidelity: generated probes next to the oLMpics release", "",
              "Per probe and split: ours (`original` variant) and the original release file. *Problems* counts rows "
              "breaking a construction rule: the generic ones (unique ids and contents, no stray spaces, the mask "
-             "count of the format, distinct choices) and the probe's own rule (ours only). Vocabulary: distinct "
+             "count of the format, distinct choices), the probe's own rule (ours only) and, for the release, the "
+             "defects the probe's generation fixes (its `release_problems`, e.g. typos fixed). Vocabulary: distinct "
              "lower-case words of stems and choices; *covered* = share of the release's words that ours also use.",
              ""]
     for probe, splits in report.items():
@@ -112,7 +124,8 @@ def _code(examples: list[str]) -> str:
 
 
 def run(probes: Path, release_path: Callable[[str, str], Path], out: Path) -> dict:
-    """Compare every probe folder under ``probes`` (its ``original`` variant) with its release files;
+    """Compare every probe folder under ``probes`` (its ``original`` variant) with its release files (adding
+    the counts of the probe module's ``release_problems`` to the release's problems, where it has one);
     write ``out`` (markdown) and the same report as JSON beside it (``.json``)."""
     import importlib
     import json
@@ -124,10 +137,11 @@ def run(probes: Path, release_path: Callable[[str, str], Path], out: Path) -> di
     for meta_path in sorted(Path(probes).glob("*/original/meta.json")):
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         probe, folder = meta["probe"], meta_path.parent
-        rule = getattr(importlib.import_module(f"generators.{probe}"), "rule", None)
+        module = importlib.import_module(f"generators.{probe}")
+        rule, fixed = getattr(module, "rule", None), getattr(module, "release_problems", None)
         ours = {s: read_jsonl(folder / f"{s}.jsonl") for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
         release = {s: read_jsonl(release_path(probe, s)) for s in SPLITS}
-        report[probe] = compare(ours, release, meta["format"], rule)
+        report[probe] = compare(ours, release, meta["format"], rule, fixed(release) if fixed else None)
     atomic.write_text(out, markdown(report))
     atomic.write_json(out.with_suffix(".json"), report)
     return report

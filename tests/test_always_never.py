@@ -1,5 +1,6 @@
 """ALWAYS-NEVER: the release parsed back to gold, the probe built from annotations only, the annotation
-round trip (export -> workers -> import), and a new template that has no annotations yet."""
+round trip (export -> workers -> import), a new template that has no annotations yet, statements drawn from
+ConceptNet types for annotation, and the release's defects counted for the fidelity report."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 import generators
 from conftest import MIRROR
 from generators import always_never
-from probekit import annotations
+from probekit import annotations, loaders
 from probekit.build import build_probe
 from probekit.cli import main
 from probekit.errors import DataError
 from probekit.examples import answer_text
-from probekit.params import ParamsFile, section
+from probekit.params import ParamsError, ParamsFile, section
+from probekit.probe_dataset import read_jsonl
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS, load_probe_spec
 
 RELEASE = {s: str(MIRROR / "olmpics" / f"coffee_cats_quantifiers_{s}.jsonl") for s in ("train", "dev")}
@@ -92,6 +95,39 @@ def test_release_defects_are_fixed_and_counted_never_dropped_silently(spec, tmp_
     assert (report["unmatched"], report["conflicting_statements"], report["conflicting_rows"],
             report["in_train_and_dev"]) == (1, 1, 2, 1)
     assert len(report["left_out"]) == 3 and f"{files['train']}:5: matches no template" in report["left_out"][0]
+    # the same defects per split, each in the split of the row it concerns (what the fidelity report adds)
+    assert report["by_split"] == {
+        "train": {"stray spaces fixed": 2, "word fixed (niddle -> needle)": 1, "matches no template (left out)": 1,
+                  "duplicate statement (extra row dropped)": 1, "statement with conflicting gold (row left out)": 2,
+                  "statement also in dev (train row dropped)": 1},
+        "dev": {}}
+    rows = {split: read_jsonl(path) for split, path in files.items()}
+    assert annotations.parse_release_rows(rows, spec, {"niddle": "needle"})[1]["by_split"] == report["by_split"]
+
+
+def test_release_problems_counts_what_generation_fixes_per_split():
+    rows = {split: read_jsonl(path) for split, path in RELEASE.items()}
+    assert always_never.release_problems(rows) == {"train": Counter({"word fixed (tune -> tuna)": 7}),
+                                                   "dev": Counter({"word fixed (tune -> tuna)": 2})}
+
+
+def test_fidelity_report_counts_the_release_defects_generation_fixes(tmp_path):
+    manifest = tmp_path / "raw/sources.yaml"
+    manifest.parent.mkdir()
+    manifest.write_text((Path(__file__).parents[1] / "raw/sources.yaml").read_text())
+    assert main(["sources", "fetch", "olmpics", "--manifest", str(manifest), "--mirror", str(MIRROR)]) == 0
+    params = tmp_path / "p.yaml"
+    params.write_text(yaml.safe_dump({"always_never": {"release": RELEASE, "variants": ["original"]}}))
+    assert main(["generate", "always_never", "--params", str(params), "--manifest", str(manifest),
+                 "--out", str(tmp_path / "probes/always_never")]) == 0
+    out = tmp_path / "fidelity.md"
+    assert main(["fidelity", "--probes", str(tmp_path / "probes"), "--manifest", str(manifest),
+                 "--out", str(out)]) == 0
+    report = json.loads(out.with_suffix(".json").read_text())["always_never"]
+    assert {s: r["release"]["problems"] for s, r in report.items()} == {
+        "train": {"word fixed (tune -> tuna)": 7}, "dev": {"word fixed (tune -> tuna)": 2}}
+    assert {s: r["ours"]["problems"] for s, r in report.items()} == {"train": {}, "dev": {}}
+    assert "word fixed (tune -> tuna): 2" in out.read_text()
 
 
 # --- the probe built from the annotations ------------------------------------------------------------------
@@ -282,3 +318,107 @@ def test_new_template_is_exported_and_not_generated(spec, built, tmp_path):
                for line in always_never.describe(report))
     rows = generators.get("always_never").fn(new_spec, new_spec.variants["original"], params, {})
     assert rows == built.variants["original"]  # the annotated part as before, nothing of the new template
+
+
+# --- statements drawn from ConceptNet types (probes annotate export without --candidates) -----------------
+
+
+def edges(*triples) -> pd.DataFrame:
+    return pd.DataFrame([{"relation": r, "head": h, "tail": t, "weight": 1.0, "source": "test"}
+                         for h, r, t in triples])
+
+
+SMALL = edges(("cat", "IsA", "animal"), ("dog", "IsA", "animal"), ("puppy", "IsA", "dog"),  # puppy: 2 hops
+              ("sea lion", "IsA", "animal"),  # two words
+              ("zyzzyva", "IsA", "animal"),  # too rare for wordfreq
+              ("this", "IsA", "animal"),  # too frequent: a function word
+              ("tail", "IsA", "body part"), ("leg", "IsA", "body part"), ("beak", "IsA", "organ"),
+              ("cow", "AtLocation", "animal"),  # not IsA
+              ("sofa", "IsA", "furniture"))
+
+
+def draw(spec, annotated=(), **export):
+    """Candidates of SMALL with types declared for has_part and larger only (not the YAML's types)."""
+    types = {"has_part": {"x": "animal", "y": "body part"}, "larger": {"x": ["animal"], "y": ["animal"]}}
+    params = params_of(spec).model_copy(update={"export": always_never.ExportParams(types=types, **export)})
+    return always_never.export_candidates(spec, params, {"conceptnet": {"edges": SMALL}}, annotated)
+
+
+def test_candidates_from_a_small_edges_table(spec, tmp_path):
+    keys, report = draw(spec, annotated={("has_part", "cat", "tail"), ("larger", "cow", "cat")})
+    assert keys == [("has_part", "cat", "leg"), ("has_part", "dog", "leg"), ("has_part", "dog", "tail"),
+                    ("larger", "cat", "dog"), ("larger", "dog", "cat")]  # x != y; the annotated one left out
+    assert report["has_part"] == {"types": {"x": ["animal"], "y": ["body part"]}, "x_words": 2, "y_words": 2,
+                                  "pairs": 4, "drawn": 3, "skipped_annotated": 1, "annotated": 1, "typed": 1,
+                                  "in_pools": 1}
+    assert report["larger"]["pairs"] == 2 and (report["larger"]["typed"], report["larger"]["annotated"]) == (0, 1)
+    assert report["dish"] == {"types": None, "annotated": 0}  # this params file declares no types for it
+    stats = annotations.export(spec, keys, tmp_path / "s.csv")
+    assert stats["written"] == 5
+    assert (tmp_path / "s.csv").read_text().splitlines()[1:] == [
+        "has_part,cat,leg,A cat has a leg.,,", "has_part,dog,leg,A dog has a leg.,,",
+        "has_part,dog,tail,A dog has a tail.,,", "larger,cat,dog,A cat is larger than a dog.,,",
+        "larger,dog,cat,A dog is larger than a cat.,,"]
+
+    two_hops = draw(spec, hops=2)[0]
+    assert {k[1] for k in two_hops if k[0] == "has_part"} == {"cat", "dog", "puppy"}
+    assert {k[1] for k in draw(spec, single_words=False, min_zipf=0, max_zipf=9)[0]} >= {
+        "sea lion", "zyzzyva", "this"}
+    one = draw(spec, per_template=1, seed=5)[0]
+    assert len(one) == 2 and one == draw(spec, per_template=1, seed=5)[0]  # seeded: the same draw again
+    assert {draw(spec, per_template=1, seed=s)[0][0] for s in range(20)} == {k for k in draw(spec)[0]
+                                                                             if k[0] == "has_part"}
+
+
+@pytest.mark.parametrize("types, message", [
+    ({"nope": {"x": "animal", "y": "animal"}}, "always_never.export.types: no template 'nope'"),
+    ({"has_part": {"z": "animal"}},  # merged over the YAML's x and y
+     "has_part: give the type(s) of exactly the slots ['x', 'y'], got ['x', 'y', 'z']"),
+    ({"has_part": {"x": [], "y": "animal"}}, "has_part: empty type for slot(s) ['x']"),
+])
+def test_bad_export_types_name_the_template(spec, types, message):
+    with pytest.raises(ParamsError) as err:
+        params_of(spec, export={"types": types})
+    assert message in str(err.value)
+
+
+def test_candidates_from_the_mirror_conceptnet_table(spec, source_tables):
+    tables = {"conceptnet": source_tables("conceptnet")}
+    params = params_of(spec)
+    annotated = always_never.annotated_keys(spec, params)
+    keys, report = always_never.export_candidates(spec, params, tables, annotated)
+    assert keys == always_never.export_candidates(spec, params, tables, annotated)[0]  # deterministic
+    assert len(keys) == len(set(keys)) == 7 * 200 and not set(keys) & annotated
+    isa = tables["conceptnet"]["edges"].query("relation == 'IsA'")
+    types_of = isa.groupby("head")["tail"].agg(set).to_dict()
+    declared = params.export.types
+    for tid, x, y in keys:
+        assert x != y and " " not in x + y
+        assert types_of[x] & set(declared[tid]["x"]) and types_of[y] & set(declared[tid]["y"]), (tid, x, y)
+    # the declared types cover most of the release (the coverage the YAML's comments give)
+    assert {t: (r["typed"], r["annotated"]) for t, r in report.items()} == {
+        "has_part": (193, 333), "dish": (208, 232), "dish_some": (52, 82), "larger": (154, 219),
+        "smaller": (92, 129), "diet": (107, 205), "placed": (54, 84)}
+    again = always_never.export_candidates(spec, params_of(spec, export={"seed": 14}), tables, annotated)[0]
+    assert again != keys and len(again) == len(keys)
+
+
+def test_cli_export_draws_from_the_tables_without_candidates(spec, tmp_path, capsys):
+    loaders.write_tables(loaders.Loaded({"edges": SMALL}), tmp_path / "tables/conceptnet")
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"always_never": {"release": RELEASE, "export": {
+        "types": {"has_part": {"x": "animal", "y": "body part"}}}}}))
+    out = tmp_path / "statements.csv"
+    args = ["annotate", "export", "--out", str(out), "--params", str(params)]
+    assert main(args + ["--tables", str(tmp_path / "tables")]) == 0
+    printed = capsys.readouterr().out  # the params file's types for has_part over the YAML's for the rest
+    assert "wrote 8 statement(s) to annotate to" in printed and "(has_part 4, larger 2, smaller 2)" in printed
+    assert "has_part: x animal (2 words), y body part (2 words): drew 4 of 4 pairs, skipping 0 annotated; the " \
+           "declared types cover 0 of its 333 annotated statement(s)" in printed
+    assert "placed: x furniture (1 words), y room | area (0 words): drew 0 of 0 pairs" in printed
+    assert out.read_text().splitlines()[1:6] == [
+        "has_part,cat,leg,A cat has a leg.,,", "has_part,cat,tail,A cat has a tail.,,",
+        "has_part,dog,leg,A dog has a leg.,,", "has_part,dog,tail,A dog has a tail.,,",
+        "larger,cat,dog,A cat is larger than a dog.,,"]
+    assert main(args + ["--tables", str(tmp_path / "none")]) == 1
+    assert f"{tmp_path / 'none' / 'conceptnet'}: no tables here" in capsys.readouterr().err
