@@ -48,6 +48,7 @@ from probekit import annotations
 from probekit.annotations import Gold
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, make_example
+from probekit.lexicon import zipf
 from probekit.params import ProbeParams
 from probekit.templates import ProbeSpec, Variant
 
@@ -261,10 +262,8 @@ def isa_members(index: Mapping[str, set[str]], types: Iterable[str], hops: int =
 
 def candidate_words(members: Iterable[str], export: ExportParams) -> list[str]:
     """A slot's candidate words of its type members: single words if asked, within the Zipf bounds; sorted."""
-    from wordfreq import zipf_frequency
-
     return sorted(w for w in members if (not export.single_words or WORD.fullmatch(w))
-                  and export.min_zipf <= zipf_frequency(w, "en") <= export.max_zipf)
+                  and export.min_zipf <= zipf(w) <= export.max_zipf)
 
 
 def export_candidates(spec: ProbeSpec, params: AlwaysNeverParams, tables: Mapping[str, Mapping],

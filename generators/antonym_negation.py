@@ -46,7 +46,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import math
 import random
 import re
 from collections import Counter, defaultdict
@@ -58,6 +57,7 @@ from pydantic import Field, PositiveInt, field_validator
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, make_example
+from probekit.lexicon import article, at_least
 from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, Template, TemplateError, Variant
 
@@ -72,14 +72,8 @@ CONCEPTNET_RELATIONS = {"Antonym": "antonym", "Synonym": "synonym"}
 WORDNET_TABLE, CONCEPTNET_TABLE = "wordnet.lemma_pairs", "conceptnet.edges"
 EDGE_KEYS = ("table", "source", "relation", "word1", "word2", "pos", "synset1", "synset2")
 WORD = re.compile(r"[a-z]{2,}")
-VOWELS = ("a", "e", "i", "o", "u")
 ARTICLES = ("a", "an")
 OPTIONS = ("pos", "articles")
-
-
-def article(word: str) -> str:
-    """The article rule: ``an`` before a word whose first letter is a vowel letter, else ``a``."""
-    return "an" if word[:1].lower() in VOWELS else "a"
 
 
 class AntonymParams(ProbeParams):
@@ -258,36 +252,6 @@ def relation_of(edge: Mapping | tuple) -> str | None:
     return rel if rel in RELATIONS else CONCEPTNET_RELATIONS.get(rel)
 
 
-def zipf(word: str) -> float:
-    """wordfreq's zipf frequency of ``word`` in English (what params ``min_zipf`` bounds)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
-
-
-@functools.lru_cache(maxsize=None)
-def _frequencies() -> dict[str, float]:
-    from wordfreq import get_frequency_dict
-
-    return get_frequency_dict("en")
-
-
-@functools.lru_cache(maxsize=400_000)
-def frequent(word: str, min_zipf: float) -> bool:
-    """``zipf(word) >= min_zipf``, decided from wordfreq's list without its tokenizer unless the word lies
-    within 0.02 of the bound (a one-word ``[a-z]`` string is its own single token: its frequency is the list's,
-    rounded to 3 digits, its zipf ``log10(frequency) + 9`` rounded to 2 decimals; unlisted: 0)."""
-    if min_zipf <= 0:
-        return True
-    if not WORD.fullmatch(word):
-        return zipf(word) >= min_zipf
-    f = _frequencies().get(word, 0.0)
-    if f <= 0:
-        return False
-    z = math.log10(f) + 9
-    return z > min_zipf if abs(z - min_zipf) > 0.02 else zipf(word) >= min_zipf
-
-
 _LAST: list = []  # the last (frames, key, result) of candidate_pairs: the base variants share one pool
 
 
@@ -316,7 +280,7 @@ def _candidate_pairs(tables: Mapping, params: AntonymParams, served: Iterable[st
         if len(relations) > 1:
             counts["pairs: an antonym in one source, a synonym in another"] += 1
             continue
-        if not all(frequent(w, params.min_zipf) for w in words):
+        if not all(at_least(w, params.min_zipf) for w in words):
             counts["pairs: a word below min_zipf"] += 1
             continue
         senses = {WORDNET_POS.get(e[5]) for e in edges if e[0] == WORDNET_TABLE}

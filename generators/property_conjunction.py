@@ -40,7 +40,6 @@ satisfies the question and no other choice does; the tests check ``has`` and ``l
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import random
@@ -54,6 +53,7 @@ from pydantic import Field, PositiveInt, ValidationInfo, field_validator
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, example_problem, make_example
+from probekit.lexicon import zipf
 from probekit.loaders.conceptnet import canonical_relation
 from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
@@ -119,14 +119,6 @@ class ConjunctionParams(ProbeParams):
 
 
 # --- the edges, indexed --------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def zipf(term: str) -> float:
-    """wordfreq's zipf frequency of ``term`` in English (several words: wordfreq's combined estimate)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(term, "en")
-
 
 DIGITS = re.compile(r"\b\d+\b")
 

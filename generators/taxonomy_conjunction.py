@@ -83,6 +83,8 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from generators import register
 from probekit.errors import DataError
 from probekit.examples import SPLITS, answer_text, example_problem, make_example
+from probekit import lexicon
+from probekit.lexicon import zipf
 from probekit.params import ProbeParams, SplitSizes
 from probekit.templates import ProbeSpec, TemplateError, Variant
 
@@ -141,24 +143,6 @@ class TaxonomyParams(ProbeParams):
         if bad:
             raise ValueError(f"must be WordNet noun lexicographer files like noun.food, got {bad}")
         return names
-
-
-_FREQ: dict[str, float] = {}
-
-
-def zipf(text: str) -> float:
-    """wordfreq's Zipf frequency of ``text`` (English): a dictionary look-up for a plain word, wordfreq's own
-    estimate for a phrase (about the rarer word's)."""
-    import math
-
-    from wordfreq import get_frequency_dict, zipf_frequency
-
-    if not _FREQ:
-        _FREQ.update(get_frequency_dict("en"))
-    if PLAIN.fullmatch(text):
-        f = _FREQ.get(text)
-        return round(math.log10(f) + 9, 2) if f else 0.0
-    return zipf_frequency(text, "en")
 
 
 @dataclass(frozen=True)
@@ -589,13 +573,8 @@ def _log(counts: dict) -> None:
 # --- articles and rows -------------------------------------------------------------------------
 
 def article(word: str, rules: Articles) -> str:
-    """``a`` or ``an`` before ``word``: ``an`` before a vowel letter, except for the listed beginnings."""
-    w = word.lower()
-    if any(w.startswith(b) for b in rules.consonant_but_an):
-        return "an"
-    if any(w.startswith(b) for b in rules.vowel_but_a):
-        return "a"
-    return "an" if w[:1] in ("a", "e", "i", "o", "u") else "a"
+    """``a`` or ``an`` before ``word`` by the shared rule, with the YAML's exceptions."""
+    return lexicon.article(word, rules.vowel_but_a, rules.consonant_but_an)
 
 
 def template_articles(text: str) -> dict[str, str]:

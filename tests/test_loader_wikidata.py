@@ -82,7 +82,7 @@ def test_read_kamel_train_and_test_formats_with_counted_drops(tmp_path):
 ])
 def test_malformed_kamel_line_is_a_data_error_naming_file_and_line(tmp_path, bad):
     path = jsonl(tmp_path / "kamel_P26_train.jsonl", [{"sub_label": "A", "obj_label": ["B"]}, "", bad])
-    with pytest.raises(DataError, match=rf"kamel_P26_train\.jsonl:3: "):
+    with pytest.raises(DataError, match=r"kamel_P26_train\.jsonl:3: "):
         wd.read_kamel(path, "P26")
 
 

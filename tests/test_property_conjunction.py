@@ -13,6 +13,7 @@ import pytest
 
 import generators
 from generators import property_conjunction as pc
+from probekit import lexicon
 from probekit.build import build_probe
 from probekit.errors import DataError, ParamsError
 from probekit.examples import answer_text
@@ -129,7 +130,7 @@ def test_frequent_terms_only(built):
     function_words = set(DEFAULTS["function_words"])
     for _, r in rows_of(built, "original"):
         for term in [c["text"] for c in r["question"]["choices"]] + [r["args"]["o1"], r["args"]["o2"]]:
-            assert pc.zipf(term) >= DEFAULTS["min_zipf"], term
+            assert lexicon.zipf(term) >= DEFAULTS["min_zipf"], term
             assert not set(term.split()) <= function_words and not re.search(r"\b\d+\b", term), term
 
 

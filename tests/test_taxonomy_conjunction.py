@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import generators.taxonomy_conjunction as tc
+from probekit import lexicon
 from probekit.build import build_probe
 from probekit.errors import DataError, ParamsError
 from probekit.examples import SPLITS, answer_text
@@ -134,7 +135,7 @@ def test_mirror_choices_are_single_frequent_words_and_golds_balanced(mirror_buil
         texts = [c["text"] for r in rows for c in r["question"]["choices"]]
         assert all(re.fullmatch(r"[a-z]{3,}", t) for t in texts)  # 100% single-word
         assert not set(texts) & set(p.stop_hypernyms)
-        assert min(tc.zipf(t) for t in texts) >= p.min_zipf.hypernym
+        assert min(lexicon.zipf(t) for t in texts) >= p.min_zipf.hypernym
         golds = Counter(map(answer_text, rows))
         assert max(golds.values()) - min(golds.values()) <= 15 and len(golds) >= 40
         uses = Counter(r["args"][k] for r in rows for k in "xy")
