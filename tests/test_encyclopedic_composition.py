@@ -4,7 +4,6 @@ single-hop facts, determinism; on the real mirror and on small hand-made tables 
 from __future__ import annotations
 
 import logging
-import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,8 +17,6 @@ from probekit.examples import SPLITS, answer_text, example_problem
 from probekit.loaders import wikidata as wd
 from probekit.params import ParamsFile
 
-REPO = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("PROBES_MIRROR") or REPO.parent / "shared" / "raw").resolve()
 PROBE = "encyclopedic_composition"
 SUBJECT_SLOT = {"band_year": "person", "actor_spouse": "film", "founder_hq": "person"}
 
@@ -113,8 +110,6 @@ def check_all(built, tables: dict, window: int = 2):
 
 @pytest.fixture(scope="module")
 def mirror_tables(source_tables) -> dict:
-    if not (MIRROR / "wikidata").is_dir():
-        pytest.skip(f"no wikidata mirror at {MIRROR}")
     return source_tables("wikidata")
 
 

@@ -23,7 +23,6 @@ MIRROR_FILES = {  # flat name in raw/conceptnet_subsets/ -> file under the mirro
     "twc_valid_conceptnet_subgraph.txt": "conceptnet/twc_subgraph/valid_conceptnet_subgraph.txt",
     "evalution_RELATIONS.txt": "conceptnet/evalution_1.0/RELATIONS.txt",
 }
-needs_mirror = pytest.mark.skipif(not FIXTURE.is_file(), reason=f"no ConceptNet mirror at {MIRROR}")
 
 # Read by hand from the fixture: its English-English IsA, Antonym and Synonym edges. Senses merge
 # (/c/en/test/n and /c/en/test/n/wikt/en_1 give 4 duplicate synonym pairs); 2 synonym self-loops drop.
@@ -51,7 +50,6 @@ def check_table(df: pd.DataFrame) -> None:
 # ---------------------------------------------------------------- the official dump format
 
 
-@needs_mirror
 @pytest.mark.parametrize("gz", [False, True], ids=["csv", "csv.gz"])
 def test_read_assertions_on_upstream_fixture(tmp_path, gz):
     src = tmp_path / ("assertions.csv.gz" if gz else "assertions.csv")
@@ -145,7 +143,6 @@ def test_missing_source_file_names_the_fetch(tmp_path):
 # ---------------------------------------------------------------- load() on the mirror
 
 
-@needs_mirror
 def test_load_dump_from_raw_root(tmp_path):
     folder = tmp_path / "conceptnet_dump"
     folder.mkdir()
@@ -159,8 +156,6 @@ def test_load_dump_from_raw_root(tmp_path):
 
 @pytest.fixture(scope="module")
 def mirror_loaded(tmp_path_factory):
-    if not all((MIRROR / m).is_file() for m in MIRROR_FILES.values()):
-        pytest.skip(f"no ConceptNet subsets under {MIRROR}")
     raw = tmp_path_factory.mktemp("raw")
     (raw / "conceptnet_subsets").mkdir()
     for name, mirror in MIRROR_FILES.items():

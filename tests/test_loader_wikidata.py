@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,13 +12,12 @@ from urllib.parse import parse_qs, urlparse
 import pandas as pd
 import pytest
 
+from conftest import MIRROR, REPO
 from probekit.errors import DataError, ParamsError
 from probekit.loaders import get, write_tables
 from probekit.loaders import wikidata as wd
-from probekit.sources import FetchError
+from probekit.sources import FetchError, fetch, load_manifest
 
-REPO = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("PROBES_MIRROR") or REPO.parent / "shared" / "raw").resolve()
 TEMPLATES = {"P26": "Who is [X] married to?", "P159": "Where is the headquarter of [X]?",
              "P159_similar": "Where is [X] headquartered?"}
 
@@ -317,13 +314,10 @@ def test_malformed_sparql_cache_is_a_data_error(tmp_path):
 
 @pytest.fixture(scope="module")
 def mirror_raw(tmp_path_factory) -> Path:
-    if not (MIRROR / "wikidata").is_dir():
-        pytest.skip(f"no wikidata mirror at {MIRROR}")
     raw = tmp_path_factory.mktemp("raw")
-    for source, files in wd.manifest_files().items():
-        (raw / source).mkdir()
-        for f in files:
-            shutil.copyfile(MIRROR / f["mirror"], raw / source / f["path"])
+    manifest = load_manifest(REPO / "raw/sources.yaml")
+    for source in wd.sources(wd.WikidataParams()):
+        fetch(manifest[source], raw / source, mirror=MIRROR, progress=False)
     return raw
 
 

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import MIRROR, REPO
 from probekit import sources
 from probekit.cli import main
 from probekit.sources import ChecksumError, FetchError, ManifestError
 
-REPO = Path(__file__).parents[1]
-REAL_MIRROR = Path(__file__).parents[2] / "shared" / "raw"
 PROBES = {"always_never", "age_comparison", "objects_comparison", "antonym_negation",
           "property_conjunction", "taxonomy_conjunction", "encyclopedic_composition", "multihop_comparison"}
 
@@ -134,7 +133,7 @@ def test_fetch_from_mirror_copies_plain_and_gunzips_gz(tmp_path):
 
 def test_fetch_real_olmpics_from_shared_mirror(tmp_path):
     src = sources.load_manifest(REPO / "raw" / "sources.yaml")["olmpics"]
-    paths = sources.fetch(src, tmp_path / "olmpics", mirror=REAL_MIRROR, progress=False)
+    paths = sources.fetch(src, tmp_path / "olmpics", mirror=MIRROR, progress=False)
     assert len(paths) == 16
     states = sources.status(src, tmp_path / "olmpics")
     assert [s for _, s in states] == ["ok"] * 16

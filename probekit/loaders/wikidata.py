@@ -63,19 +63,16 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Iterator, Literal
 
 import pandas as pd
-import requests
 from pydantic import Field, field_validator
 
-from probekit import atomic
 from probekit.errors import DataError, ParamsError
 from probekit.loaders import Loaded, LoaderParams, register
-from probekit.sources import FetchError, make_session
+from probekit.sparql import DEFAULT_USER_AGENT, WDQS, SparqlClient, cached_select
 
 RELATIONS = {
     "P463": "member of", "P571": "inception", "P161": "cast member", "P26": "spouse", "P112": "founded by",
@@ -90,16 +87,6 @@ SOURCE_NAMES = {"kamel": "kamel", "eq": "entityquestions", "sparql": "wikidata_s
 EQ_TEMPLATES = "eq_relation_query_templates.json"
 YEAR_RELATIONS = ("P571",)
 
-# Upstream locations (see raw/PROVENANCE of the mirror): GitHub raw files at pinned commits.
-KAMEL_URL = "https://raw.githubusercontent.com/JanKalo/KAMEL/21625baba6439faea03e61c28ce29475dc4996f6/data/KAMEL/{rel}/{split}.jsonl"
-EQ_URL = ("https://raw.githubusercontent.com/princeton-nlp/EntityQuestions/409520a32b03cab0cb3bb013a5885c89d174a631/"
-          "dataset/{split}/{rel}.{split}.jsonl")
-EQ_TEMPLATES_URL = ("https://raw.githubusercontent.com/princeton-nlp/EntityQuestions/"
-                    "096c261f327431b30af7ff718670f4bd13214908/relation_query_templates.json")
-
-WDQS = "https://query.wikidata.org/sparql"
-DEFAULT_USER_AGENT = ("probekit/0.1 (oLMpics-style probe generator; https://github.com/probekit/probekit; "
-                      "contact: YOUR-EMAIL@example.org) python-requests")
 _ORG_TYPES = "VALUES ?stype { wd:Q215380 wd:Q5741069 wd:Q4830453 wd:Q783794 wd:Q891723 wd:Q6881511 } ?s wdt:P31 ?stype ."
 _CITY_TYPES = "VALUES ?stype { wd:Q515 wd:Q1549591 } ?s wdt:P31 ?stype ."
 # Type filters (SPARQL patterns over ?s / ?o) so that a LIMITed query samples the entities the probe asks about:
@@ -165,26 +152,6 @@ def kamel_file(relation: str, split: str) -> str:
 
 def eq_file(relation: str, split: str) -> str:
     return f"eq_{relation}_{split}.jsonl"
-
-
-def manifest_files(relations: Iterable[str] = DEFAULT_RELATIONS, splits: Iterable[str] = SPLITS) -> dict[str, list[dict]]:
-    """``{source: [{path, url, mirror}, ...]}``: the files the mirror mode reads, for ``raw/sources.yaml``.
-    ``mirror`` is relative to the shared mirror root."""
-    rels, splits = list(relations), list(splits)
-    out = {"kamel": [], "entityquestions": []}
-    for rel in [r for r in rels if r in KAMEL_RELATIONS]:
-        for split in splits:
-            out["kamel"].append({"path": kamel_file(rel, split), "url": KAMEL_URL.format(rel=rel, split=split),
-                                 "mirror": f"wikidata/kamel/data/KAMEL/{rel}/{split}.jsonl"})
-    eq = [r for r in rels if r in EQ_RELATIONS]
-    if eq:
-        out["entityquestions"].append({"path": EQ_TEMPLATES, "url": EQ_TEMPLATES_URL,
-                                       "mirror": "wikidata/entityquestions/relation_query_templates.json"})
-    for rel in eq:
-        for split in splits:
-            out["entityquestions"].append({"path": eq_file(rel, split), "url": EQ_URL.format(rel=rel, split=split),
-                                           "mirror": f"wikidata/entityquestions/dataset/{split}/{rel}.{split}.jsonl"})
-    return {k: v for k, v in out.items() if v}
 
 
 # --- values ------------------------------------------------------------------------------------
@@ -335,52 +302,6 @@ def sparql_query(relation: str, limit: int, type_filter: str = "") -> str:
                 + f"  {label}\n}}\nLIMIT {limit}\n")
     return (head + "SELECT DISTINCT ?s ?sLabel ?o ?oLabel WHERE {\n" + where
             + f"  ?s wdt:{relation} ?o .\n  {label}\n}}\nLIMIT {limit}\n")
-
-
-class SparqlClient:
-    """GET queries to a SPARQL endpoint with a descriptive User-Agent, retries (429/5xx, exponential back-off,
-    ``Retry-After`` honoured) and timeouts; answers are SPARQL 1.1 JSON results."""
-
-    def __init__(self, endpoint: str = WDQS, user_agent: str = DEFAULT_USER_AGENT, timeout_s: float = 120.0,
-                 retries: int = 5, backoff_s: float = 2.0, session: requests.Session | None = None):
-        self.endpoint, self.timeout = endpoint, (10.0, timeout_s)
-        self.session = session or make_session(retries=retries, backoff_factor=backoff_s)
-        self.session.headers.update({"User-Agent": user_agent, "Accept": "application/sparql-results+json"})
-
-    def select(self, query: str) -> dict:
-        try:
-            r = self.session.get(self.endpoint, params={"query": query, "format": "json"}, timeout=self.timeout)
-            r.raise_for_status()
-            result = r.json()
-        except requests.RequestException as e:
-            raise FetchError(f"SPARQL {self.endpoint}: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
-        except ValueError:
-            raise FetchError(f"SPARQL {self.endpoint}: the answer is not JSON") from None
-        if not isinstance(result, dict) or not isinstance(result.get("results", {}).get("bindings"), list):
-            raise FetchError(f"SPARQL {self.endpoint}: the answer is not SPARQL JSON results")
-        return result
-
-
-def cached_select(cache: Path, relation: str, query: str, client_factory) -> dict:
-    """The SPARQL JSON answer to ``query``, from ``cache/<relation>.json`` when it exists, else asked once and
-    stored there (atomically). ``client_factory()`` is only called when the endpoint must be asked."""
-    path = cache / f"{relation}.json"
-    if path.is_file():
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise DataError(f"{path}: not a JSON file: {e}") from None
-        if not isinstance(stored, dict) or "response" not in stored:
-            raise DataError(f"{path}: not a probekit SPARQL cache file (no \"response\")")
-        if stored.get("query") != query:
-            raise DataError(f"{path}: cached for another query (params changed); delete it to query Wikidata again")
-        return stored["response"]
-    client = client_factory()
-    response = client.select(query)
-    atomic.write_json(path, {"endpoint": client.endpoint, "query": query, "relation": relation,
-                             "retrieved_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                             "response": response})
-    return response
 
 
 def read_sparql(response: dict, relation: str, where: str, stats: _FileStats | None = None) -> list[tuple[str, str]]:
