@@ -42,9 +42,13 @@ def fingerprint(params: Mapping, files: Mapping[str, str]) -> str:
 
 
 def licence(spec: ProbeSpec, sources: Mapping[str, Mapping]) -> str:
-    """The dataset card's licence id: the sources' one when they agree, ``other`` when they differ, the probe
-    YAML's own ``license`` for synthetic probes (no sources)."""
+    """The dataset card's licence id: a share-alike source's (derived data must keep it: ConceptNet's
+    cc-by-sa-4.0), else the sources' one when they agree, ``other`` when they differ; the probe YAML's own
+    ``license`` for synthetic probes (no sources). Every source's licence is listed in the card too."""
     ids = sorted({str(s.get("license_id") or "other") for s in sources.values()})
+    share_alike = [i for i in ids if "-sa-" in i]
+    if len(share_alike) == 1:
+        return share_alike[0]
     if ids:
         return ids[0] if len(ids) == 1 else "other"
     if not spec.license:

@@ -240,3 +240,13 @@ def test_interrupted_write_leaves_previous_output(tmp_path, age, monkeypatch):
         write_probe(out, age, generator_version="1")
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["age"]  # no temp folder left behind
+
+
+def test_card_licence_follows_the_sources(age):
+    from probekit.probe_dataset import licence
+
+    sa, bsd, mit = ({"license_id": i} for i in ("cc-by-sa-4.0", "other", "mit"))
+    assert licence(age.spec, {"conceptnet": sa, "wordnet": bsd}) == "cc-by-sa-4.0"  # share-alike carries over
+    assert licence(age.spec, {"a": mit, "b": mit}) == "mit"
+    assert licence(age.spec, {"a": mit, "b": bsd}) == "other"
+    assert licence(age.spec, {}) == "apache-2.0"  # synthetic: the probe YAML's own
