@@ -15,6 +15,7 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from probekit import atomic  # noqa: E402
+from probekit.errors import DataError  # noqa: E402
 from probekit.probe_dataset import read_jsonl  # noqa: E402
 
 from .report import iter_metrics, save  # noqa: E402
@@ -33,10 +34,14 @@ def pair_panels(folders: Iterable[Path]) -> dict[str, list[dict]]:
         data = Path(metrics["data"])
         if not data.is_file():
             continue
-        args = {r["id"]: (list(r.get("args", {}).values()), r["question"]["choices"]) for r in read_jsonl(data)}
+        rows = read_jsonl(data)
         points, words = [], set()
-        for p in read_jsonl(metrics_path.parent / "predictions.jsonl"):
-            values, choices = args[p["id"]]
+        # predictions are in input order: join by position (ids repeat in some release files)
+        for n, p in enumerate(read_jsonl(metrics_path.parent / "predictions.jsonl")):
+            if n >= len(rows) or rows[n]["id"] != p["id"]:
+                raise DataError(f"{metrics_path.parent / 'predictions.jsonl'}:{n + 1}: id {p['id']!r} is not row "
+                                f"{n + 1} of {data}")
+            values, choices = list(rows[n].get("args", {}).values()), rows[n]["question"]["choices"]
             if len(values) != 2 or not all(isinstance(v, int) for v in values):
                 break
             points.append((*values, next(c["text"] for c in choices if c["label"] == p["prediction"])))

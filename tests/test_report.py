@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evaluators import heatmap, report
+from probekit.errors import DataError
 from probekit.atomic import write_json, write_jsonl
 
 
@@ -82,3 +85,22 @@ def test_heatmap_panels_hold_every_pair_and_one_file_per_model(tmp_path):
     written = heatmap.run([results], tmp_path / "heatmaps")
     assert [p.name for p in written] == ["m1.png", "m2.png"]
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)
+
+
+def test_heatmap_keeps_rows_whose_ids_repeat(tmp_path):
+    """Release files repeat ids (compositional_comparison dev: 480 unique of 500): join by position, not id."""
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m", "original", True, PAIRS, lambda a, b: "A")
+    data = tmp_path / "data/original/dev.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    preds_path = results / "m/age_comparison/original/predictions.jsonl"
+    preds = [json.loads(line) for line in preds_path.read_text().splitlines()]
+    for r, p in zip(rows, preds):
+        r["id"] = p["id"] = "same-id"
+    write_jsonl(data, rows)
+    write_jsonl(preds_path, preds)
+    [panel] = heatmap.pair_panels([results])["m"]
+    assert sorted(panel["points"]) == sorted((a, b, "younger") for a, b in PAIRS)
+    write_jsonl(preds_path, [{**p, "id": "other"} for p in preds])
+    with pytest.raises(DataError, match=r"predictions.jsonl:1: id 'other' is not row 1"):
+        heatmap.pair_panels([results])
