@@ -170,9 +170,11 @@ def test_batch_size_does_not_change_scores(mlm):
     _, (model, tok, _) = mlm
     examples = examples_for(mlm[0])
     one, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=1), examples)
-    many, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=5), examples)
-    for a, b in zip(one, many):
-        assert a["id"] == b["id"] and a["scores"] == pytest.approx(b["scores"], abs=1e-4)
+    for size in (7, 64):
+        many, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=size), examples)
+        for a, b in zip(one, many):
+            assert a["id"] == b["id"] and a["prediction"] == b["prediction"]
+            assert a["scores"] == pytest.approx(b["scores"], abs=1e-5)
 
 
 # --- 2. RoBERTa scores the token the model sees in context ---------------------------------------------
@@ -326,57 +328,59 @@ def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
     assert {v: m["n"] for v, m in train.items()} == {"base": 5, "no_lang": 1}
 
 
-# --- 6. the candidate-only head agrees with the full head; the fallbacks ---------------------------------
+# --- 6. every MLM family: the model's own head at the mask, exact ----------------------------------------
 
 
-def test_fast_path_is_used_and_agrees(mlm):
-    kind, (model, tok, token_of) = mlm
-    examples = examples_for(kind)
-    scorer = MaskedLMScorer(model, tok, batch_size=4)
-    assert scorer._fast_path_ok is None
-    predictions, _ = evaluate_mc_mlm(scorer, examples)
-    assert scorer._fast_path_ok is True
-    references = [reference_scores(model, tok, e, token_of) for e in examples]
-    assert_scores_match(predictions, references, examples)
+def _family(kind: str, tok):
+    """A tiny random masked LM of ``kind`` for the WordPiece tokenizer ``tok`` (heads differ per family)."""
+    from transformers import (AlbertConfig, AlbertForMaskedLM, DebertaV2Config, DebertaV2ForMaskedLM,
+                              DistilBertConfig, DistilBertForMaskedLM, ElectraConfig, ElectraForMaskedLM)
+
+    torch.manual_seed(0)
+    v, common = tok.vocab_size, dict(num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                                     max_position_embeddings=128)
+    if kind == "albert":  # embedding size != hidden size: the head projects back through it
+        return AlbertForMaskedLM(AlbertConfig(vocab_size=v, embedding_size=16, hidden_size=32, **common))
+    if kind == "distilbert":
+        return DistilBertForMaskedLM(DistilBertConfig(vocab_size=v, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                                                      max_position_embeddings=128))
+    if kind == "electra":  # a generator: its head is generator_predictions + generator_lm_head
+        return ElectraForMaskedLM(ElectraConfig(vocab_size=v, embedding_size=16, hidden_size=32, **common))
+    # DeBERTa-v2/v3 with legacy=False: get_output_embeddings() is an H x H layer, not the vocabulary
+    return DebertaV2ForMaskedLM(DebertaV2Config(vocab_size=v, hidden_size=32, legacy=False, **common))
 
 
-def test_full_head_fallback_when_forced(mlm):
-    kind, (model, tok, token_of) = mlm
-    examples = examples_for(kind)
-    scorer = MaskedLMScorer(model, tok, batch_size=4)
-    scorer._fast_path_ok = False
-    predictions, _ = evaluate_mc_mlm(scorer, examples)
-    assert scorer._fast_path_ok is False
+@pytest.mark.parametrize("kind", ["albert", "distilbert", "electra", "deberta-v2"])
+def test_every_mlm_family_matches_the_single_example_reference(kind, bert):
+    _, tok, token_of = bert
+    model = _family(kind, tok).eval()
+    with torch.no_grad():  # a non-zero head so that scores depend on all of it
+        for name, param in model.named_parameters():
+            if "bias" in name and param.ndim == 1 and param.shape[0] == tok.vocab_size:
+                param.normal_()
+    examples = examples_for("bert")
+    predictions, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=4), examples)
     assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
 
 
-def test_full_head_fallback_when_decoder_is_not_called(mlm, monkeypatch):
+def test_left_padding_tokenizer_scores_the_same(mlm):
+    """A tokenizer set to pad on the left must not shift positions: the scorer pads on the right."""
     kind, (model, tok, token_of) = mlm
     examples = examples_for(kind)
-    decoy = torch.nn.Linear(model.config.hidden_size, model.config.vocab_size)
-    monkeypatch.setattr(model, "get_output_embeddings", lambda: decoy)  # its pre-hook never fires
-    scorer = MaskedLMScorer(model, tok, batch_size=4)
-    predictions, _ = evaluate_mc_mlm(scorer, examples)
-    assert scorer._fast_path_ok is False
-    monkeypatch.undo()
-    assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
-
-
-def test_disagreeing_fast_path_falls_back_to_full_head(roberta, caplog):
-    """A head that changes the decoder's output (which the fast path does not see) is caught by the check."""
-    model, tok, token_of = roberta
-    examples = examples_for("roberta")
-    handle = model.get_output_embeddings().register_forward_hook(lambda _m, _a, out: out + 1.0)
+    side = tok.padding_side
     try:
-        scorer = MaskedLMScorer(model, tok, batch_size=4)
-        with caplog.at_level(logging.WARNING, logger="probekit"):
-            predictions, _ = evaluate_mc_mlm(scorer, examples)
-        assert "disagrees with the full head" in caplog.text
-        assert scorer._fast_path_ok is False
-        references = [[s for s in reference_scores(model, tok, e, token_of)] for e in examples]
+        tok.padding_side = "left"
+        predictions, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=4), examples)
     finally:
-        handle.remove()
-    assert_scores_match(predictions, references, examples)
+        tok.padding_side = side
+    assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
+
+
+def test_a_mask_truncated_away_is_named(bert):
+    model, tok, _ = bert
+    long = "A " + "very " * 200 + "long story , then it is [MASK] ."
+    with pytest.raises(DataError, match=r"the mask was truncated away: the model reads at most 128 tokens"):
+        MaskedLMScorer(model, tok).score([MaskRequest(long.replace("[MASK]", tok.mask_token), [5])])
 
 
 # --- 7. stems without exactly one mask -------------------------------------------------------------------
