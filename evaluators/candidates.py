@@ -55,7 +55,12 @@ def candidate_token_ids(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str]
                 raise CandidateError(
                     f"example {example_id}: candidate {word!r} is not a single token for this tokenizer "
                     f"in context (got {pieces}); pass --multi-token first to score it by its first token")
-            row.append(covering[0][0])
+            # the first piece of the word itself: a lone space piece (SentencePiece's ``▁``) is no word's
+            in_word = [c for c in covering if not _leading_space(text, c[1], c[2], start)]
+            row.append((in_word or covering)[0][0])
+        if len(set(row)) != len(row):
+            raise CandidateError(f"example {example_id}: candidates {list(words)} share a token at the mask "
+                                 f"({tokenizer.convert_ids_to_tokens(row)}): their scores would tie")
         result.append(row)
     return result
 

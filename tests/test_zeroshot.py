@@ -211,8 +211,7 @@ def test_roberta_mask_at_start_gets_bare_token(roberta):
 # --- 3. multi-token answers ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind, word, context", [("bert", "xylophonist", ""), ("roberta", "xylophonist", " "),
-                                                 ("roberta", "olderly", " ")])
+@pytest.mark.parametrize("kind, word, context", [("bert", "xylophonist", ""), ("roberta", "xylophonist", " ")])
 def test_multi_token_candidate(kind, word, context, request):
     model, tok, token_of = request.getfixturevalue(kind)
     pieces = tok.tokenize(context + word)
@@ -225,15 +224,42 @@ def test_multi_token_candidate(kind, word, context, request):
 
     (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [example], multi_token="first")
     logits = mask_logits(model, tok, stem)
+    first = next(p for p in pieces if p not in ("Ġ", "▁"))  # a lone space piece is no word's first piece
     expected = [logits[tok.convert_tokens_to_ids(token_of("older"))].item(),
-                logits[tok.convert_tokens_to_ids(pieces[0])].item()]
+                logits[tok.convert_tokens_to_ids(first)].item()]
     assert prediction["scores"] == pytest.approx(expected, abs=1e-4)
+
+
+def test_first_pieces_that_tie_are_refused(roberta):
+    """"olderly" starts with the token of "older": scored by first pieces, the two would tie."""
+    model, tok, _ = roberta
+    assert tok.tokenize(" olderly")[0] == "Ġolder"
+    example = make_example(8, "He is [MASK] than me .", ["older", "olderly"])
+    with pytest.raises(CandidateError, match=r"example ex08: candidates \['older', 'olderly'\] share a token"):
+        evaluate_mc_mlm(MaskedLMScorer(model, tok), [example], multi_token="first")
 
 
 def test_unknown_multi_token_rule_is_refused(bert):
     _, tok, _ = bert
     with pytest.raises(ValueError, match="multi_token"):
         candidate_token_ids(tok, ["He is [MASK] ."], [AGE], ["x"], multi_token="last")
+
+
+def test_sentencepiece_first_piece_skips_the_lone_space_and_ties_are_refused(tmp_path):
+    """A Metaspace tokenizer splits an unseen word as ``▁`` + letters: the lone ``▁`` is no word's first piece."""
+    from tokenizers import SentencePieceBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    sp = SentencePieceBPETokenizer()
+    sp.train_from_iterator(["he is older than me", "he is younger than me", "aqa aza"] * 50, vocab_size=60,
+                           special_tokens=["<unk>", "<mask>"], min_frequency=1)
+    tok = PreTrainedTokenizerFast(tokenizer_object=sp._tokenizer, mask_token="<mask>", unk_token="<unk>")
+    qaz, zaq = tok.tokenize(" qaz"), tok.tokenize(" zaq")
+    assert qaz[0] == zaq[0] == "▁" and qaz[1] != zaq[1]  # the old rule gave both the id of the lone ▁
+    [[q, z]] = candidate_token_ids(tok, ["he is [MASK] than me"], [["qaz", "zaq"]], ["sp1"], multi_token="first")
+    assert tok.convert_ids_to_tokens([q, z]) == [qaz[1], zaq[1]]
+    with pytest.raises(CandidateError, match=r"example sp2: candidates \['qaz', 'qua'\] share a token .* would tie"):
+        candidate_token_ids(tok, ["he is [MASK] than me"], [["qaz", "qua"]], ["sp2"], multi_token="first")
 
 
 # --- 4. whether the MLM head is pretrained ---------------------------------------------------------------
