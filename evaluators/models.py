@@ -24,6 +24,9 @@ class ModelRef:
     location: str   # a local folder or a Hub id, ready for ``from_pretrained``
 
 
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
 @dataclass
 class LoadedModel:
     model: Any                 # a transformers PreTrainedModel
@@ -31,6 +34,32 @@ class LoadedModel:
     name: str
     model_id: str              # the spec it was loaded from (Hub id, folder or pkg:)
     head_pretrained: bool      # False: the MLM head was newly initialised (no zero-shot result)
+    dtype: str = "float32"     # the weights' dtype, as run
+
+    def provenance(self) -> dict:
+        """What a result records of the model: dtype, revision (the Hub commit where known), versions."""
+        import torch
+        import transformers
+
+        from probekit import __version__
+
+        return {"dtype": self.dtype, "model_revision": getattr(self.model.config, "_commit_hash", None),
+                "versions": {"probekit": __version__, "torch": torch.__version__,
+                             "transformers": transformers.__version__}}
+
+
+def resolve_dtype(dtype: str, device: str):
+    """``auto``: bfloat16 on a CUDA device that supports it, else float32 (bf16 matmuls are only fast on
+    CPUs with AMX/AVX512-BF16: ask for ``bfloat16`` there). Explicit always: transformers 5 would otherwise
+    load a bf16 checkpoint as bf16 and an fp32 one as fp32."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype == "auto":
+        cuda = device.startswith("cuda") and torch.cuda.is_available()
+        dtype = "bfloat16" if cuda and torch.cuda.is_bf16_supported() else "float32"
+    return getattr(torch, dtype)
 
 
 def resolve_model(name: str, aliases: Mapping[str, str], params_label: str) -> ModelRef:
@@ -88,7 +117,7 @@ def _check_hub(name: str, repo_id: str, also: str) -> None:
                          f"reached ({type(exc).__name__}: {' '.join(str(exc).split())}){also}") from None
 
 
-def load_masked_lm(ref: ModelRef, *, device: str = "cpu", seed: int = 0) -> LoadedModel:
+def load_masked_lm(ref: ModelRef, *, device: str = "cpu", seed: int = 0, dtype: str = "float32") -> LoadedModel:
     """Any ``AutoModelForMaskedLM`` with a fast tokenizer; records whether its MLM head was pretrained.
 
     ``seed`` fixes the initialisation of a head the checkpoint lacks, so outputs stay deterministic.
@@ -103,11 +132,13 @@ def load_masked_lm(ref: ModelRef, *, device: str = "cpu", seed: int = 0) -> Load
     if not tokenizer.is_fast:
         raise UsageError(f"--model {ref.name}: a fast tokenizer is needed (offsets locate the candidate in context)")
     torch.manual_seed(seed)
-    model, info = AutoModelForMaskedLM.from_pretrained(ref.location, output_loading_info=True)
+    torch_dtype = resolve_dtype(dtype, device)
+    model, info = AutoModelForMaskedLM.from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype)
     prefix = model.base_model_prefix + "."
     head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
     if head_missing:
         log.warning("%s: the MLM head is not in the checkpoint and was newly initialised (seed %d; %s): "
                     "its predictions are not zero-shot results", ref.name, seed,
                     ", ".join(head_missing[:2]) + (", ..." if len(head_missing) > 2 else ""))
-    return LoadedModel(model.to(device).eval(), tokenizer, ref.name, ref.spec, head_pretrained=not head_missing)
+    return LoadedModel(model.to(device).eval(), tokenizer, ref.name, ref.spec, head_pretrained=not head_missing,
+                       dtype=str(torch_dtype).removeprefix("torch."))

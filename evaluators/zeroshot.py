@@ -75,7 +75,7 @@ def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], ou
                 "model": loaded.name, "model_id": loaded.model_id,
                 "mlm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                 "zero_shot": loaded.head_pretrained, "data": str(path), "split": split,
-                "multi_token": multi_token, "limit": limit, **describe(path, probe),
+                "multi_token": multi_token, "limit": limit, **describe(path, probe), **loaded.provenance(),
             })
             target = tmp / variant if variant else tmp
             atomic.write_jsonl(target / "predictions.jsonl", predictions)

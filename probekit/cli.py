@@ -150,8 +150,9 @@ def _evaluate(args) -> int:
     from evaluators import zeroshot
     from evaluators.models import load_masked_lm
 
-    loaded = load_masked_lm(ref, device=args.device, seed=args.seed)
-    results = zeroshot.run(loaded, datasets, Path(args.out), split=args.split, batch_size=args.batch_size,
+    loaded = load_masked_lm(ref, device=args.device, seed=args.seed, dtype=args.dtype)
+    batch_size = args.batch_size or int((params.data.get("zeroshot") or {}).get("batch_size", 32))
+    results = zeroshot.run(loaded, datasets, Path(args.out), split=args.split, batch_size=batch_size,
                            limit=args.limit, multi_token=args.multi_token, probe=probe)
     for variant, m in results.items():
         flag = "" if m["zero_shot"] else "  (MLM head newly initialised: not a zero-shot result)"
@@ -314,8 +315,12 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
                     help="evaluate the original release file of PROBE (source olmpics) fetched under raw/")
     zs.add_argument("--split", default="dev", help="which <split>.jsonl to read")
     zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant)")
-    zs.add_argument("--batch-size", type=_positive, default=32, help="examples per forward pass")
+    zs.add_argument("--batch-size", type=_positive,
+                    help="examples per forward pass (default: the params' zeroshot.batch_size, else 32); scores do "
+                         "not depend on it")
     zs.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    zs.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"), default="float32",
+                    help="weights' dtype; auto: bfloat16 on a CUDA device that supports it, else float32")
     zs.add_argument("--limit", type=_positive, help="only the first N examples of each file (smoke tests)")
     zs.add_argument("--multi-token", choices=("error", "first"), default="error",
                     help="a choice that is not one token: refuse it, or score its first token")

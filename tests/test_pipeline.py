@@ -65,6 +65,11 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert sorted((project / "raw/olmpics").iterdir()) == raw
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project, mirror=None)
 
+    # The batch size changes no score, so it invalidates nothing.
+    params["zeroshot"]["batch_size"] = 3
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "Data and pipelines are up to date." in run(["dvc", "status"], project, mirror=None)
+
     # Editing one probe's template invalidates that probe's stages only.
     template = project / "generators/age_comparison.yaml"
     template.write_text(template.read_text().replace("If I am a {age2}", "if I am a {age2}"))

@@ -288,6 +288,21 @@ def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path, caplog):
         assert metrics["n"] == 3 and metrics["probe"] == "toy"
 
 
+def test_dtype_is_explicit_and_recorded(tiny_bert, tmp_path):
+    fp32, bf16 = load(tiny_bert), load_masked_lm(ModelRef("t", str(tiny_bert), str(tiny_bert)), dtype="bfloat16")
+    assert next(fp32.model.parameters()).dtype == torch.float32 and next(bf16.model.parameters()).dtype == torch.bfloat16
+    examples = examples_for("bert")
+    a, _ = evaluate_mc_mlm(MaskedLMScorer(fp32.model, fp32.tokenizer), examples)
+    b, _ = evaluate_mc_mlm(MaskedLMScorer(bf16.model, bf16.tokenizer), examples)
+    for x, y in zip(a, b):  # bf16 keeps ~3 significant digits
+        assert y["scores"] == pytest.approx(x["scores"], abs=0.1)
+    data = tmp_path / "toy.jsonl"
+    data.write_text("".join(json.dumps(e) + "\n" for e in examples), encoding="utf-8")
+    metrics = run(bf16, read_split(data, "dev"), tmp_path / "out", progress=False)[""]
+    assert metrics["dtype"] == "bfloat16" and metrics["versions"]["torch"] == torch.__version__
+    assert "model_revision" in metrics
+
+
 def test_missing_head_is_initialised_deterministically(tiny_bert_no_head):
     a = load(tiny_bert_no_head, seed=3)
     b = load(tiny_bert_no_head, seed=3)
