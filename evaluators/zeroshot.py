@@ -33,14 +33,16 @@ def evaluate_mc_mlm(scorer: MaskedLMScorer, examples: Iterable[Mapping], *,
     requests = [MaskRequest(stem.replace(MASK, tokenizer.mask_token), cands)
                 for stem, cands in zip(stems, candidates)]
     scores = scorer.score(requests)
-    predictions = []
+    predictions, ties = [], 0
     for e, label_row, row in zip(examples, labels, scores):
+        # a tie goes to the first of the tied choices in the file's order (counted in metrics: "ties")
         prediction = label_row[max(range(len(row)), key=row.__getitem__)]
+        ties += row.count(max(row)) > 1
         predictions.append({"id": e["id"], "scores": row, "prediction": prediction, "gold": e["answerKey"],
                             "correct": prediction == e["answerKey"]})
     n = len(predictions)
     metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,
-               "chance": chance_level([len(row) for row in labels])}
+               "chance": chance_level([len(row) for row in labels]), "ties": ties}
     return predictions, metrics
 
 

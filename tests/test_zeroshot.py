@@ -444,6 +444,15 @@ def test_scorer_refuses_text_without_one_mask_token(roberta):
         MaskedLMScorer(model, tok).score(requests)
 
 
+def test_ties_go_to_the_first_choice_and_are_counted(bert):
+    model, tok, _ = bert
+    scorer = MaskedLMScorer(model, tok)
+    scorer.score = lambda requests: [[0.5, 1.0, 1.0][:len(r.candidates)] for r in requests]  # a forced tie
+    examples = [make_example(1, "He is [MASK] .", AGE), make_example(2, "It is [MASK] .", MIXED)]
+    (two, three), metrics = evaluate_mc_mlm(scorer, examples)
+    assert (two["prediction"], three["prediction"], metrics["ties"]) == ("B", "B", 1)
+
+
 def test_chance_is_exact():
     assert sum([1 / 5] * 280) / 280 != 0.2  # what a float sum gives
     assert chance_level([5] * 280) == 0.2
