@@ -304,10 +304,12 @@ def test_dtype_is_explicit_and_recorded(tiny_bert, tmp_path):
 
 
 def test_missing_head_is_initialised_deterministically(tiny_bert_no_head):
-    a = load(tiny_bert_no_head, seed=3)
-    b = load(tiny_bert_no_head, seed=3)
+    a, b, c = (load(tiny_bert_no_head, seed=seed) for seed in (3, 3, 4))
     stem = examples_for("bert")[1]["question"]["stem"]
-    assert torch.equal(mask_logits(a.model, a.tokenizer, stem), mask_logits(b.model, b.tokenizer, stem))
+    la, lb, lc = (mask_logits(m.model, m.tokenizer, stem) for m in (a, b, c))
+    assert torch.equal(la, lb)  # the same seed: the same head
+    assert not torch.equal(la, lc)  # another seed: another head (a constant initialisation would pass neither)
+    assert la.std() > 0  # the head's output varies over the vocabulary
 
 
 # --- 5. run() on the original release file and on a probe folder -----------------------------------------
