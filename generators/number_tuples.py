@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from typing import Callable, Literal, Mapping
 
@@ -51,19 +52,38 @@ class NumberParams(ProbeParams):
         return values
 
 
-def balanced_sample(population: list[tuple], outcome: Callable[[tuple], str], outcomes: list[str], n: int,
+ENUMERATE_UP_TO = 50_000  # larger ranges are sampled without listing every tuple
+
+
+def balanced_sample(values: range, arity: int, outcome: Callable[[tuple], str], outcomes: list[str], n: int,
                     rng: random.Random, where: str) -> list[tuple]:
-    """``n`` tuples without replacement, outcome counts differing by at most one, shuffled."""
-    groups = {o: [] for o in outcomes}
-    for t in population:
-        groups[outcome(t)].append(t)
-    chosen = []
-    for i, o in enumerate(outcomes):
-        k = n // len(outcomes) + (i < n % len(outcomes))
-        if k > len(groups[o]):
-            raise ParamsError(f"{where}: size asks for {k} examples with answer {o!r}, the value range has "
-                              f"only {len(groups[o])}")
-        chosen += rng.sample(groups[o], k)
+    """``n`` distinct ordered tuples of distinct ``values``, outcome counts differing by at most one, shuffled.
+
+    A small range is listed whole and sampled per outcome; a large one (multi-hop train: 456k triples) is
+    drawn tuple by tuple until every outcome has its quota, so nothing proportional to the range is built."""
+    quotas = {o: n // len(outcomes) + (i < n % len(outcomes)) for i, o in enumerate(outcomes)}
+    if math.perm(len(values), arity) <= ENUMERATE_UP_TO:
+        groups = {o: [] for o in outcomes}
+        for t in itertools.permutations(values, arity):
+            groups[outcome(t)].append(t)
+        for o, k in quotas.items():
+            if k > len(groups[o]):
+                raise ParamsError(f"{where}: size asks for {k} examples with answer {o!r}, the value range has "
+                                  f"only {len(groups[o])}")
+        chosen = [t for o in outcomes for t in rng.sample(groups[o], quotas[o])]
+    else:
+        groups, seen = {o: [] for o in outcomes}, set()
+        while any(len(groups[o]) < k for o, k in quotas.items()):
+            t = tuple(rng.sample(values, arity))
+            if t not in seen:
+                seen.add(t)
+                if len(groups[outcome(t)]) < quotas[outcome(t)]:
+                    groups[outcome(t)].append(t)
+            if len(seen) > n * 50 + 1000:  # a quota no tuple of this range can fill
+                short = {o: k for o, k in quotas.items() if len(groups[o]) < k}
+                raise ParamsError(f"{where}: size asks for {short} examples by answer, the value range yields "
+                                  f"too few")
+        chosen = [t for o in outcomes for t in groups[o]]
     rng.shuffle(chosen)
     return chosen
 
@@ -80,11 +100,11 @@ def instantiate(spec: ProbeSpec, variant: Variant, params: NumberParams, *, arit
     for split in SPLITS:
         rng = random.Random(f"{params.seed}:{spec.probe}:{variant.name}:{split}")
         low, high = ranges[split]
-        population = list(itertools.permutations(range(low, high + 1), arity))
+        values = range(low, high + 1)
         if params.mode == "grid":
-            chosen = population
+            chosen = list(itertools.permutations(values, arity))
         else:
-            chosen = balanced_sample(population, outcome, outcomes, params.size[split], rng,
+            chosen = balanced_sample(values, arity, outcome, outcomes, params.size[split], rng,
                                      where=f"{spec.probe}/{variant.name}/{split}")
         splits[split] = [
             make_example(probe=spec.probe, variant=variant.name, template_id=template.id,

@@ -269,3 +269,20 @@ def test_card_licence_follows_the_sources(age):
     assert licence(age.spec, {"a": mit, "b": mit}) == "mit"
     assert licence(age.spec, {"a": mit, "b": bsd}) == "other"
     assert licence(age.spec, {}) == "apache-2.0"  # synthetic: the probe YAML's own
+
+
+def test_a_large_range_is_sampled_without_listing_it(monkeypatch):
+    """Multi-hop train has 456k ordered triples: they are drawn, never listed (nor grouped) whole."""
+    import random
+
+    from generators import number_tuples
+    from generators.multihop_comparison import outcome
+
+    def listing(*_a, **_k):
+        raise AssertionError("the whole range was enumerated")
+
+    monkeypatch.setattr(number_tuples.itertools, "permutations", listing)
+    chosen = number_tuples.balanced_sample(range(43, 121), 3, outcome, ["first", "second", "third"], 61,
+                                           random.Random(1), where="t")
+    assert len(set(chosen)) == 61 and all(len(set(t)) == 3 and all(43 <= v <= 120 for v in t) for t in chosen)
+    assert Counter(map(outcome, chosen)) == {"first": 21, "second": 20, "third": 20}
