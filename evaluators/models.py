@@ -124,16 +124,25 @@ def load_masked_lm(ref: ModelRef, *, device: str = "cpu", seed: int = 0, dtype: 
     """
     import torch
     import transformers
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
     transformers.logging.set_verbosity_error()  # its load report: what matters is logged below, once
     transformers.logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(ref.location)
     if not tokenizer.is_fast:
         raise UsageError(f"--model {ref.name}: a fast tokenizer is needed (offsets locate the candidate in context)")
+    if tokenizer.mask_token is None:
+        raise UsageError(f"--model {ref.name}: its tokenizer has no mask token, so MC-MLM cannot score it "
+                         f"(a causal or seq2seq model needs the scoring rules of those families)")
     torch.manual_seed(seed)
     torch_dtype = resolve_dtype(dtype, device)
-    model, info = AutoModelForMaskedLM.from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype)
+    try:
+        model, info = AutoModelForMaskedLM.from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype)
+    except ValueError as exc:
+        if "Unrecognized configuration class" not in str(exc):
+            raise
+        raise UsageError(f"--model {ref.name}: a {type(AutoConfig.from_pretrained(ref.location)).__name__} "
+                         f"model has no masked-LM head") from None
     prefix = model.base_model_prefix + "."
     head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
     if head_missing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
@@ -286,6 +287,25 @@ def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path, caplog):
         assert metrics["mlm_head"] == head
         assert metrics["zero_shot"] is (head == "pretrained")
         assert metrics["n"] == 3 and metrics["probe"] == "toy"
+
+
+def test_a_model_without_mlm_head_or_mask_token_is_a_clear_error(tiny_bert, tmp_path, minilm_vocab):
+    from transformers import BertTokenizerFast, GPT2Config, GPT2LMHeadModel
+
+    from probekit.errors import UsageError
+
+    gpt2 = tmp_path / "gpt2"
+    GPT2LMHeadModel(GPT2Config(vocab_size=200, n_embd=16, n_layer=1, n_head=2, n_positions=32)).save_pretrained(gpt2)
+    BertTokenizerFast(str(minilm_vocab)).save_pretrained(gpt2)  # a tokenizer with a mask token
+    with pytest.raises(UsageError, match=r"--model g: a GPT2Config model has no masked-LM head"):
+        load_masked_lm(ModelRef("g", str(gpt2), str(gpt2)))
+    no_mask = tmp_path / "no-mask"
+    shutil.copytree(tiny_bert, no_mask)
+    config = json.loads((no_mask / "tokenizer_config.json").read_text())
+    config["mask_token"] = None
+    (no_mask / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(UsageError, match=r"its tokenizer has no mask token"):
+        load_masked_lm(ModelRef("n", str(no_mask), str(no_mask)))
 
 
 def test_dtype_is_explicit_and_recorded(tiny_bert, tmp_path):
