@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,31 @@ def source_tables(tmp_path_factory):
         return cache[name]
 
     return load
+
+
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 in a thread; a subclass answers each GET in ``respond(request)`` with
+    ``(status, body, headers)``. ``close()`` stops it."""
+
+    def __init__(self, path: str = ""):
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                code, body, headers = outer.respond(self)
+                self.send_response(code)
+                for k, v in {"Content-Length": str(len(body)), **(headers or {})}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
 
-from conftest import MIRROR, REPO
+from conftest import MIRROR, REPO, LoopbackServer
 from probekit.errors import DataError, ParamsError
 from probekit.loaders import get, write_tables
 from probekit.loaders import wikidata as wd
@@ -206,49 +204,33 @@ CANNED = {
 }
 
 
-class SparqlServer:
+class SparqlServer(LoopbackServer):
     """Answers GET /sparql with CANNED[relation] (the relation read from the query); the first ``busy`` answers
     are 429 with ``Retry-After: 0``, or ``status`` for every answer when set."""
 
     def __init__(self):
         self.busy, self.retry_after, self.status, self.requests = 1, "0", None, []
-        outer = self
+        super().__init__("/sparql")
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                url = urlparse(self.path)
-                query = parse_qs(url.query).get("query", [""])[0]
-                outer.requests.append({"path": url.path, "query": query, "ua": self.headers.get("User-Agent"),
-                                       "accept": self.headers.get("Accept")})
-                if outer.status:
-                    return self._send(outer.status, b"down")
-                if outer.busy > 0:
-                    outer.busy -= 1
-                    return self._send(429, b"slow down", {"Retry-After": outer.retry_after})
-                rel = next(r for r in CANNED if f"wdt:{r} " in query or f"p:{r} " in query)
-                self._send(200, json.dumps(CANNED[rel]).encode(), {"Content-Type": "application/sparql-results+json"})
-
-            def _send(self, code, body, headers=None):
-                self.send_response(code)
-                for k, v in {"Content-Length": str(len(body)), **(headers or {})}.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+    def respond(self, request):
+        url = urlparse(request.path)
+        query = parse_qs(url.query).get("query", [""])[0]
+        self.requests.append({"path": url.path, "query": query, "ua": request.headers.get("User-Agent"),
+                              "accept": request.headers.get("Accept")})
+        if self.status:
+            return self.status, b"down", None
+        if self.busy > 0:
+            self.busy -= 1
+            return 429, b"slow down", {"Retry-After": self.retry_after}
+        rel = next(r for r in CANNED if f"wdt:{r} " in query or f"p:{r} " in query)
+        return 200, json.dumps(CANNED[rel]).encode(), {"Content-Type": "application/sparql-results+json"}
 
 
 @pytest.fixture
 def sparql():
     s = SparqlServer()
     yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    s.close()
 
 
 UA = "probekit-test/0 (loader tests; contact: tests@example.org)"

@@ -6,15 +6,13 @@ import gzip
 import hashlib
 import os
 import io
-import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import MIRROR, REPO
+from conftest import MIRROR, REPO, LoopbackServer
 from probekit import sources
 from probekit.cli import main
 from probekit.sources import ChecksumError, FetchError, ManifestError
@@ -179,51 +177,35 @@ def test_already_good_file_is_not_copied_again(tmp_path):
 
 # --- download over HTTP (a loopback server) ---------------------------------------------------
 
-class Server:
+class Server(LoopbackServer):
     """Serves ``files`` (path -> bytes); answers ``fail_first`` requests with 503; honours Range if asked."""
 
     def __init__(self):
         self.files, self.fail_first, self.ranges, self.requests = {}, 0, True, []
-        outer = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                outer.requests.append((self.path, self.headers.get("Range")))
-                body = outer.files.get(self.path)
-                if outer.fail_first > 0:
-                    outer.fail_first -= 1
-                    return self._send(503, b"busy")
-                if body is None:
-                    return self._send(404, b"not found")
-                rng = self.headers.get("Range")
-                if rng and outer.ranges:
-                    start = int(rng.removeprefix("bytes=").rstrip("-"))
-                    if start >= len(body):
-                        return self._send(416, b"")
-                    return self._send(206, body[start:], {"Content-Range": f"bytes {start}-{len(body) - 1}/{len(body)}"})
-                self._send(200, body)
-
-            def _send(self, code, body, headers=None):
-                self.send_response(code)
-                for k, v in {"Content-Length": str(len(body)), **(headers or {})}.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+    def respond(self, request):
+        self.requests.append((request.path, request.headers.get("Range")))
+        body = self.files.get(request.path)
+        if self.fail_first > 0:
+            self.fail_first -= 1
+            return 503, b"busy", None
+        if body is None:
+            return 404, b"not found", None
+        rng = request.headers.get("Range")
+        if rng and self.ranges:
+            start = int(rng.removeprefix("bytes=").rstrip("-"))
+            if start >= len(body):
+                return 416, b"", None
+            return 206, body[start:], {"Content-Range": f"bytes {start}-{len(body) - 1}/{len(body)}"}
+        return 200, body, None
 
 
 @pytest.fixture
 def server():
     s = Server()
     yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    s.close()
 
 
 def gz_source(tmp_path, server, **extra) -> sources.Source:
