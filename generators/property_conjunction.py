@@ -90,9 +90,7 @@ class ConjunctionParams(ProbeParams):
     @field_validator("phrases")
     @classmethod
     def _phrases(cls, phrases):
-        bad = [r for r in phrases if canonical_relation(r) != r]
-        if bad:
-            raise ValueError(f"not ConceptNet relation names (as spelt in ConceptNet, e.g. AtLocation): {bad}")
+        _conceptnet_names(phrases)
         empty = [r for r, p in phrases.items() if not isinstance(p, str) or not p.strip() or p != " ".join(p.split())]
         if empty:
             raise ValueError(f"empty phrase, or stray spaces in it, for {empty}")
@@ -112,10 +110,15 @@ class ConjunctionParams(ProbeParams):
     @field_validator("symmetric")
     @classmethod
     def _symmetric(cls, symmetric):
-        bad = [r for r in symmetric if canonical_relation(r) != r]
-        if bad:
-            raise ValueError(f"not ConceptNet relation names: {bad}")
+        _conceptnet_names(symmetric)
         return symmetric
+
+
+def _conceptnet_names(relations) -> None:
+    """Refuse relation names not spelt as ConceptNet spells them (AtLocation, not atlocation)."""
+    bad = [r for r in relations if canonical_relation(r) != r]
+    if bad:
+        raise ValueError(f"not ConceptNet relation names (as spelt in ConceptNet, e.g. AtLocation): {bad}")
 
 
 # --- the edges, indexed --------------------------------------------------------------------------------
