@@ -320,11 +320,9 @@ def export_candidates(spec: ProbeSpec, params: AlwaysNeverParams, tables: Mappin
 def effective_params(params_path: str | Path | None = None) -> AlwaysNeverParams:
     """The probe's params as ``probes generate`` reads them (``params_path``, else ./params.yaml if present,
     over the YAML's defaults)."""
-    from probekit.params import read_params, section
+    from probekit.params import probe_section, read_params
 
-    spec = _spec()
-    return section(read_params(params_path), spec.probe, AlwaysNeverParams, spec.params,
-                   f"{spec.path} (params)", {"spec": spec})
+    return probe_section(read_params(params_path), _spec(), AlwaysNeverParams)
 
 
 def release_problems(rows_by_split: Mapping[str, list[dict]]) -> dict[str, Counter]:

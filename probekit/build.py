@@ -10,7 +10,7 @@ import generators
 from . import controls
 from .errors import ParamsError
 from .examples import check_unique_ids
-from .params import ParamsFile, ProbeParams, section
+from .params import ParamsFile, ProbeParams, probe_section
 from .templates import ProbeSpec, load_probe_spec
 
 
@@ -26,7 +26,7 @@ def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = No
     """Every variant the probe YAML declares, or those that ``<probe>.variants`` selects, in that order."""
     generator = generators.get(probe)
     spec = load_probe_spec(generator.template_path)
-    params = section(params_file, probe, generator.params, spec.params, f"{spec.path} (params)", {"spec": spec})
+    params = probe_section(params_file, spec, generator.params)
     names = params.variants if params.variants is not None else list(spec.variants)
     unknown = [n for n in names if n not in spec.variants]
     if unknown:

@@ -187,11 +187,10 @@ def _annotated_probe(probe: str):
 
 def _annotate_export(args) -> int:
     from probekit import annotations, loaders
-    from probekit.params import read_params, section
+    from probekit.params import probe_section, read_params
 
     generator, module, spec = _annotated_probe(args.probe)
-    params = section(read_params(args.params), args.probe, generator.params, spec.params,
-                     f"{spec.path} (params)", {"spec": spec})
+    params = probe_section(read_params(args.params), spec, generator.params)
     annotated = set() if args.all else module.annotated_keys(spec, params)
     drawn = None
     if args.candidates:

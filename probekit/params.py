@@ -108,6 +108,12 @@ def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | N
         raise ParamsError("; ".join(problems)) from None
 
 
+def probe_section(params: ParamsFile, spec: Any, model: type[M]) -> M:
+    """A probe's section as ``probes generate`` reads it: ``params`` over the defaults of its YAML
+    (``spec.params``), validated as ``model``, whose validators see the spec."""
+    return section(params, spec.probe, model, spec.params, f"{spec.path} (params)", {"spec": spec})
+
+
 def _describe(err: Mapping, model: type[BaseModel], given: Mapping, label: str, defaults_source: str,
               name: str) -> str:
     loc = [str(p) for p in err["loc"]]
