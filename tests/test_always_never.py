@@ -20,7 +20,7 @@ from probekit.build import build_probe
 from probekit.cli import main
 from probekit.errors import DataError
 from probekit.examples import answer_text
-from probekit.params import ParamsError, ParamsFile, section
+from probekit.params import ParamsError, ParamsFile, probe_section
 from probekit.probe_dataset import read_jsonl
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS, load_probe_spec
 
@@ -38,8 +38,7 @@ def spec():
 
 def params_of(spec, **over):
     data = {"always_never": {"seed": 13, "release": RELEASE, **over}}
-    return section(ParamsFile(Path("x.yaml"), data), "always_never", always_never.AlwaysNeverParams, spec.params,
-                   "yaml", {"spec": spec})
+    return probe_section(ParamsFile(Path("x.yaml"), data), spec, always_never.AlwaysNeverParams)
 
 
 @pytest.fixture(scope="module")
