@@ -41,6 +41,11 @@ def write_json(target: str | os.PathLike, obj) -> None:
     write_text(target, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def jsonl_text(rows) -> str:
+    """One compact JSON object per line: what :func:`write_jsonl` writes."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
 def write_jsonl(target: str | os.PathLike, rows) -> None:
     """Write one compact JSON object per line, atomically."""
-    write_text(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_text(target, jsonl_text(rows))

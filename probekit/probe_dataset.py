@@ -132,8 +132,7 @@ def write_probe(out_dir: str | Path, built: BuiltProbe, *, generator_version: st
             variant = spec.variants[name]
             definition = ({"control": variant.control, "base": variant.base} if variant.control
                           else {"templates": list(variant.templates), **variant.options})
-            texts = {f"{split}.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in r_)
-                     for split, r_ in rows.items()}
+            texts = {f"{split}.jsonl": atomic.jsonl_text(r) for split, r in rows.items()}
             meta = {
                 "probe": spec.probe, "variant": name, "format": spec.format, "definition": definition,
                 "definition_version": spec.version, "generator_version": generator_version, "params": params,
