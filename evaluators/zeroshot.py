@@ -1,7 +1,9 @@
-"""Zero-shot MC-MLM (oLMpics §2): score each choice by the pretrained MLM head's logit at the mask.
+"""Zero-shot multiple choice: MC-MLM (oLMpics §2) for masked LMs, and the same probes for every LM family
+through the engine's rules (``engine.py``).
 
-The softmax over only the K candidates (the paper's mask m ∈ {0, -inf}^|V|) is monotone in the raw
-logits, so the prediction is the candidate with the highest logit; the raw logits are what we record.
+MC-MLM scores each choice by the pretrained MLM head's logit at the mask. The softmax over only the K
+candidates (the paper's mask m ∈ {0, -inf}^|V|) is monotone in the raw logits, so the prediction is the
+candidate with the highest logit; the raw logits are what we record. The other rules record log-probabilities.
 """
 
 from __future__ import annotations
@@ -13,36 +15,28 @@ from typing import Iterable, Mapping, Sequence
 
 from probekit import atomic
 from probekit.sources import sha256_file
-from probekit.templates import MASK
 
-from .candidates import candidate_token_ids
+from .engine import Engine
 from .models import LoadedModel
-from .scoring import MaskedLMScorer, MaskRequest
 
 
-def evaluate_mc_mlm(scorer: MaskedLMScorer, examples: Iterable[Mapping], *,
-                    multi_token: str = "error") -> tuple[list[dict], dict]:
-    """Per-example predictions (input order) and metrics of a masked LM on multiple-choice examples."""
+def evaluate(engine: Engine, examples: Iterable[Mapping]) -> tuple[list[dict], dict]:
+    """Per-example predictions (input order) and metrics of a model on multiple-choice cloze examples."""
     examples = list(examples)
-    tokenizer = scorer.tokenizer
-    stems = [e["question"]["stem"] for e in examples]
     labels = [[c["label"] for c in e["question"]["choices"]] for e in examples]
-    words = [[c["text"] for c in e["question"]["choices"]] for e in examples]
-    ids = [e["id"] for e in examples]
-    candidates = candidate_token_ids(tokenizer, stems, words, ids, multi_token=multi_token)
-    requests = [MaskRequest(stem.replace(MASK, tokenizer.mask_token), cands)
-                for stem, cands in zip(stems, candidates)]
-    scores = scorer.score(requests)
+    scores = engine.score([e["question"]["stem"] for e in examples],
+                          [[c["text"] for c in e["question"]["choices"]] for e in examples], [e["id"] for e in examples])
+    rule = engine.scoring.rule
     predictions, ties = [], 0
     for e, label_row, row in zip(examples, labels, scores):
         # a tie goes to the first of the tied choices in the file's order (counted in metrics: "ties")
         prediction = label_row[max(range(len(row)), key=row.__getitem__)]
         ties += row.count(max(row)) > 1
         predictions.append({"id": e["id"], "scores": row, "prediction": prediction, "gold": e["answerKey"],
-                            "correct": prediction == e["answerKey"]})
+                            "correct": prediction == e["answerKey"], "rule": rule})
     n = len(predictions)
     metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,
-               "chance": chance_level([len(row) for row in labels]), "ties": ties}
+               "chance": chance_level([len(row) for row in labels]), "ties": ties, **engine.scoring.record()}
     return predictions, metrics
 
 
@@ -61,23 +55,24 @@ def describe(path: Path, probe: str | None) -> dict:
 
 
 def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], out: Path, *, split: str = "dev",
-        batch_size: int = 32, limit: int | None = None, multi_token: str = "error", probe: str | None = None,
-        progress: bool = True) -> dict[str, dict]:
+        rule: str | None = None, batch_size: int | str = "auto", limit: int | None = None,
+        multi_token: str = "error", probe: str | None = None, progress: bool = True) -> dict[str, dict]:
     """Evaluate each ``{variant: (path, examples)}`` (read and checked by the caller, ``limit`` applied);
     write ``predictions.jsonl`` and ``metrics.json`` per variant under ``out``.
 
     ``probe`` names the probe of a bare jsonl file (an original release file), which has no meta.json.
     """
-    scorer = MaskedLMScorer(loaded.model, loaded.tokenizer, batch_size=batch_size, progress=progress)
+    engine = Engine(loaded.model, loaded.tokenizer, loaded.family, rule=rule, batch_size=batch_size,
+                    multi_token=multi_token, progress=progress)
     results = {}
     with atomic.atomic_path(out) as tmp:
         for variant, (path, examples) in datasets.items():
-            predictions, metrics = evaluate_mc_mlm(scorer, examples, multi_token=multi_token)
+            predictions, metrics = evaluate(engine, examples)
             metrics.update({
                 "model": loaded.name, "model_id": loaded.model_id,
-                "mlm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
-                "zero_shot": loaded.head_pretrained, "data": str(path), "split": split,
-                "multi_token": multi_token, "limit": limit, **describe(path, probe), **loaded.provenance(),
+                "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
+                "zero_shot": loaded.head_pretrained, "data": str(path), "split": split, "limit": limit,
+                **describe(path, probe), **loaded.provenance(),
             })
             target = tmp / variant if variant else tmp
             atomic.write_jsonl(target / "predictions.jsonl", predictions)

@@ -185,16 +185,12 @@ class OneToken:
         if not self.specs:
             return True
         if word not in self._memo:
-            from evaluators.candidates import CandidateError, candidate_token_ids
+            from evaluators.statements import encode_statements
 
             if self._tokenizers is None:
                 self._tokenizers = self._load()
-            try:
-                for tokenizer in self._tokenizers:
-                    candidate_token_ids(tokenizer, [self.STEM], [[word]], [word])
-                self._memo[word] = True
-            except CandidateError:
-                self._memo[word] = False
+            self._memo[word] = all(encode_statements(tokenizer, [self.STEM], [[word]], [word]).single[0]
+                                   for tokenizer in self._tokenizers)
         return self._memo[word]
 
 

@@ -263,7 +263,7 @@ def test_version_help_and_probe_choices(capsys):
     assert "mirror   set (or show, or --unset) a mirror folder for this checkout" in help_text
     zeroshot = parser()._subparsers._group_actions[0].choices["evaluate"]._subparsers._group_actions[0] \
         .choices["zeroshot"].format_help()
-    assert "(default: dev)" in zeroshot and "(default: 0)" in zeroshot and "zeroshot.batch_size, else 32" in zeroshot
+    assert "zeroshot.split, else dev" in zeroshot and "zeroshot.seed" in zeroshot and "zeroshot.batch_size, else auto" in zeroshot
 
 
 def test_commands_work_outside_the_project_root(tmp_path, tiny_bert):

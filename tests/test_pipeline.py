@@ -47,7 +47,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     dev = (project / "data/probes/age_comparison/original/dev.jsonl").read_text().splitlines()
     assert len(dev) == 9
     metrics = json.loads((project / "results/zeroshot/tiny/multihop_comparison/nolang/metrics.json").read_text())
-    assert metrics["n"] == 9 and metrics["mlm_head"] == "pretrained" and metrics["variant"] == "nolang"
+    assert metrics["n"] == 9 and metrics["lm_head"] == "pretrained" and metrics["variant"] == "nolang"
     release = json.loads((project / "results/release/tiny/age_comparison/metrics.json").read_text())
     assert release["n"] == 500 and release["variant"] == "release"
     summary = json.loads((project / "results/metrics.json").read_text())

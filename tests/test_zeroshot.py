@@ -13,10 +13,11 @@ import torch
 import transformers
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from evaluators.candidates import CandidateError, candidate_token_ids
-from evaluators.models import ModelRef, load_masked_lm
-from evaluators.scoring import MaskedLMScorer, MaskRequest
-from evaluators.zeroshot import chance_level, evaluate_mc_mlm, run
+from evaluators.engine import Engine
+from evaluators.masked import CandidateError, masked_inputs
+from evaluators.models import ModelRef, load_lm
+from evaluators.statements import encode_statements
+from evaluators.zeroshot import chance_level, evaluate, run
 from probekit.errors import DataError
 from probekit.probe_dataset import read_split
 
@@ -25,9 +26,20 @@ from conftest import MIRROR
 transformers.logging.set_verbosity_error()
 
 
-def load(path, *, name=None, seed=0):
+def load(path, *, name=None, seed=0, **kwargs):
     """A model folder loaded the way the CLI does, once its spec is resolved."""
-    return load_masked_lm(ModelRef(name or str(path), str(path), str(path)), seed=seed)
+    return load_lm(ModelRef(name or str(path), str(path), str(path)), seed=seed, **kwargs)
+
+
+def mc_mlm(model, tok, examples, *, batch_size=32, multi_token="error"):
+    """Zero-shot MC-MLM (the mask-logit rule) of ``examples``: predictions and metrics."""
+    return evaluate(Engine(model, tok, "mlm", batch_size=batch_size, multi_token=multi_token), examples)
+
+
+def candidate_token_ids(tok, stems, choices, ids, *, multi_token="error"):
+    """The token id the mask-logit rule scores for each choice, per example."""
+    _, _, candidates = masked_inputs(tok, encode_statements(tok, stems, choices, ids), multi_token)
+    return [[c for c in row if c >= 0] for row in candidates.tolist()]
 
 AGE = ["older", "younger"]
 ORDINAL = ["first", "second", "third"]
@@ -152,7 +164,7 @@ def test_scores_equal_single_example_computation(mlm):
     lengths = [len(tok(e["question"]["stem"])["input_ids"]) for e in examples]
     assert lengths != sorted(lengths, reverse=True) and len(set(lengths)) > 6  # the sort reorders, pads
 
-    predictions, metrics = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=4), examples)
+    predictions, metrics = mc_mlm(model, tok, examples, batch_size=4)
 
     assert_scores_match(predictions, references, examples)
     for p, ref, e in zip(predictions, references, examples):
@@ -170,9 +182,9 @@ def test_scores_equal_single_example_computation(mlm):
 def test_batch_size_does_not_change_scores(mlm):
     _, (model, tok, _) = mlm
     examples = examples_for(mlm[0])
-    one, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=1), examples)
+    one, _ = mc_mlm(model, tok, examples, batch_size=1)
     for size in (7, 64):
-        many, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=size), examples)
+        many, _ = mc_mlm(model, tok, examples, batch_size=size)
         for a, b in zip(one, many):
             assert a["id"] == b["id"] and a["prediction"] == b["prediction"]
             assert a["scores"] == pytest.approx(b["scores"], abs=1e-5)
@@ -188,7 +200,7 @@ def test_roberta_scores_space_prefixed_token(roberta):
     stem = "A 24 year old person is [MASK] than me in age ."
     ids = candidate_token_ids(tok, [stem], [AGE], ["r1"])
     assert ids == [[older, tok.convert_tokens_to_ids("Ġyounger")]]
-    (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [make_example(1, stem, AGE)])
+    (prediction,), _ = mc_mlm(model, tok, [make_example(1, stem, AGE)])
     logits = mask_logits(model, tok, stem)
     assert prediction["scores"][0] == pytest.approx(logits[older].item(), abs=1e-4)
     assert prediction["scores"][0] != pytest.approx(logits[bare_older].item(), abs=1e-4)
@@ -202,7 +214,7 @@ def test_roberta_mask_at_start_gets_bare_token(roberta):
     assert ids == [[tok.convert_tokens_to_ids("older"), tok.convert_tokens_to_ids("the")]]
     assert ids[0][0] != tok.convert_tokens_to_ids("Ġolder")
     example = make_example(2, stem, choices)
-    (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [example])
+    (prediction,), _ = mc_mlm(model, tok, [example])
     assert prediction["scores"] == pytest.approx(reference_scores(model, tok, example, lambda w: w), abs=1e-4)
     # Without the sentence start, "younger" is not a token (only "Ġyounger" is).
     with pytest.raises(CandidateError, match="younger"):
@@ -220,10 +232,10 @@ def test_multi_token_candidate(kind, word, context, request):
     stem = "He is [MASK] than me ."
     example = make_example(7, stem, ["older", word])
     with pytest.raises(CandidateError) as info:
-        evaluate_mc_mlm(MaskedLMScorer(model, tok), [example])
+        mc_mlm(model, tok, [example])
     assert "ex07" in str(info.value) and word in str(info.value)
 
-    (prediction,), _ = evaluate_mc_mlm(MaskedLMScorer(model, tok), [example], multi_token="first")
+    (prediction,), _ = mc_mlm(model, tok, [example], multi_token="first")
     logits = mask_logits(model, tok, stem)
     first = next(p for p in pieces if p not in ("Ġ", "▁"))  # a lone space piece is no word's first piece
     expected = [logits[tok.convert_tokens_to_ids(token_of("older"))].item(),
@@ -237,7 +249,7 @@ def test_first_pieces_that_tie_are_refused(roberta):
     assert tok.tokenize(" olderly")[0] == "Ġolder"
     example = make_example(8, "He is [MASK] than me .", ["older", "olderly"])
     with pytest.raises(CandidateError, match=r"example ex08: candidates \['older', 'olderly'\] share a token"):
-        evaluate_mc_mlm(MaskedLMScorer(model, tok), [example], multi_token="first")
+        mc_mlm(model, tok, [example], multi_token="first")
 
 
 def test_unknown_multi_token_rule_is_refused(bert):
@@ -284,7 +296,7 @@ def test_head_status(tiny_bert, tiny_bert_no_head, tmp_path, caplog):
                               (full, "pretrained", tmp_path / "full")]:
         run(loaded, read_split(data, "dev"), out, probe="toy", progress=False)
         metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
-        assert metrics["mlm_head"] == head
+        assert metrics["lm_head"] == head
         assert metrics["zero_shot"] is (head == "pretrained")
         assert metrics["n"] == 3 and metrics["probe"] == "toy"
 
@@ -298,22 +310,22 @@ def test_a_model_without_mlm_head_or_mask_token_is_a_clear_error(tiny_bert, tmp_
     GPT2LMHeadModel(GPT2Config(vocab_size=200, n_embd=16, n_layer=1, n_head=2, n_positions=32)).save_pretrained(gpt2)
     BertTokenizerFast(str(minilm_vocab)).save_pretrained(gpt2)  # a tokenizer with a mask token
     with pytest.raises(UsageError, match=r"--model g: a GPT2Config model has no masked-LM head"):
-        load_masked_lm(ModelRef("g", str(gpt2), str(gpt2)))
+        load(gpt2, name="g", scoring="mlm")
     no_mask = tmp_path / "no-mask"
     shutil.copytree(tiny_bert, no_mask)
     config = json.loads((no_mask / "tokenizer_config.json").read_text())
     config["mask_token"] = None
     (no_mask / "tokenizer_config.json").write_text(json.dumps(config))
     with pytest.raises(UsageError, match=r"its tokenizer has no mask token"):
-        load_masked_lm(ModelRef("n", str(no_mask), str(no_mask)))
+        load(no_mask, name="n")
 
 
 def test_dtype_is_explicit_and_recorded(tiny_bert, tmp_path):
-    fp32, bf16 = load(tiny_bert), load_masked_lm(ModelRef("t", str(tiny_bert), str(tiny_bert)), dtype="bfloat16")
+    fp32, bf16 = load(tiny_bert), load(tiny_bert, name="t", dtype="bfloat16")
     assert next(fp32.model.parameters()).dtype == torch.float32 and next(bf16.model.parameters()).dtype == torch.bfloat16
     examples = examples_for("bert")
-    a, _ = evaluate_mc_mlm(MaskedLMScorer(fp32.model, fp32.tokenizer), examples)
-    b, _ = evaluate_mc_mlm(MaskedLMScorer(bf16.model, bf16.tokenizer), examples)
+    a, _ = mc_mlm(fp32.model, fp32.tokenizer, examples)
+    b, _ = mc_mlm(bf16.model, bf16.tokenizer, examples)
     for x, y in zip(a, b):  # bf16 keeps ~3 significant digits
         assert y["scores"] == pytest.approx(x["scores"], abs=0.1)
     data = tmp_path / "toy.jsonl"
@@ -351,7 +363,7 @@ def test_run_on_release_file(tiny_roberta, tmp_path):
     assert metrics["n"] == 20 and metrics["limit"] == 20
     assert metrics["variant"] == "release" and metrics["probe"] == "age_comparison"
     assert metrics["data_fingerprint"] == hashlib.sha256(RELEASE_FILE.read_bytes()).hexdigest()
-    assert metrics["model"] == "tiny-roberta" and metrics["mlm_head"] == "pretrained"
+    assert metrics["model"] == "tiny-roberta" and metrics["lm_head"] == "pretrained"
     assert metrics["accuracy"] == pytest.approx(sum(p["correct"] for p in predictions) / 20)
     assert results == {"": metrics}
     # The first row scored alone, with the space-prefixed answer tokens.
@@ -423,7 +435,7 @@ def test_every_mlm_family_matches_the_single_example_reference(kind, bert):
             if "bias" in name and param.ndim == 1 and param.shape[0] == tok.vocab_size:
                 param.normal_()
     examples = examples_for("bert")
-    predictions, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=4), examples)
+    predictions, _ = mc_mlm(model, tok, examples, batch_size=4)
     assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
 
 
@@ -434,7 +446,7 @@ def test_left_padding_tokenizer_scores_the_same(mlm):
     side = tok.padding_side
     try:
         tok.padding_side = "left"
-        predictions, _ = evaluate_mc_mlm(MaskedLMScorer(model, tok, batch_size=4), examples)
+        predictions, _ = mc_mlm(model, tok, examples, batch_size=4)
     finally:
         tok.padding_side = side
     assert_scores_match(predictions, [reference_scores(model, tok, e, token_of) for e in examples], examples)
@@ -443,8 +455,9 @@ def test_left_padding_tokenizer_scores_the_same(mlm):
 def test_a_mask_truncated_away_is_named(bert):
     model, tok, _ = bert
     long = "A " + "very " * 200 + "long story , then it is [MASK] ."
-    with pytest.raises(DataError, match=r"the mask was truncated away: the model reads at most 128 tokens"):
-        MaskedLMScorer(model, tok).score([MaskRequest(long.replace("[MASK]", tok.mask_token), [5])])
+    with pytest.raises(DataError, match=r"example long-1: the statement with choice 'older' is \d+ tokens and the "
+                                        r"model reads at most 128 \(the mask would be truncated away\)"):
+        mc_mlm(model, tok, [{**make_example(1, long, AGE), "id": "long-1"}])
 
 
 # --- 7. stems without exactly one mask -------------------------------------------------------------------
@@ -456,22 +469,15 @@ def test_stem_needs_exactly_one_mask(stem, mlm):
     examples = [make_example(1, "He is [MASK] .", AGE),
                 {**make_example(2, stem, AGE), "id": "bad-stem-42"}]
     with pytest.raises(ValueError, match="bad-stem-42"):
-        evaluate_mc_mlm(MaskedLMScorer(model, tok), examples)
-
-
-def test_scorer_refuses_text_without_one_mask_token(roberta):
-    model, tok, _ = roberta
-    requests = [MaskRequest(f"He is {tok.mask_token} .", [5]), MaskRequest("He is older .", [5])]
-    with pytest.raises(DataError, match="He is older"):
-        MaskedLMScorer(model, tok).score(requests)
+        mc_mlm(model, tok, examples)
 
 
 def test_ties_go_to_the_first_choice_and_are_counted(bert):
     model, tok, _ = bert
-    scorer = MaskedLMScorer(model, tok)
-    scorer.score = lambda requests: [[0.5, 1.0, 1.0][:len(r.candidates)] for r in requests]  # a forced tie
+    engine = Engine(model, tok, "mlm")
+    engine.score = lambda stems, choices, ids: [[0.5, 1.0, 1.0][:len(c)] for c in choices]  # a forced tie
     examples = [make_example(1, "He is [MASK] .", AGE), make_example(2, "It is [MASK] .", MIXED)]
-    (two, three), metrics = evaluate_mc_mlm(scorer, examples)
+    (two, three), metrics = evaluate(engine, examples)
     assert (two["prediction"], three["prediction"], metrics["ties"]) == ("B", "B", 1)
 
 
