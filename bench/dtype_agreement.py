@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import transformers
 
 from evaluators.engine import Engine
 from evaluators.models import ModelRef, load_lm, resolve_model
@@ -50,7 +51,9 @@ def tiny_gpt2(folder: Path, texts: list[str]) -> Path:
     tok = GPT2TokenizerFast(tokenizer_file=str(folder / "bpe.json"), bos_token="<|endoftext|>",
                             eos_token="<|endoftext|>", unk_token="<|endoftext|>")
     torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=64, n_layer=2, n_head=2)).save_pretrained(folder)
+    end = tok.eos_token_id
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=64, n_layer=2, n_head=2, bos_token_id=end,
+                               eos_token_id=end)).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
 
@@ -75,6 +78,7 @@ def main() -> None:
     parser.add_argument("--manifest", type=Path, default=ROOT / "raw/sources.yaml")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
+    transformers.logging.disable_progress_bar()
     manifest = load_manifest(args.manifest)
     datasets = {p: read_jsonl(args.manifest.parent / "olmpics" / release_file(manifest, "olmpics", p, "dev").path)
                 for p in PROBES}

@@ -74,12 +74,12 @@ def markdown(df: pd.DataFrame) -> str:
 
 
 def summary(df: pd.DataFrame) -> dict:
-    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, mlm_head}}}}`` for ``dvc metrics``."""
+    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head}}}}`` for ``dvc metrics``."""
     nested: dict = {}
     for r in df.itertuples():
         nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
             "accuracy": round(r.accuracy, 4), "n": int(r.n), "chance": round(r.chance, 4),
-            "zero_shot": bool(r.zero_shot), "mlm_head": "pretrained" if r.zero_shot else "newly_initialised"}
+            "zero_shot": bool(r.zero_shot), "lm_head": "pretrained" if r.zero_shot else "newly_initialised"}
     return nested
 
 

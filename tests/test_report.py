@@ -52,9 +52,9 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
         assert column in table
     assert json.loads((tmp_path / "m.json").read_text()) == {
         "m1": {"age_comparison": {"original": {"accuracy": 1.0, "n": 20, "chance": 0.5, "zero_shot": True,
-                                               "mlm_head": "pretrained"}}},
+                                               "lm_head": "pretrained"}}},
         "m2": {"age_comparison": {"original": {"accuracy": 0.5, "n": 20, "chance": 0.2, "zero_shot": False,
-                                               "mlm_head": "newly_initialised"}}}}
+                                               "lm_head": "newly_initialised"}}}}
     fig = report.bar_figure(report.collect([results]))
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]

@@ -19,13 +19,15 @@ import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from probekit import atomic
 from probekit.errors import DataError, UsageError
+
+if TYPE_CHECKING:  # pandas is imported where tables are read, not by the CLI's parser
+    import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 _REGISTRY: dict[str, "Loader"] = {}
@@ -103,6 +105,8 @@ def read_tables(folder: Path, names: list[str] | None = None) -> dict[str, pd.Da
     missing = sorted(set(names or []) - set(files))
     if missing:
         raise DataError(f"{folder}: missing table(s) {missing} (have: {', '.join(files)})")
+    import pandas as pd
+
     return {n: pd.read_parquet(files[n]) for n in (names or files)}
 
 
