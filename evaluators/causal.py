@@ -15,8 +15,8 @@ import torch
 
 from probekit.errors import UsageError
 
-from .collator import grouped_batches, mask_of, pad_right
-from .runner import Runner
+from .collator import capped_groups, grouped_batches, mask_of, pad_right, put_back
+from .runner import Runner, token_log_probs
 from .statements import Statements
 
 RULES = ("statement", "choice")
@@ -27,22 +27,14 @@ def causal(runner: Runner, st: Statements, rule: str = "statement") -> np.ndarra
     if rule not in RULES:
         raise ValueError(f"causal rule must be one of {RULES}, got {rule!r}")
     begin = start_tokens(runner.tokenizer, st)
-    open_group: dict[tuple, int] = {}  # context ids -> its group, until that holds `batch_size` rows
-    contexts, sizes, group_of, continuations, weights = [], [], [], [], []
-    for row, ids in enumerate(st.ids):
-        s, e = len(begin) + int(st.start[row]), len(begin) + int(st.stop[row])
-        full = begin + ids
-        key = tuple(full[:s])
-        group = open_group.get(key)
-        if group is None or sizes[group] == runner.batch_size:
-            group = open_group[key] = len(contexts)
-            contexts.append(full[:s])
-            sizes.append(0)
-        sizes[group] += 1
-        group_of.append(group)
-        continuations.append(full[s:])
-        weights.append([1.0] * (e - s) + [float(rule == "statement")] * (len(full) - e))
-    return _score(runner, contexts, np.asarray(group_of, np.int64), continuations, weights,
+    full = [begin + ids for ids in st.ids]
+    starts, stops = len(begin) + st.start, len(begin) + st.stop
+    keys = [tuple(ids[:s]) for ids, s in zip(full, starts.tolist())]
+    group_of, first = capped_groups(keys, runner.batch_size)
+    continuations = [ids[s:] for ids, s in zip(full, starts.tolist())]
+    weights = [[1.0] * (e - s) + [float(rule == "statement")] * (len(ids) - e)
+               for ids, s, e in zip(full, starts.tolist(), stops.tolist())]
+    return _score(runner, [list(keys[row]) for row in first], group_of, continuations, weights,
                   with_context=rule == "statement")
 
 
@@ -64,8 +56,8 @@ def _score(runner: Runner, contexts: list[list[int]], group_of: np.ndarray, cont
     def step(ctx, ctx_mask, cont, cont_mask, local, weight):
         out = runner.model(input_ids=ctx, attention_mask=ctx_mask, use_cache=True)
         last = ctx_mask.sum(1) - 1
-        first = _log_probs_at(out.logits[torch.arange(len(last), device=last.device), last])  # [groups, vocab]
-        context_lp = _token_log_probs(out.logits[:, :-1], ctx[:, 1:]).mul(ctx_mask[:, 1:]).sum(1) \
+        first = out.logits[torch.arange(len(last), device=last.device), last].float().log_softmax(-1)  # [groups, V]
+        context_lp = token_log_probs(out.logits[:, :-1], ctx[:, 1:]).mul(ctx_mask[:, 1:]).sum(1) \
             if with_context else torch.zeros(len(last), device=last.device)
         cache = out.past_key_values
         cache.batch_select_indices(local)  # each continuation gets its context's keys and values
@@ -73,22 +65,10 @@ def _score(runner: Runner, contexts: list[list[int]], group_of: np.ndarray, cont
         logits = runner.model(input_ids=cont, attention_mask=torch.cat([ctx_mask[local], cont_mask], 1),
                               position_ids=positions, past_key_values=cache).logits
         token_lp = torch.cat([first[local].gather(1, cont[:, :1]),
-                              _token_log_probs(logits[:, :-1], cont[:, 1:])], 1)
+                              token_log_probs(logits[:, :-1], cont[:, 1:])], 1)
         return (token_lp * weight).sum(1) + context_lp[local]
 
-    scores = np.empty(len(continuations), np.float64)
-    scores[np.concatenate(order) if order else []] = runner.run(batches, step, "scoring (causal)")
-    return scores
-
-
-def _log_probs_at(logits: torch.Tensor) -> torch.Tensor:
-    return logits.float().log_softmax(-1)
-
-
-def _token_log_probs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """log p(target) at each position, in float32, without materialising a second vocabulary-wide tensor."""
-    logits = logits.float()
-    return logits.gather(-1, targets[..., None])[..., 0] - logits.logsumexp(-1)
+    return put_back(runner.run(batches, step, "scoring (causal)"), order)
 
 
 def start_tokens(tokenizer, st: Statements) -> list[int]:

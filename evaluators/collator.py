@@ -53,9 +53,30 @@ class Collator:
 
     def restore(self, values: np.ndarray) -> np.ndarray:
         """Values given per item in batch order (the batches concatenated) back in input order."""
-        out = np.empty_like(values)
-        out[self.order] = values
-        return out
+        return put_back(values, [self.order])
+
+
+def put_back(values: np.ndarray, batches: Sequence[np.ndarray]) -> np.ndarray:
+    """``values`` given in batch order (the items of ``batches`` concatenated) back in input order."""
+    out = np.empty_like(values)
+    out[np.concatenate(batches) if len(batches) else np.zeros(0, np.int64)] = values
+    return out
+
+
+def capped_groups(keys: Sequence, cap: int) -> tuple[np.ndarray, list[int]]:
+    """Rows with equal keys (a causal context, an encoder input) grouped, each group holding ``cap`` rows at
+    most (a larger set of rows is split): every row's group, and each group's first row."""
+    open_group: dict = {}
+    sizes, first, group_of = [], [], []
+    for row, key in enumerate(keys):
+        group = open_group.get(key)
+        if group is None or sizes[group] == cap:
+            group = open_group[key] = len(first)
+            first.append(row)
+            sizes.append(0)
+        sizes[group] += 1
+        group_of.append(group)
+    return np.asarray(group_of, np.int64), first
 
 
 class Device:

@@ -13,8 +13,7 @@ import torch
 
 from probekit.errors import ProbekitError
 
-from .collator import Collator, batch_ids, pad_right
-from .runner import Runner
+from .runner import Runner, token_log_probs
 from .statements import Statements
 
 MULTI_TOKEN_RULES = ("error", "first")
@@ -38,8 +37,7 @@ def masked_inputs(tok, st: Statements, multi_token: str = "error") -> tuple[list
                              f"answers (--rule pll, or a causal or seq2seq model)")
     inputs, positions = st.replaced(tok.mask_token_id)
     candidates = np.full((len(st.n_choices), int(st.n_choices.max(initial=1))), -1, np.int64)
-    candidates[st.example, np.arange(len(st.ids)) - np.repeat(np.cumsum(st.n_choices) - st.n_choices,
-                                                              st.n_choices)] = st.first
+    candidates[st.example, np.arange(len(st.ids)) - st.offsets[st.example]] = st.first
     for i, row in enumerate(candidates.tolist()):
         row = [c for c in row if c >= 0]
         if len(set(row)) != len(row):
@@ -52,14 +50,11 @@ def masked_inputs(tok, st: Statements, multi_token: str = "error") -> tuple[list
 def mask_logit(runner: Runner, st: Statements, multi_token: str = "error") -> np.ndarray:
     """Raw MLM logits of each example's candidates at its mask: ``[examples, max choices]`` (NaN-padded)."""
     inputs, positions, candidates = masked_inputs(runner.tokenizer, st, multi_token)
-    ids, lengths = pad_right(inputs, runner.pad_id)
-    collator = Collator(lengths, runner.batch_size)
-    batches = [(*batch_ids(ids, lengths, b), positions[b], np.maximum(candidates[b], 0)) for b in collator]
 
     def step(input_ids, attention_mask, cols, cand):
         return head_at(runner.model, input_ids, attention_mask, cols).gather(1, cand).float()
 
-    scores = collator.restore(runner.run(batches, step, "scoring"))
+    scores = runner.over_sequences(inputs, step, "scoring", per_item=(positions, np.maximum(candidates, 0)))
     return np.where(candidates >= 0, scores, np.nan)
 
 
@@ -76,16 +71,12 @@ def pll(runner: Runner, st: Statements) -> np.ndarray:
             positions.append(t)
             targets.append(ids[t])
             owner.append(row)
-    ids, lengths = pad_right(inputs, runner.pad_id)
-    positions, targets = np.asarray(positions, np.int64), np.asarray(targets, np.int64)
-    collator = Collator(lengths, runner.batch_size)
-    batches = [(*batch_ids(ids, lengths, b), positions[b], targets[b, None]) for b in collator]
 
     def step(input_ids, attention_mask, cols, target):
-        logits = head_at(runner.model, input_ids, attention_mask, cols).float()
-        return logits.log_softmax(-1).gather(1, target)
+        return token_log_probs(head_at(runner.model, input_ids, attention_mask, cols), target)
 
-    token_scores = collator.restore(runner.run(batches, step, "scoring (PLL)"))[:, 0]
+    token_scores = runner.over_sequences(inputs, step, "scoring (PLL)", per_item=(
+        np.asarray(positions, np.int64), np.asarray(targets, np.int64)))
     scores = np.zeros(len(st.ids))
     np.add.at(scores, np.asarray(owner, np.int64), token_scores)
     return scores
@@ -95,15 +86,12 @@ def mask_features(runner: Runner, st: Statements, multi_token: str = "first") ->
     """The encoder's last hidden state at each example's mask, ``[examples, hidden]`` float32: what the MLM
     head reads, cached as features by the learning curves."""
     inputs, positions, _ = masked_inputs(runner.tokenizer, st, multi_token)
-    ids, lengths = pad_right(inputs, runner.pad_id)
-    collator = Collator(lengths, runner.batch_size)
-    batches = [(*batch_ids(ids, lengths, b), positions[b]) for b in collator]
 
     def step(input_ids, attention_mask, cols):
         hidden = runner.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         return hidden[torch.arange(len(cols), device=cols.device), cols].float()
 
-    return collator.restore(runner.run(batches, step, "features"))
+    return runner.over_sequences(inputs, step, "features", per_item=(positions,))
 
 
 def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """The batch loop every rule shares: ready batches moved to the device before the loop, one ``step`` per batch
-under ``inference_mode``, outputs kept on the device and copied to the host once."""
+under ``inference_mode``, outputs kept on the device and copied to the host once; and the log-probability
+of target tokens that the likelihood rules sum."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .collator import Device
+from .collator import Collator, Device, batch_ids, pad_right
 
 log = logging.getLogger("probekit")
 CPU_BATCH_SIZE = 64
@@ -40,6 +41,20 @@ class Runner:
         outputs = [step(*batch) for batch in tqdm(moved, desc=desc, unit="batch", disable=not self.progress)]
         return torch.cat(outputs).cpu().numpy() if outputs else np.zeros((0,), np.float32)
 
+    def over_sequences(self, sequences: Sequence[Sequence[int]], step: Callable[..., torch.Tensor], desc: str, *,
+                       padded: Sequence[np.ndarray] = (), per_item: Sequence[np.ndarray] = ()) -> np.ndarray:
+        """``step(input_ids, attention_mask, *padded, *per_item)`` over ``sequences`` padded on the right and
+        batched longest first; outputs in input order. ``padded``: more ``[N, longest]`` arrays, cut to each
+        batch's width like the ids (segment ids); ``per_item``: arrays with one entry per sequence."""
+        ids, lengths = pad_right(sequences, self.pad_id)
+        collator = Collator(lengths, self.batch_size)
+        batches = []
+        for b in collator:
+            input_ids, mask = batch_ids(ids, lengths, b)
+            width = input_ids.shape[1]
+            batches.append((input_ids, mask, *(p[b, :width] for p in padded), *(c[b] for c in per_item)))
+        return collator.restore(self.run(batches, step, desc))
+
     def fitting(self, work: Callable[[], np.ndarray]) -> np.ndarray:
         """``work()``; with ``--batch-size auto`` on a GPU, the batch size halves until it fits in memory
         (the first batch holds the longest items, so it fails first)."""
@@ -53,3 +68,9 @@ class Runner:
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
                 log.info("batch size auto: out of memory, trying %d", self.batch_size)
+
+
+def token_log_probs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log p(target) at each position, in float32, without materialising a second vocabulary-wide tensor."""
+    logits = logits.float()
+    return logits.gather(-1, targets[..., None])[..., 0] - logits.logsumexp(-1)

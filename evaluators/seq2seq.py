@@ -13,8 +13,8 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from probekit.errors import UsageError
 
-from .collator import grouped_batches, mask_of, pad_right
-from .runner import Runner
+from .collator import capped_groups, grouped_batches, mask_of, pad_right, put_back
+from .runner import Runner, token_log_probs
 from .statements import Statements
 
 RULES = ("sentinel", "statement")
@@ -55,12 +55,10 @@ def seq2seq(runner: Runner, st: Statements, rule: str) -> np.ndarray:
               & (np.arange(label_ids.shape[1]) >= first_scored)).astype(np.float32)
 
     # groups: an example's choices, at most `batch_size` of them (a larger set is split, its encoder rerun)
-    chunk = np.concatenate([np.arange(n) // runner.batch_size for n in st.n_choices]) if len(st.ids) else []
-    pairs = np.stack([st.example, np.asarray(chunk, np.int64)], 1) if len(st.ids) else np.zeros((0, 2), np.int64)
-    unique, group_of = np.unique(pairs, axis=0, return_inverse=True)
-    example_of_group = unique[:, 0]
+    group_of, first = capped_groups(st.example.tolist(), runner.batch_size)
+    example_of_group = st.example[first]
     batches, order = [], []
-    for groups, rows, local in grouped_batches(group_of.reshape(-1), enc_len[example_of_group], runner.batch_size):
+    for groups, rows, local in grouped_batches(group_of, enc_len[example_of_group], runner.batch_size):
         examples = example_of_group[groups]
         we, wd = int(enc_len[examples].max()), int(dec_len[rows].max())
         batches.append((enc_ids[examples, :we], mask_of(enc_len[examples], we), local,
@@ -71,10 +69,7 @@ def seq2seq(runner: Runner, st: Statements, rule: str) -> np.ndarray:
         hidden = runner.model.get_encoder()(input_ids=enc, attention_mask=enc_mask).last_hidden_state
         logits = runner.model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden[local]),
                               attention_mask=enc_mask[local], decoder_input_ids=dec,
-                              decoder_attention_mask=dec_mask).logits.float()
-        token_lp = logits.gather(-1, target[..., None])[..., 0] - logits.logsumexp(-1)
-        return (token_lp * w).sum(1)
+                              decoder_attention_mask=dec_mask).logits
+        return (token_log_probs(logits, target) * w).sum(1)
 
-    scores = np.empty(len(st.ids), np.float64)
-    scores[np.concatenate(order) if order else []] = runner.run(batches, step, "scoring (seq2seq)")
-    return scores
+    return put_back(runner.run(batches, step, "scoring (seq2seq)"), order)

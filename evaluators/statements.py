@@ -10,6 +10,7 @@ token, which is how the model saw masks in pretraining (masking happens on token
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -33,8 +34,13 @@ class Statements:
     example_ids: list[str]
     words: list[str]         # the row's choice word
 
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Each example's first row."""
+        return np.cumsum(self.n_choices) - self.n_choices
+
     def rows_of(self, i: int) -> range:
-        offset = int(self.n_choices[:i].sum())
+        offset = int(self.offsets[i])
         return range(offset, offset + int(self.n_choices[i]))
 
     def pieces(self, tokenizer: PreTrainedTokenizerBase, row: int) -> list[str]:
@@ -91,13 +97,15 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
     enc = tokenizer(texts, add_special_tokens=True, truncation=False, return_attention_mask=False,
                     return_token_type_ids=False, verbose=False)
     n = len(texts)
+    n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
+    example = np.repeat(np.arange(len(choices)), n_choices)
     start, stop, first = (np.zeros(n, np.int64) for _ in range(3))
     single = np.zeros(n, bool)
     for row, ((begin, end), text) in enumerate(zip(spans, texts)):
         encoding = enc.encodings[row]
         s, e = encoding.char_to_token(begin), encoding.char_to_token(end - 1) if end > begin else None
         if s is None or e is None:
-            raise DataError(f"example {example_ids[_example_of(row, choices)]}: choice {words[row]!r} has no "
+            raise DataError(f"example {example_ids[example[row]]}: choice {words[row]!r} has no "
                             f"token in {text!r}")
         offsets = encoding.offsets
         space_piece = s > 0 and not encoding.special_tokens_mask[s - 1] and _space_piece(text, *offsets[s - 1], begin)
@@ -105,9 +113,8 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
         token_start, token_end = offsets[s]
         single[row] = (s == e and not space_piece and token_end == end
                        and (token_start == begin or text[token_start:begin].isspace()))
-    n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
     return Statements(ids=enc["input_ids"], start=start, stop=stop, first=first, single=single,
-                      example=np.repeat(np.arange(len(choices)), n_choices), n_choices=n_choices,
+                      example=example, n_choices=n_choices,
                       example_ids=list(example_ids), words=words)
 
 
@@ -116,10 +123,3 @@ def _space_piece(text: str, s: int, e: int, begin: int) -> bool:
     when offsets are trimmed, else covering just that space."""
     return s == e == begin or (s < e == begin and text[s:e].isspace())
 
-
-def _example_of(row: int, choices: Sequence[Sequence[str]]) -> int:
-    for i, c in enumerate(choices):
-        if row < len(c):
-            return i
-        row -= len(c)
-    raise IndexError(row)
