@@ -8,6 +8,8 @@ RoBERTa, ALBERT, DistilBERT, ELECTRA, DeBERTa-v2...): no shortcut through the ou
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import torch
 
@@ -86,6 +88,11 @@ def mask_features(runner: Runner, st: Statements, multi_token: str = "first") ->
     """The encoder's last hidden state at each example's mask, ``[examples, hidden]`` float32: what the MLM
     head reads, cached as features by the learning curves."""
     inputs, positions, _ = masked_inputs(runner.tokenizer, st, multi_token)
+    return hidden_at(runner, inputs, positions)
+
+
+def hidden_at(runner: Runner, inputs: Sequence[Sequence[int]], positions: np.ndarray) -> np.ndarray:
+    """The encoder's last hidden state at one position of each input, ``[inputs, hidden]`` float32."""
 
     def step(input_ids, attention_mask, cols):
         hidden = runner.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state

@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from probekit import __version__
+from probekit import __version__, cli_curves
 from probekit.errors import ProbekitError, UsageError
 
 PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
@@ -409,6 +409,7 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     zs.add_argument("--params", help=PARAMS_HELP)
     zs.add_argument("--manifest", help=MANIFEST_HELP)
     zs.set_defaults(func=_evaluate)
+    cli_curves.add_commands(sub, ev_sub, command, PARAMS_HELP)
 
     aud = command(sub, "audit", "how each answer word is tokenized in context per model, and the examples "
                                 "mask-logit's single-token rule leaves (loads tokenizers only)")

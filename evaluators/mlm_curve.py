@@ -1,0 +1,166 @@
+"""MC-MLM learning curves of a masked LM or of the MLM-BASELINE: what the curve trains on (mask features,
+cached or re-encoded per step to check and time the cache; candidate indices; a fresh head per run) and the
+entry point the CLI calls."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from probekit.errors import UsageError
+
+from . import features as feature_cache
+from .curve import (
+    MLM_BASELINE,
+    HeadInputs,
+    as_split,
+    cached,
+    candidate_index,
+    check_setting,
+    feature_key,
+    run_curve,
+)
+from .heads import BaselineHead, MaskedLMHead
+from .learning_curve import read_variants
+from .masked import hidden_at, masked_inputs
+from .models import LoadedModel
+from .runner import Runner
+from .statements import encode_statements
+from .training import TrainingParams
+
+log = logging.getLogger("probekit")
+SPLITS = feature_cache.SPLITS
+
+
+def _texts(rows: Sequence[Mapping]) -> tuple[list[str], list[list[str]], list[str]]:
+    return ([r["question"]["stem"] for r in rows], [[c["text"] for c in r["question"]["choices"]] for r in rows],
+            [r["id"] for r in rows])
+
+
+def _hidden(runner: Runner, inputs, positions) -> np.ndarray:
+    return runner.fitting(lambda: hidden_at(runner, inputs, positions))
+
+
+def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, features_dir: Path | None,
+              device: str, batch_size: int | str = "auto", multi_token: str = "error", reencode: bool = False,
+              progress: bool = True) -> HeadInputs:
+    """A masked LM's curve inputs. Features come from ``features_dir`` when its key matches (else they are
+    computed once and written there); ``reencode``: the encoder runs again for every training step and every
+    evaluation instead (the uncached protocol, for tests and ``bench/curve.py``)."""
+    if loaded.family != "mlm":
+        raise UsageError(f"--model {loaded.name}: MC-MLM learning curves train a masked LM's head; a "
+                         f"{loaded.family} model has none")
+    runner = Runner(loaded.model, loaded.tokenizer, batch_size=batch_size, progress=progress)
+    encoded = {}
+    for name, v in variants.items():
+        for s in SPLITS:
+            st = encode_statements(loaded.tokenizer, *_texts(v[s]))
+            encoded[name, s] = masked_inputs(loaded.tokenizer, st, multi_token)
+    key = feature_key(variants, split, model=loaded.name, model_id=loaded.model_id,
+                      revision=getattr(loaded.model.config, "_commit_hash", None), dtype=loaded.dtype)
+    stored = None if reencode else feature_cache.read(features_dir, key)
+    if stored is None and not reencode:
+        stored = {name: {s: _hidden(runner, *encoded[name, s][:2]) for s in SPLITS} for name in variants}
+        if features_dir is not None:
+            log.info("mask features of %s written to %s", loaded.name, features_dir)
+            feature_cache.write(features_dir, key, stored)
+
+    def source(name: str, s: str):
+        if not reencode:
+            return cached(stored[name][s], device)
+        inputs, positions, _ = encoded[name, s]
+        return lambda idx: torch.as_tensor(hidden_at(runner, [inputs[i] for i in idx], positions[idx]), device=device)
+
+    splits, base_heads = {}, {}
+    for name in variants:
+        union, (train_c, dev_c) = candidate_index([encoded[name, s][2] for s in SPLITS])
+        splits[name] = tuple(as_split(source(name, s), c, variants[name][s], device)
+                             for s, c in zip(SPLITS, (train_c, dev_c)))
+        base_heads[name] = MaskedLMHead(loaded.model, union.tolist()).to(device)
+    return HeadInputs(splits, lambda name, seed: copy.deepcopy(base_heads[name]), cached=not reencode)
+
+
+def baseline_inputs(glove_spec: str, variants: Mapping[str, dict], *, split: str, features_dir: Path | None,
+                    device: str, n_tokens: int = 20) -> HeadInputs:
+    """MLM-BASELINE's curve inputs: the stem's first ``n_tokens`` GloVe vectors, concatenated (cached like
+    mask features); the candidates are the choice words; a new head per seed."""
+    from probekit.vectors import load_glove
+
+    from .glove import mlm_baseline_features
+
+    glove = load_glove(glove_spec)
+    key = feature_key(variants, split, model=MLM_BASELINE, model_id=glove_spec, revision=None, dtype="float32")
+    stored = feature_cache.read(features_dir, key)
+    if stored is None:
+        stored = {name: {s: mlm_baseline_features(glove, _texts(v[s])[0], n_tokens) for s in SPLITS}
+                  for name, v in variants.items()}
+        if features_dir is not None:
+            feature_cache.write(features_dir, key, stored)
+    splits, widths = {}, {}
+    for name, v in variants.items():
+        words = {s: _texts(v[s])[1] for s in SPLITS}
+        vocabulary = sorted({w for s in SPLITS for row in words[s] for w in row})
+        position = {w: i for i, w in enumerate(vocabulary)}
+        k = max(len(row) for s in SPLITS for row in words[s])
+        cands = [np.asarray([[position[w] for w in row] + [-1] * (k - len(row)) for row in words[s]])
+                 for s in SPLITS]
+        union, (train_c, dev_c) = candidate_index(cands)
+        splits[name] = tuple(as_split(cached(stored[name][s], device), c, v[s], device)
+                             for s, c in zip(SPLITS, (train_c, dev_c)))
+        widths[name] = (stored[name]["train"].shape[1], len(union))
+
+    def make_head(name: str, seed: int) -> torch.nn.Module:
+        torch.manual_seed(seed)
+        return BaselineHead(*widths[name]).to(device)
+
+    return HeadInputs(splits, make_head)
+
+
+def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "dev", load=None,
+                   glove: str = "", device: str = "cpu", batch_size: int | str = "auto",
+                   multi_token: str = "error") -> tuple[int, ...]:
+    """Compute (or keep, when its key matches) the features cache of ``model`` on ``data``; their shape."""
+    variants = read_variants(Path(data), split)
+    if model == MLM_BASELINE:
+        baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
+    else:
+        lm_inputs(load(), variants, split=split, features_dir=features_dir, device=device, batch_size=batch_size,
+                  multi_token=multi_token)
+    return tuple(json.loads((features_dir / "meta.json").read_text(encoding="utf-8"))["feature_shape"])
+
+
+def run(*, model: str, data: Path, out: Path, setting: str, sizes: Sequence[int], seeds: Sequence[int],
+        hp: TrainingParams, split: str = "dev", features_dir: Path | None = None, load=None, glove: str = "",
+        device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
+        progress: bool = True) -> dict:
+    """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
+    (its ``original`` variant and controls) or one variant folder; writes the results under ``out``."""
+    setting = check_setting(setting)
+    variants = read_variants(Path(data), split)
+    if model == MLM_BASELINE:
+        inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
+        record = {"model": "MLM-BASELINE", "model_id": glove, "baseline": "MLM-BASELINE", "lm_head": None,
+                  "dtype": "float32", "versions": _versions()}
+    else:
+        loaded = load()
+        inputs = lm_inputs(loaded, variants, split=split, features_dir=features_dir, device=device,
+                           batch_size=batch_size, multi_token=multi_token, progress=progress)
+        record = {"model": loaded.name, "model_id": loaded.model_id, "baseline": None,
+                  "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
+                  "multi_token": multi_token, **loaded.provenance()}
+    return run_curve(model_name=record["model"], variants=variants, inputs=inputs, out=Path(out), setting=setting,
+                     sizes=sizes, seeds=seeds, hp=hp, split=split, progress=progress, record=record)
+
+
+def _versions() -> dict:
+    import transformers
+
+    from probekit import __version__
+
+    return {"probekit": __version__, "torch": torch.__version__, "transformers": transformers.__version__}

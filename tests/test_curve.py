@@ -1,0 +1,252 @@
+"""MC-MLM learning curves: the statistics against hand computation, nested subsets, head training on cached
+features (equal to re-encoding, sliced decoder equal to the whole vocabulary), controls and the cache key."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import _save_tiny_bert
+
+from evaluators import curve, features, heads, learning_curve, metrics, mlm_curve
+from evaluators.engine import Engine
+from evaluators.models import ModelRef, load_lm
+from evaluators.training import TrainingParams, slanted_triangular
+from evaluators.zeroshot import evaluate
+
+ANIMALS = ["dog", "cat", "horse", "cow", "bird", "fish", "sheep", "pig", "mouse", "lion"]
+COLOURS = ["red", "blue", "green", "yellow", "black", "white", "brown", "pink", "orange", "gray"]
+FAST = TrainingParams(lr=1e-2, epochs=8)
+
+
+def toy_rows(n: int, seed: int, split: str) -> list[dict]:
+    """A learnable probe: the answer is `yes` for an animal, `no` for a colour (choice order shuffled)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        word = rng.choice(ANIMALS + COLOURS)
+        words = ["yes", "no"] if rng.random() < 0.5 else ["no", "yes"]
+        gold = "yes" if word in ANIMALS else "no"
+        rows.append({"id": f"{split}{i:04d}", "question": {"stem": f"the {word} is [MASK] .", "choices": [
+            {"label": "AB"[k], "text": w} for k, w in enumerate(words)]}, "answerKey": "AB"[words.index(gold)],
+            "args": {"word": word}})
+    return rows
+
+
+def control(rows: list[dict], stem: str, answers: dict[str, str]) -> list[dict]:
+    out = []
+    for r in rows:
+        c = copy.deepcopy(r)
+        c["id"], c["source_id"] = "c" + r["id"], r["id"]
+        c["question"]["stem"] = stem.format(**r["args"])
+        for choice in c["question"]["choices"]:
+            choice["text"] = answers.get(choice["text"], choice["text"])
+        out.append(c)
+    return out
+
+
+def write_probe(folder: Path, n_train: int = 300, n_dev: int = 120) -> Path:
+    train, dev = toy_rows(n_train, 1, "train"), toy_rows(n_dev, 2, "dev")
+    variants = {"original": (train, dev),
+                "nolang": tuple(control(r, "{word} [MASK]", {"yes": "blah", "no": "ya"}) for r in (train, dev)),
+                "perturbed": tuple(control(r, "the {word} foo [MASK] .", {}) for r in (train, dev))}
+    for variant, (tr, dv) in variants.items():
+        (folder / variant).mkdir(parents=True)
+        for split, rows in (("train", tr), ("dev", dv)):
+            (folder / variant / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (folder / variant / "meta.json").write_text(json.dumps(
+            {"probe": "toy", "variant": variant, "fingerprint": f"fp-{variant}"}))
+    return folder
+
+
+@pytest.fixture
+def probe(tmp_path) -> Path:
+    return write_probe(tmp_path / "toy")
+
+
+INFORMATIVE = {"initializer_range": 0.2}
+"""Tiny random BERTs whose weights are large enough (0.2, not 0.02) for the hidden state at the mask to carry
+the context: at 0.02 every mask feature is the mask's own embedding, and no head can learn from it."""
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory, minilm_vocab) -> Path:
+    from transformers import BertForMaskedLM
+
+    return _save_tiny_bert(tmp_path_factory.mktemp("informative-bert"), minilm_vocab, BertForMaskedLM, **INFORMATIVE)
+
+
+@pytest.fixture(scope="module")
+def tiny_bert_no_head(tmp_path_factory, minilm_vocab) -> Path:
+    from transformers import BertModel
+
+    return _save_tiny_bert(tmp_path_factory.mktemp("informative-bert-encoder"), minilm_vocab, BertModel,
+                           **INFORMATIVE)
+
+
+def load(path, **kwargs):
+    return load_lm(ModelRef("tiny", str(path), str(path)), scoring="mlm", **kwargs)
+
+
+# --- statistics ------------------------------------------------------------------------------------------------
+
+def test_ws_max_and_sensitivity_match_hand_computation():
+    accs = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0]
+    assert metrics.weighted_score(accs) == pytest.approx(
+        0.23 * .5 + 0.2 * .6 + 0.17 * .7 + 0.14 * .8 + 0.11 * .9 + 0.08 + 0.07)
+    assert metrics.max_score(accs) == 1.0
+    control = [0.6, 0.5, 0.5, 0.9, 0.5, 0.5, 1.0]
+    # max(0, full - control) = 0, .1, .2, 0, .4, .5, 0
+    assert metrics.sensitivity(accs, control) == pytest.approx(0.2 * .1 + 0.17 * .2 + 0.11 * .4 + 0.08 * .5)
+    # a capped curve renormalises the paper's first weights
+    assert metrics.ws_weights(2).tolist() == pytest.approx([0.23 / 0.43, 0.2 / 0.43])
+    assert metrics.weighted_score([0.5, 1.0]) == pytest.approx((0.23 * 0.5 + 0.2) / 0.43)
+    with pytest.raises(ValueError):
+        metrics.ws_weights(8)
+    assert metrics.summary([0.5, 0.7]) == {"mean": pytest.approx(0.6), "std": pytest.approx(0.1414213),
+                                           "per_seed": [0.5, 0.7]}
+
+
+def test_subsets_are_nested_seeded_and_recorded():
+    a, b = learning_curve.nested_order(500, 1), learning_curve.nested_order(500, 1)
+    assert (a == b).all() and not (a == learning_curve.nested_order(500, 2)).all()
+    assert set(a[:62]) <= set(a[:125]) <= set(a[:250]) and len(set(a[:250])) == 250
+    kept, dropped = learning_curve.sizes_that_fit([62, 125, 1000], 500, "toy")
+    assert (kept, dropped) == ([62, 125], [1000])
+
+
+def test_slanted_triangular_rises_then_decays():
+    lrs = [slanted_triangular(t, 100, 0.1, 32) for t in range(100)]
+    assert lrs[0] == pytest.approx(1 / 32) and max(lrs) == pytest.approx(1.0) and lrs.index(1.0) == 10
+    assert lrs[99] < lrs[50] < lrs[11]
+
+
+# --- training --------------------------------------------------------------------------------------------------
+
+def test_the_head_learns_a_learnable_probe_as_n_grows(tiny_bert, probe, tmp_path):
+    loaded = load(tiny_bert)
+    m = mlm_curve.run(model="tiny", data=probe, out=tmp_path / "out", setting="mlp", sizes=[8, 62, 250],
+                      seeds=[1, 2], hp=FAST, load=lambda: loaded, progress=False)
+    means = [m["curve"][str(n)]["mean"] for n in (8, 62, 250)]
+    assert means[-1] > 0.85 > m["chance"] + 0.3, means
+    assert means[-1] > means[0]
+    assert m["MAX"]["mean"] == pytest.approx(np.mean([max(s) for s in zip(
+        *[m["curve"][str(n)]["per_seed"] for n in (8, 62, 250)])]))
+    # NO-LANG keeps the word, so it is learnable too; the sensitivities are the WS of the positive gaps
+    for name in ("nolang", "perturbed"):
+        full = np.array([m["curve"][str(n)]["per_seed"] for n in (8, 62, 250)])
+        ctl = np.array([m["controls"][name]["curve"][str(n)]["per_seed"] for n in (8, 62, 250)])
+        assert m["sensitivity"][name]["per_seed"] == pytest.approx(
+            [metrics.sensitivity(f, c) for f, c in zip(full.T, ctl.T)])
+    out = tmp_path / "out"
+    subsets = json.loads((out / "subsets.json").read_text())
+    assert subsets["sizes"] == [8, 62, 250] and len(subsets["seeds"]["1"]) == 250
+    rows = [json.loads(line) for line in (out / "nolang" / "predictions.jsonl").read_text().splitlines()]
+    assert rows[0]["source_id"] == "dev0000" and len(rows[0]["correct"]["62"]) == 2
+    assert m["lm_head"] == "pretrained" and m["setting"] == "MLP" and m["protocol"] == "MC-MLM"
+
+
+def test_zero_shot_point_equals_the_engine_mask_logit(tiny_bert, probe, tmp_path):
+    loaded = load(tiny_bert)
+    m = mlm_curve.run(model="tiny", data=probe / "original", out=tmp_path / "out", setting="linear", sizes=[8],
+                      seeds=[1], hp=FAST, load=lambda: loaded, progress=False)
+    rows = [json.loads(line) for line in (probe / "original" / "dev.jsonl").read_text().splitlines()]
+    predictions, zs = evaluate(Engine(loaded.model, loaded.tokenizer, "mlm"), rows)
+    written = [json.loads(line) for line in (tmp_path / "out" / "original" / "predictions.jsonl").read_text()
+               .splitlines()]
+    assert [r["zero_shot"] for r in written] == [p["correct"] for p in predictions]
+    assert m["zero_shot"]["accuracy"] == zs["accuracy"]
+    assert m["controls"] == {} and m["sensitivity"] == {}
+
+
+def test_cached_features_train_the_same_head_as_reencoding(tiny_bert, probe):
+    loaded = load(tiny_bert)
+    variants = learning_curve.read_variants(probe / "original", "dev")
+    runs = {}
+    for reencode in (False, True):
+        inputs = mlm_curve.lm_inputs(loaded, variants, split="dev", features_dir=None, device="cpu",
+                                     batch_size=16, reencode=reencode, progress=False)
+        train_split, dev, make_head = inputs.splits("")
+        head = curve.fit(make_head(1), train_split, learning_curve.nested_order(300, 1)[:62], "MLP", FAST, 1)
+        runs[reencode] = (head.state_dict(), curve.correct(head, dev))
+    cached, reencoded = runs[False], runs[True]
+    assert (cached[1] == reencoded[1]).all()
+    for name, tensor in cached[0].items():
+        torch.testing.assert_close(tensor, reencoded[0][name], atol=1e-5, rtol=1e-4)
+
+
+def test_sliced_decoder_trains_like_the_whole_vocabulary(tiny_bert, probe):
+    loaded = load(tiny_bert)
+    inputs = mlm_curve.lm_inputs(loaded, learning_curve.read_variants(probe / "original", "dev"), split="dev",
+                                 features_dir=None, device="cpu", progress=False)
+    train_split, dev, make_head = inputs.splits("")
+    sliced = make_head(1)
+    yes_no = loaded.tokenizer.convert_tokens_to_ids(["no", "yes"])  # the union, sorted by id
+    assert sorted(yes_no) == yes_no
+    full = heads.MaskedLMHead(loaded.model, range(loaded.tokenizer.vocab_size))
+    full_split = curve.Split(train_split.features, torch.as_tensor(yes_no)[train_split.candidates],
+                             train_split.gold)
+    rows = learning_curve.nested_order(300, 3)[:40]
+    curve.fit(sliced, train_split, rows, "MLP", FAST, 3)
+    curve.fit(full, full_split, rows, "MLP", FAST, 3)
+    x = dev.features(np.arange(len(dev)))
+    torch.testing.assert_close(sliced(x), full(x)[:, yes_no], atol=1e-5, rtol=1e-4)
+
+
+def test_linear_trains_only_the_final_projection(tiny_bert, probe):
+    loaded = load(tiny_bert)
+    inputs = mlm_curve.lm_inputs(loaded, learning_curve.read_variants(probe / "original", "dev"), split="dev",
+                                 features_dir=None, device="cpu", progress=False)
+    train_split, _, make_head = inputs.splits("")
+    before = make_head(1).state_dict()
+    after = curve.fit(make_head(1), train_split, np.arange(62), "LINEAR", FAST, 1).state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and changed <= {"head.cls.predictions.decoder.weight", "head.cls.predictions.decoder.bias", "head.cls.predictions.bias"}, changed
+
+
+def test_a_newly_initialised_head_is_trained_from_its_seeded_start_and_reported(tiny_bert_no_head, probe, tmp_path):
+    loaded = load(tiny_bert_no_head, seed=5)
+    m = mlm_curve.run(model="tiny", data=probe / "original", out=tmp_path / "out", setting="mlp", sizes=[250],
+                      seeds=[1], hp=FAST, load=lambda: loaded, progress=False)
+    assert m["lm_head"] == "newly_initialised" and m["curve"]["250"]["mean"] > 0.8
+
+
+def test_feature_cache_is_used_only_for_its_key(tiny_bert, probe, tmp_path, monkeypatch):
+    loaded = load(tiny_bert)
+    cache = tmp_path / "features"
+    args = dict(model="tiny", data=probe, setting="linear", sizes=[8], seeds=[1], hp=FAST,
+                load=lambda: loaded, features_dir=cache, progress=False)
+    first = mlm_curve.run(out=tmp_path / "a", **args)
+    meta = json.loads((cache / "meta.json").read_text())
+    assert meta["key"]["data_fingerprints"] == {"nolang": "fp-nolang", "original": "fp-original",
+                                                "perturbed": "fp-perturbed"}
+    assert np.load(cache / "original" / "train.npy").shape == (300, 32)
+
+    def no_encoder(*_args, **_kwargs):
+        raise AssertionError("the encoder ran although the cache matches")
+
+    monkeypatch.setattr(mlm_curve, "hidden_at", no_encoder)
+    assert mlm_curve.run(out=tmp_path / "b", **args) == first
+    assert (tmp_path / "a" / "metrics.json").read_bytes() == (tmp_path / "b" / "metrics.json").read_bytes()
+    # another dtype is another key: recomputed
+    key = meta["key"] | {"dtype": "bfloat16"}
+    assert features.read(cache, key) is None
+
+
+def test_a_curve_needs_a_masked_lm_and_a_train_split(tiny_gpt2, probe, tmp_path):
+    from probekit.errors import DataError, UsageError
+
+    gpt2 = load_lm(ModelRef("gpt2", str(tiny_gpt2), str(tiny_gpt2)))
+    with pytest.raises(UsageError, match="masked LM"):
+        mlm_curve.run(model="gpt2", data=probe, out=tmp_path / "o", setting="mlp", sizes=[8], seeds=[1], hp=FAST,
+                      load=lambda: gpt2, progress=False)
+    with pytest.raises(UsageError, match="--setting"):
+        mlm_curve.run(model="x", data=probe, out=tmp_path / "o", setting="deep", sizes=[8], seeds=[1], hp=FAST)
+    (probe / "original" / "train.jsonl").unlink()
+    with pytest.raises(DataError, match="train"):
+        learning_curve.read_variants(probe, "dev")
