@@ -92,12 +92,20 @@ def slug(title: str) -> str:
 
 
 def write_plots(probes: list[Probe], folder: Path) -> list[Path]:
-    """Replace ``folder`` (atomically, as a whole) by ``<probe>.png`` and ``<probe>.json`` per probe."""
+    """Replace ``folder`` (atomically, as a whole) by ``<probe>.png`` per probe and, for ``dvc plots`` (one line
+    per file, x ``N``, y ``accuracy``), ``<probe>/<model>-<setting>-<variant>.json`` per curve."""
     written = []
     with atomic.atomic_path(folder) as tmp:
         tmp.mkdir()
         for probe in probes:
-            save(figure(probe), tmp / f"{slug(probe.title)}.png")
-            atomic.write_json(tmp / f"{slug(probe.title)}.json", plot_rows(probe))
-            written += [folder / f"{slug(probe.title)}.png", folder / f"{slug(probe.title)}.json"]
+            name = slug(probe.title)
+            save(figure(probe), tmp / f"{name}.png")
+            written.append(folder / f"{name}.png")
+            series: dict[str, list[dict]] = {}
+            for row in plot_rows(probe):
+                key = slug(f"{row['model']}-{row['setting']}-{row['variant']}").lower()
+                series.setdefault(key, []).append({"N": row["N"], "accuracy": row["accuracy"]})
+            for key, rows in series.items():
+                atomic.write_json(tmp / name / f"{key}.json", rows)
+                written.append(folder / name / f"{key}.json")
     return written

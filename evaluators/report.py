@@ -11,17 +11,22 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from probekit import atomic  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
+from probekit.probe_dataset import read_jsonl  # noqa: E402
+
+from .bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 
 VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
 NOT_ZERO_SHOT = "MLM head newly initialised: not a zero-shot result"
 LEGEND = """Columns:
 - **model**: the alias or id evaluated; **probe**, **variant**: the dataset (`release` is the original oLMpics
   file, `nolang` and `perturbed` the NO-LANG and PERTURBED-LANG controls, the others our generated phrasings);
-- **accuracy**: share of dev examples whose highest-scoring choice is the gold one (MC-MLM);
+- **accuracy**: share of dev examples whose highest-scoring choice is the gold one (MC-MLM), with its 95%
+  bootstrap interval over the examples (1000 resamples, seed 0);
 - **n**: examples scored; **chance**: the expected accuracy of a uniform guess (mean of 1/#choices);
 - **vs chance**: accuracy − chance (negative: below chance);
 - **setup**: `zero-shot` when the checkpoint's own MLM head scored the choices; `† not zero-shot` when the head
@@ -39,7 +44,8 @@ def iter_metrics(folders: Iterable[Path]) -> Iterator[tuple[Path, dict]]:
 
 
 def collect(folders: Iterable[Path]) -> pd.DataFrame:
-    """One row per metrics.json: model, probe, variant, accuracy, n, chance, zero_shot."""
+    """One row per metrics.json: model, probe, variant, accuracy (and its 95% bootstrap interval), n, chance,
+    zero_shot, and the per-example correctness read from its predictions.jsonl."""
     folders = list(folders)
     keys = ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")
     rows = []
@@ -47,7 +53,10 @@ def collect(folders: Iterable[Path]) -> pd.DataFrame:
         missing = [k for k in keys if k not in m]
         if missing:
             raise DataError(f"{path}: missing field(s) {missing} (not a probekit metrics.json?)")
-        rows.append({k: m[k] for k in keys})
+        correct = np.asarray([p["correct"] for p in read_jsonl(path.parent / "predictions.jsonl")], bool)
+        ci = bootstrap(accuracy_statistic(correct), len(correct)) if len(correct) else {"low": 0.0, "high": 0.0}
+        rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
+                     "fingerprint": m.get("data_fingerprint")})
     if not rows:
         raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
     df = pd.DataFrame(rows)
@@ -60,7 +69,8 @@ def markdown(df: pd.DataFrame) -> str:
     """One table row per model, probe and variant, with n, chance and the setup; a legend for every column."""
     table = pd.DataFrame({
         "model": df.model, "probe": df.probe, "variant": df.variant,
-        "accuracy": df.accuracy.map("{:.3f}".format), "n": df.n, "chance": df.chance.map("{:.3f}".format),
+        "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" for a, lo, hi in zip(df.accuracy, df.low, df.high)],
+        "n": df.n, "chance": df.chance.map("{:.3f}".format),
         "vs chance": (df.accuracy - df.chance).map("{:+.3f}".format),
         "setup": df.zero_shot.map({True: "zero-shot", False: "† not zero-shot"}),
     })
@@ -70,7 +80,28 @@ def markdown(df: pd.DataFrame) -> str:
         lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
                   ""]
     lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, ""]
+    differences = paired_differences(df)
+    if len(differences):
+        lines += ["## Paired differences", "", "Models scored on the same data (same probe, variant and fingerprint): "
+                  "accuracy A − B, its 95% paired bootstrap interval over the shared examples, and whether it holds "
+                  "(the interval excludes 0).", "", differences.to_markdown(index=False, disable_numparse=True), ""]
     return "\n".join(lines)
+
+
+def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of models on the same data, compared by a paired bootstrap over the same examples."""
+    out = []
+    for (probe, variant, _), group in df.groupby(["probe", "variant", "fingerprint"], sort=True, dropna=False):
+        rows = list(group.itertuples())
+        for i, a in enumerate(rows):
+            for b in rows[i + 1:]:
+                if len(a.correct) != len(b.correct):
+                    continue
+                test = paired_bootstrap(accuracy_statistic(a.correct), accuracy_statistic(b.correct), len(a.correct))
+                out.append({"probe": probe, "variant": variant, "A": a.model, "B": b.model,
+                            "A − B": f"{test['diff']:+.3f} [{test['low']:+.3f}, {test['high']:+.3f}]",
+                            "p": f"{test['p_value']:.3f}", "holds": "yes" if test["holds"] else "no"})
+    return pd.DataFrame(out)
 
 
 def summary(df: pd.DataFrame) -> dict:
@@ -78,7 +109,8 @@ def summary(df: pd.DataFrame) -> dict:
     nested: dict = {}
     for r in df.itertuples():
         nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
-            "accuracy": round(r.accuracy, 4), "n": int(r.n), "chance": round(r.chance, 4),
+            "accuracy": round(r.accuracy, 4), "accuracy_low": round(r.low, 4), "accuracy_high": round(r.high, 4),
+            "n": int(r.n), "chance": round(r.chance, 4),
             "zero_shot": bool(r.zero_shot), "lm_head": "pretrained" if r.zero_shot else "newly_initialised"}
     return nested
 

@@ -22,15 +22,18 @@ class BuiltProbe:
     not_built: tuple[str, ...]  # declared in the YAML, not selected by params `<probe>.variants`
 
 
-def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = None) -> BuiltProbe:
-    """Every variant the probe YAML declares, or those that ``<probe>.variants`` selects, in that order."""
+def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = None,
+                section: str | None = None) -> BuiltProbe:
+    """Every variant the probe YAML declares, or those that ``<section>.variants`` selects, in that order;
+    ``section``: the params section to read (default: the probe's)."""
     generator = generators.get(probe)
     spec = load_probe_spec(generator.template_path)
-    params = probe_section(params_file, spec, generator.params)
+    section = section or probe
+    params = probe_section(params_file, spec, generator.params, section)
     names = params.variants if params.variants is not None else list(spec.variants)
     unknown = [n for n in names if n not in spec.variants]
     if unknown:
-        raise ParamsError(f"{params_file.label}: {probe}.variants: unknown variant(s) {unknown}; "
+        raise ParamsError(f"{params_file.label}: {section}.variants: unknown variant(s) {unknown}; "
                           f"{spec.path} declares {', '.join(spec.variants)}")
     built: dict[str, dict[str, list[dict]]] = {}
 

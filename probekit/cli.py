@@ -95,13 +95,15 @@ def _generate(args) -> int:
         folder = Path(args.tables) / name
         tables[name] = loaders.read_tables(folder)
         sources.update(loaders.read_report(folder)["sources"])
-    built = build_probe(args.probe, params, tables)
+    if args.section and args.section not in params.data:
+        raise UsageError(f"--section {args.section}: no such section in {params.label}")
+    built = build_probe(args.probe, params, tables, args.section)
     write_probe(args.out, built, generator_version=generator.version, sources=dict(sorted(sources.items())))
     for name, rows in built.variants.items():
         print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(r)}" for split, r in rows.items()))
     if built.not_built:
         print(f"{args.probe}: declared in {built.spec.path.name} but not selected by {params.label} "
-              f"{args.probe}.variants, so not built: {', '.join(built.not_built)}")
+              f"{args.section or args.probe}.variants, so not built: {', '.join(built.not_built)}")
     return 0
 
 
@@ -368,6 +370,8 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
     gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
     gen.add_argument("--params", help=PARAMS_HELP)
+    gen.add_argument("--section", help="read this params section instead of PROBE's: a second dataset of the same "
+                                       "probe (e.g. age_comparison_grid, every pair for the heatmaps)")
     gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
     gen.set_defaults(func=_generate)
 

@@ -108,10 +108,11 @@ def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | N
         raise ParamsError("; ".join(problems)) from None
 
 
-def probe_section(params: ParamsFile, spec: Any, model: type[M]) -> M:
+def probe_section(params: ParamsFile, spec: Any, model: type[M], name: str | None = None) -> M:
     """A probe's section as ``probes generate`` reads it: ``params`` over the defaults of its YAML
-    (``spec.params``), validated as ``model``, whose validators see the spec."""
-    return section(params, spec.probe, model, spec.params, f"{spec.path} (params)", {"spec": spec})
+    (``spec.params``), validated as ``model``, whose validators see the spec. ``name``: another section for
+    the same probe (a second dataset of it, e.g. ``age_comparison_grid``); default: the probe's name."""
+    return section(params, name or spec.probe, model, spec.params, f"{spec.path} (params)", {"spec": spec})
 
 
 def _describe(err: Mapping, model: type[BaseModel], given: Mapping, label: str, defaults_source: str,

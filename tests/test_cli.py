@@ -284,3 +284,17 @@ def test_commands_work_outside_the_project_root(tmp_path, tiny_bert):
                "--out", "r")
     assert done.returncode == 0, done.stderr
     assert {p.relative_to(tmp_path).parts[0] for p in files_under(tmp_path)} == {"g", "raw", "r"}
+
+
+def test_generate_reads_another_section_for_a_second_dataset_of_the_probe(tmp_path, capsys):
+    params = write_params(tmp_path / "params.yaml", {"age_comparison_grid": {
+        "mode": "grid", "variants": ["original"], "values": {"ages": {"train": [40, 43], "dev": [15, 17]}}}})
+    out = tmp_path / "grid"
+    assert main(["generate", "age_comparison", "--section", "age_comparison_grid", "--params", str(params),
+                 "--out", str(out)]) == 0
+    dev = [json.loads(line) for line in (out / "original" / "dev.jsonl").read_text().splitlines()]
+    assert sorted((r["args"]["age1"], r["args"]["age2"]) for r in dev) == [
+        (a, b) for a in range(15, 18) for b in range(15, 18) if a != b]   # every ordered pair
+    assert main(["generate", "age_comparison", "--section", "nope", "--params", str(params),
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "--section nope: no such section" in capsys.readouterr().err

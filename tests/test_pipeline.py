@@ -41,6 +41,8 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     params["mcqa_probes"] = ["property_conjunction"]
     params["curve"].update(sizes=[4, 8], seeds=[1])
     params["mcqa"].update(sizes=[4], seeds=[1])
+    params["age_comparison_grid"]["values"] = {"ages": {"train": [40, 42], "dev": [15, 18]},
+                                               "years": {"train": [1900, 1902], "dev": [1950, 1953]}}
     for section in params.values():  # every generated probe small
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
@@ -63,6 +65,9 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     olmpics = (project / "results/olmpics.md").read_text()
     assert "MLM-BASELINE" in olmpics and "ESIM" in olmpics and "property_conjunction" in olmpics
     assert (project / "results/curves/age_comparison.png").read_bytes()[:4] == b"\x89PNG"
+    assert (project / "results/heatmaps/tiny.png").read_bytes()[:4] == b"\x89PNG"
+    grid = json.loads((project / "results/zeroshot_grid/tiny/age_comparison/original/metrics.json").read_text())
+    assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 

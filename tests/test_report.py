@@ -44,17 +44,20 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     written = report.run([results], out=tmp_path / "r.md", metrics=tmp_path / "m.json", plot=tmp_path / "p.png")
     assert written == [tmp_path / "r.md", tmp_path / "m.json", tmp_path / "p.png"]
     table = (tmp_path / "r.md").read_text()
-    assert "| m1      | age_comparison | original  | 1.000      | 20  | 0.500    | +0.500      | zero-shot  " in table
-    assert "| m2      | age_comparison | original  | 0.500      | 20  | 0.200    | +0.300      | † not zero-shot |" \
+    assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000] | 20  | 0.500    | +0.500      | zero-shot " \
         in table
+    assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] | 20  | 0.200    | +0.300      | † not zero-" \
+        "shot |" in table
+    # the two models scored the same examples: a paired bootstrap says the difference holds
+    assert "| age_comparison | original  | m1  | m2  | +0.500 [+0.300, +0.750] | 0.000 | yes     |" in table
     assert "**† m2: MLM head newly initialised: not a zero-shot result.**" in table
     for column in ("**model**", "**accuracy**", "**n**", "**chance**", "**vs chance**", "**setup**"):
         assert column in table
     assert json.loads((tmp_path / "m.json").read_text()) == {
-        "m1": {"age_comparison": {"original": {"accuracy": 1.0, "n": 20, "chance": 0.5, "zero_shot": True,
-                                               "lm_head": "pretrained"}}},
-        "m2": {"age_comparison": {"original": {"accuracy": 0.5, "n": 20, "chance": 0.2, "zero_shot": False,
-                                               "lm_head": "newly_initialised"}}}}
+        "m1": {"age_comparison": {"original": {"accuracy": 1.0, "accuracy_low": 1.0, "accuracy_high": 1.0, "n": 20,
+                                               "chance": 0.5, "zero_shot": True, "lm_head": "pretrained"}}},
+        "m2": {"age_comparison": {"original": {"accuracy": 0.5, "accuracy_low": 0.25, "accuracy_high": 0.7, "n": 20,
+                                               "chance": 0.2, "zero_shot": False, "lm_head": "newly_initialised"}}}}
     fig = report.bar_figure(report.collect([results]))
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]
