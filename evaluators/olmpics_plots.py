@@ -76,7 +76,10 @@ def figure(probe: Probe) -> plt.Figure:
         ax.set_title(PANELS[setting])
         ax.set_xlabel("training examples N")
     axes[0, 0].set_ylabel("accuracy (dev), mean over seeds")
-    handles = [Line2D([], [], color=colours[label], lw=2, label=label) for label in probe.rows]
+    new_head = {label for label in probe.rows
+                if any(r.meta.get("lm_head") == "newly_initialised" for r in probe.results[label].values())}
+    handles = [Line2D([], [], color=colours[label], lw=2, label=label + (" † new MLM head" if label in new_head else ""))
+               for label in probe.rows]
     handles += [Line2D([], [], color="dimgray", ls=STYLES[v], lw=1.6, label=NAMES[v]) for v in STYLES if v in variants]
     handles += [Patch(color="dimgray", alpha=0.25, label="± std over seeds"),
                 Line2D([], [], color="0.55", lw=1.2, label="chance")]
