@@ -250,3 +250,33 @@ def test_a_curve_needs_a_masked_lm_and_a_train_split(tiny_gpt2, probe, tmp_path)
     (probe / "original" / "train.jsonl").unlink()
     with pytest.raises(DataError, match="train"):
         learning_curve.read_variants(probe, "dev")
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "albert", "distilbert", "electra", "deberta-v2"])
+def test_the_head_on_features_is_the_checkpoints_own_head_for_every_mlm_family(family):
+    import transformers as t
+
+    small = dict(vocab_size=120, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                 max_position_embeddings=64)
+    torch.manual_seed(0)
+    model = {
+        "bert": lambda: t.BertForMaskedLM(t.BertConfig(**small)),
+        "roberta": lambda: t.RobertaForMaskedLM(t.RobertaConfig(**small)),
+        "albert": lambda: t.AlbertForMaskedLM(t.AlbertConfig(embedding_size=16, **small)),
+        "distilbert": lambda: t.DistilBertForMaskedLM(t.DistilBertConfig(
+            vocab_size=120, dim=32, n_layers=1, n_heads=2, hidden_dim=64, max_position_embeddings=64)),
+        "electra": lambda: t.ElectraForMaskedLM(t.ElectraConfig(embedding_size=16, **small)),
+        "deberta-v2": lambda: t.DebertaV2ForMaskedLM(t.DebertaV2Config(**small)),
+    }[family]().eval()
+    ids = torch.randint(5, 100, (3, 7))
+    with torch.no_grad():
+        full = model(input_ids=ids).logits[:, 3]
+        features = model.base_model(input_ids=ids).last_hidden_state[:, 3]
+        head = heads.MaskedLMHead(model, [7, 11, 50])
+        torch.testing.assert_close(head(features), full[:, [7, 11, 50]], atol=1e-5, rtol=1e-5)
+    # the copy is the head alone, and training it leaves the model untouched
+    assert sum(p.numel() for p in head.parameters()) < sum(p.numel() for p in model.parameters()) / 2
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    curve.fit(head, curve.Split(lambda idx: features[idx], torch.tensor([[0, 1]] * 3), torch.tensor([0, 1, 0])),
+              np.arange(3), "MLP", FAST, 1)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
