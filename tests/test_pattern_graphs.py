@@ -63,3 +63,14 @@ def test_other_globals_and_other_objects_are_refused(tmp_path):
     Path(bad).write_text("{")
     with pytest.raises(DataError, match="P2.json"):
         read_json(bad)
+
+
+def test_the_pararel_source_fetches_verified_from_the_mirror_and_reads_safely(tmp_path):
+    from conftest import REPO
+    from probekit.sources import fetch, load_manifest
+
+    source = load_manifest(REPO / "raw/sources.yaml")["pararel"]
+    names = [f.path for f in source.files]
+    assert sum(n.endswith(".graph") for n in names) == 41 and sum(n.endswith(".jsonl") for n in names) == 42
+    fetch(source, tmp_path / "pararel", mirror=MIRROR)   # every sha256 checked
+    assert read_pickle(tmp_path / "pararel" / "P36.graph") == read_json(DUMPS / "P36.json")
