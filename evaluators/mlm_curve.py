@@ -26,12 +26,12 @@ from .curve import (
     feature_key,
     run_curve,
 )
+from .engine import Engine
 from .heads import BaselineHead, MaskedLMHead
-from .learning_curve import read_variants
+from .learning_curve import check_curve, read_variants
 from .masked import hidden_at, masked_inputs
 from .models import LoadedModel
 from .runner import Runner
-from .statements import encode_statements
 from .training import TrainingParams
 
 log = logging.getLogger("probekit")
@@ -56,12 +56,12 @@ def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, 
     if loaded.family != "mlm":
         raise UsageError(f"--model {loaded.name}: MC-MLM learning curves train a masked LM's head; a "
                          f"{loaded.family} model has none")
-    runner = Runner(loaded.model, loaded.tokenizer, batch_size=batch_size, progress=progress)
-    encoded = {}
-    for name, v in variants.items():
-        for s in SPLITS:
-            st = encode_statements(loaded.tokenizer, *_texts(v[s]))
-            encoded[name, s] = masked_inputs(loaded.tokenizer, st, multi_token)
+    engine = Engine(loaded.model, loaded.tokenizer, "mlm", batch_size=batch_size, multi_token=multi_token,
+                    progress=progress)
+    runner = engine.runner
+    # the engine's encoding: statements tokenized once, each checked against the model's length
+    encoded = {(name, s): masked_inputs(loaded.tokenizer, engine.encode(*_texts(v[s])), multi_token)
+               for name, v in variants.items() for s in SPLITS}
     key = feature_key(variants, split, model=loaded.name, model_id=loaded.model_id,
                       revision=getattr(loaded.model.config, "_commit_hash", None), dtype=loaded.dtype)
     stored = None if reencode else feature_cache.read(features_dir, key)
@@ -142,6 +142,7 @@ def run(*, model: str, data: Path, out: Path, setting: str, sizes: Sequence[int]
     """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
     (its ``original`` variant and controls) or one variant folder; writes the results under ``out``."""
     setting = check_setting(setting)
+    check_curve(sizes, seeds)
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
         inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)

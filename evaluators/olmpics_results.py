@@ -7,13 +7,14 @@ Input: ``<root>/<model>/<probe>/<setting>/metrics.json`` from the learning-curve
 from __future__ import annotations
 
 import json
-from collections import defaultdict, deque
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
+from evaluators.learning_curve import pair_rows
 from evaluators.metrics import max_score, sensitivity, weighted_score, ws_weights
 from probekit.errors import DataError, ParamsError
 
@@ -78,11 +79,8 @@ def _check(path: Path, meta: dict, prefix: str, correct: np.ndarray, sizes: list
 def align(ids_a: list[str], ids_b: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Positions pairing the k-th occurrence of an id in ``ids_a`` with its k-th occurrence in ``ids_b`` (the
     release has duplicate ids), in ``ids_a`` order; rows without a partner are dropped."""
-    queues: dict[str, deque] = defaultdict(deque)
-    for j, key in enumerate(ids_b):
-        queues[key].append(j)
-    pairs = [(i, queues[key].popleft()) for i, key in enumerate(ids_a) if queues[key]]
-    return np.array([i for i, _ in pairs], int), np.array([j for _, j in pairs], int)
+    partner = pair_rows(ids_a, ids_b)
+    return np.flatnonzero(partner >= 0), partner[partner >= 0]
 
 
 @dataclass

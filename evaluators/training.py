@@ -68,8 +68,8 @@ def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor],
 
 @contextmanager
 def one_thread(active: bool):
-    """Head training on cached features runs one CPU thread: its operations are far too small to gain from
-    intra-op threads, which only add synchronisation (5x slower on two busy cores). No effect on a GPU."""
+    """While ``active``, one CPU thread: training a head on cached features (or ESIM) runs operations far too
+    small to gain from intra-op threads, which only add synchronisation (5x slower on two busy cores)."""
     threads = torch.get_num_threads()
     if active:
         torch.set_num_threads(1)

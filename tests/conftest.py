@@ -255,3 +255,11 @@ def tiny_bart(tmp_path_factory) -> Path:
     BartForConditionalGeneration(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def build_section(probe: str, section: dict, tables: dict | None = None, label: str = "t.yaml"):
+    """``build_probe`` of ``probe`` with ``section`` as its params section (in a params file named ``label``)."""
+    from probekit.build import build_probe
+    from probekit.params import ParamsFile
+
+    return build_probe(probe, ParamsFile(Path(label), {probe: section}), tables=tables)

@@ -7,20 +7,17 @@ import json
 import math
 import re
 from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from wordfreq import get_frequency_dict, zipf_frequency
 
 import generators
-from conftest import MIRROR
+from conftest import MIRROR, build_section
 from generators import antonym_negation as an
 from probekit import lexicon
-from probekit.build import build_probe
 from probekit.errors import DataError, ParamsError
 from probekit.examples import answer_text
-from probekit.params import ParamsFile
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS, TemplateError, Variant, load_probe_spec
 
 PROBE = "antonym_negation"
@@ -29,7 +26,7 @@ BASE = ("original", "release_phrasing")
 
 
 def build(section: dict, tables: dict):
-    return build_probe(PROBE, ParamsFile(Path("t.yaml"), {PROBE: section}), tables=tables)
+    return build_section(PROBE, section, tables)
 
 
 @pytest.fixture(scope="module")

@@ -120,6 +120,21 @@ def test_subsets_are_nested_seeded_and_recorded():
     assert (kept, dropped) == ([62, 125], [1000])
 
 
+def test_rows_pair_by_occurrence_and_curves_are_checked_before_any_model_loads(tmp_path):
+    # the k-th occurrence of an id pairs with its k-th occurrence (release files repeat ids); none: -1
+    assert learning_curve.pair_rows(["a", "b", "a", "c"], ["a", "a", "b", "x"]).tolist() == [0, 2, 1, -1]
+    control = [{"id": "c1", "source_id": "b"}, {"id": "c2", "source_id": "a"}]
+    assert learning_curve.control_rows(["a", "b", "z"], control).tolist() == [1, 0, -1]
+    from probekit.errors import UsageError
+
+    def no_load():
+        raise AssertionError("the model was loaded before the curve's sizes were checked")
+
+    with pytest.raises(UsageError, match="at most 7 curve sizes"):
+        mlm_curve.run(model="m", data=write_probe(tmp_path / "toy", 20, 10), out=tmp_path / "o", setting="mlp",
+                      sizes=list(range(1, 9)), seeds=[1], hp=FAST, load=no_load)
+
+
 def test_slanted_triangular_rises_then_decays():
     lrs = [slanted_triangular(t, 100, 0.1, 32) for t in range(100)]
     assert lrs[0] == pytest.approx(1 / 32) and max(lrs) == pytest.approx(1.0) and lrs.index(1.0) == 10

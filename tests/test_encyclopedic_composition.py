@@ -5,24 +5,22 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import generators.encyclopedic_composition as ec
-from probekit.build import build_probe
+from conftest import build_section
 from probekit.errors import DataError, ParamsError
 from probekit.examples import SPLITS, answer_text, example_problem
 from probekit.loaders import wikidata as wd
-from probekit.params import ParamsFile
 
 PROBE = "encyclopedic_composition"
 SUBJECT_SLOT = {"band_year": "person", "actor_spouse": "film", "founder_hq": "person"}
 
 
 def build(tables: dict, **section):
-    return build_probe(PROBE, ParamsFile(Path("t.yaml"), {PROBE: section}), tables={"wikidata": tables})
+    return build_section(PROBE, section, {"wikidata": tables})
 
 
 def facts_df(triples) -> pd.DataFrame:
@@ -259,7 +257,7 @@ def test_rule_finds_broken_rows():
 
 def test_missing_tables_name_the_command():
     with pytest.raises(DataError, match="probes tables wikidata"):
-        build_probe(PROBE, ParamsFile(Path("t.yaml"), {PROBE: {}}), tables={})
+        build_section(PROBE, {}, {})
 
 
 def test_the_paper_sizes_when_the_facts_suffice():

@@ -12,8 +12,7 @@ import pytest
 from datasets import load_dataset
 
 import generators
-from probekit.build import build_probe
-from probekit.params import ParamsFile
+from conftest import build_section
 from probekit.examples import answer_text
 from probekit.probe_dataset import load_probe_dataset, write_probe
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS
@@ -28,7 +27,7 @@ MULTIHOP = {"seed": 13, "mode": "sample", "size": {"train": 61, "dev": 30},
 
 
 def build(probe: str, section: dict):
-    return build_probe(probe, ParamsFile(Path("test-params.yaml"), {probe: section}))
+    return build_section(probe, section, label="test-params.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -7,16 +7,14 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import generators.objects_comparison as oc
-from probekit.build import build_probe
+from conftest import build_section
 from probekit.errors import ParamsError
 from probekit.examples import answer_text
-from probekit.params import ParamsFile
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS
 
 PROBE = "objects_comparison"
@@ -27,7 +25,7 @@ CLEAR_ANIMALS = {"dog", "cat", "horse", "mouse", "elephant", "giraffe", "spider"
 
 
 def build(section: dict, tables: dict):
-    return build_probe(PROBE, ParamsFile(Path("t.yaml"), {PROBE: section}), tables=tables)
+    return build_section(PROBE, section, tables)
 
 
 @pytest.fixture(scope="module")

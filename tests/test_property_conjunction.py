@@ -6,7 +6,6 @@ import copy
 import json
 import re
 from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,10 +13,9 @@ import pytest
 import generators
 from generators import property_conjunction as pc
 from probekit import lexicon
-from probekit.build import build_probe
+from conftest import build_section
 from probekit.errors import DataError, ParamsError
 from probekit.examples import answer_text
-from probekit.params import ParamsFile
 from probekit.probe_dataset import load_probe_dataset, write_probe
 from probekit.templates import PAPER_NONSENSE_WORDS, load_probe_spec
 
@@ -29,7 +27,7 @@ BASE = ("original", "but_not")
 
 
 def build(section: dict, tables: dict):
-    return build_probe(PROBE, ParamsFile(Path("t.yaml"), {PROBE: section}), tables=tables)
+    return build_section(PROBE, section, tables)
 
 
 @pytest.fixture(scope="module")

@@ -9,18 +9,16 @@ import json
 import logging
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import generators.taxonomy_conjunction as tc
 from probekit import lexicon
-from probekit.build import build_probe
+from conftest import build_section
 from probekit.errors import DataError, ParamsError
 from probekit.examples import SPLITS, answer_text
 from probekit.loaders import wordnet as wn
-from probekit.params import ParamsFile
 from probekit.templates import MASK, PAPER_NONSENSE_WORDS
 
 PROBE = "taxonomy_conjunction"
@@ -28,7 +26,7 @@ DEV_LEXNAMES = {"noun.food", "noun.animal"}
 
 
 def build(tables: dict, **section):
-    return build_probe(PROBE, ParamsFile(Path("t.yaml"), {PROBE: section}), tables=tables)
+    return build_section(PROBE, section, tables)
 
 
 def distractors(row) -> list[str]:
