@@ -29,7 +29,6 @@ from transformers import pipeline
 
 from evaluators.collator import Collator, batch_ids, pad_right
 from evaluators.engine import Engine
-from evaluators.masked import masked_inputs
 from evaluators.models import load_lm, resolve_model
 from probekit.probe_dataset import read_jsonl
 
@@ -63,9 +62,7 @@ def whole_process(model: str, data: Path, n: int, dtype: str, device: str) -> fl
 
 def encoder_only(loaded, engine: Engine, stems, choices, ids) -> float:
     """The encoder's forward alone on pre-built, length-sorted batches already on the device."""
-    st = engine.encode(stems, choices, ids)
-    inputs, _, _ = masked_inputs(loaded.tokenizer, st)
-    ids_, lengths = pad_right(inputs, engine.runner.pad_id)
+    ids_, lengths = pad_right(engine.encode_masked(stems, choices, ids).inputs, engine.runner.pad_id)
     device = engine.runner.device
     batches = [tuple(torch.from_numpy(a).to(device) for a in batch_ids(ids_, lengths, b))
                for b in Collator(lengths, engine.runner.batch_size)]

@@ -24,9 +24,10 @@ from typing import Sequence
 
 import numpy as np
 
-from probekit.errors import UsageError
+from probekit.errors import DataError, UsageError
 
 from . import causal, masked, seq2seq
+from .masked_queries import MaskedQueries, encode_masked
 from .runner import Runner
 from .statements import Statements, encode_statements
 
@@ -75,33 +76,56 @@ class Engine:
         return self.runner.tokenizer
 
     def encode(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> Statements:
+        """Every (query, choice) statement tokenized, checked against the model's length (the per-statement
+        rules: PLL, causal, seq2seq)."""
         statements = encode_statements(self.tokenizer, stems, choices, ids)
         start = causal.start_tokens(self.tokenizer, statements) if self.scoring.family == "causal" else []
         statements.check_length(self.max_length, extra=len(start))
         return statements
 
-    def score(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> list[list[float]]:
-        """Each example's choice scores, in input and choice order (higher is more likely)."""
-        st = self.encode(stems, choices, ids)
+    def encode_masked(self, stems: Sequence[str], choices: Sequence[Sequence[str]],
+                      ids: Sequence[str]) -> MaskedQueries:
+        """Each query with its choice masked, choices tokenized once per group (the mask rules and features),
+        checked against the model's length with its longest choice in place."""
+        queries = encode_masked(self.tokenizer, stems, choices, ids)
+        lengths, words = queries.longest()
+        if len(lengths) and lengths.max() > self.max_length:
+            i = int(np.argmax(lengths))
+            cut = " (the mask would be truncated away)" if queries.positions[i] >= self.max_length else ""
+            raise DataError(f"example {ids[i]}: the statement with choice {words[i]!r} is {int(lengths[i])} tokens "
+                            f"and the model reads at most {self.max_length}{cut}")
+        return queries
+
+    def scores(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> np.ndarray:
+        """Each query's choice scores, ``[queries, most choices]`` in input and choice order, NaN-padded
+        (higher is more likely). A candidate list shared by many queries (ParaRel's objects) is tokenized
+        once per group under the mask rule; the other rules score every statement."""
         rule = self.scoring.rule
         if rule == "mask-logit":
-            per_example = self.runner.fitting(lambda: masked.mask_logit(self.runner, st, self.scoring.multi_token))
-            return [row[:n] for row, n in zip(per_example.tolist(), st.n_choices.tolist())]
+            queries = self.encode_masked(stems, choices, ids)
+            return self.runner.fitting(lambda: masked.mask_logit(self.runner, queries, self.scoring.multi_token))
+        st = self.encode(stems, choices, ids)
         if rule == "pll":
             flat = self.runner.fitting(lambda: masked.pll(self.runner, st))
         elif self.scoring.family == "causal":
             flat = self.runner.fitting(lambda: causal.causal(self.runner, st, rule))
         else:
             flat = self.runner.fitting(lambda: seq2seq.seq2seq(self.runner, st, rule))
-        bounds = np.cumsum(st.n_choices)[:-1]
-        return [part.tolist() for part in np.split(flat, bounds)] if len(st.n_choices) else []
+        out = np.full((len(st.n_choices), int(st.n_choices.max(initial=0))), np.nan, flat.dtype)
+        out[st.example, np.arange(len(st.ids)) - st.offsets[st.example]] = flat
+        return out
+
+    def score(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> list[list[float]]:
+        """Each example's choice scores as lists, in input and choice order (higher is more likely)."""
+        table = self.scores(stems, choices, ids)
+        return [row[:len(c)] for row, c in zip(table.tolist(), choices)]
 
     def features(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> np.ndarray:
         """The last hidden state at each example's mask, ``[examples, hidden]`` (masked LMs)."""
         if self.scoring.family != "mlm":
             raise UsageError(f"mask features need a masked LM, not a {self.scoring.family} model")
-        st = self.encode(stems, choices, ids)
-        return self.runner.fitting(lambda: masked.mask_features(self.runner, st))
+        queries = self.encode_masked(stems, choices, ids)
+        return self.runner.fitting(lambda: masked.mask_features(self.runner, queries))
 
 
 def max_length(model, tokenizer) -> int:

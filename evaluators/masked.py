@@ -15,6 +15,7 @@ import torch
 
 from probekit.errors import ProbekitError
 
+from .masked_queries import MaskedQueries
 from .runner import Runner, token_log_probs
 from .statements import Statements
 
@@ -26,38 +27,37 @@ class CandidateError(ProbekitError, ValueError):
     """A choice word is not a single token of the model's vocabulary (in context), or two choices tie."""
 
 
-def masked_inputs(tok, st: Statements, multi_token: str = "error") -> tuple[list[list[int]], np.ndarray, np.ndarray]:
-    """Per example: the statement with the word replaced by one mask token, the mask's position, and the
-    candidate token ids ``[examples, max choices]`` (padded with -1)."""
+def check_candidates(tok, q: MaskedQueries, multi_token: str = "error") -> None:
+    """Every choice one token in context (unless ``multi_token`` is ``first``), no two of a query's choices
+    sharing their token at the mask (their scores would tie)."""
     if multi_token not in MULTI_TOKEN_RULES:
         raise ValueError(f"multi_token must be one of {MULTI_TOKEN_RULES}, got {multi_token!r}")
-    if multi_token == "error" and not st.single.all():
-        row = int(np.argmin(st.single))
-        raise CandidateError(f"example {st.example_ids[st.example[row]]}: candidate {st.words[row]!r} is not a "
-                             f"single token for this tokenizer in context (got {st.pieces(tok, row)}); pass "
+    rep, valid = q.representative, q.tokens >= 0
+    if multi_token == "error" and not q.single[valid].all():
+        g, c = np.argwhere(valid & ~q.single)[0]
+        row = int(rep.offsets[g]) + int(c)
+        raise CandidateError(f"example {rep.example_ids[g]}: candidate {rep.words[row]!r} is not a "
+                             f"single token for this tokenizer in context (got {rep.pieces(tok, row)}); pass "
                              f"--multi-token first to score it by its first token, or use a rule for multi-token "
                              f"answers (--rule pll, or a causal or seq2seq model)")
-    inputs, positions = st.replaced(tok.mask_token_id)
-    candidates = np.full((len(st.n_choices), int(st.n_choices.max(initial=1))), -1, np.int64)
-    candidates[st.example, np.arange(len(st.ids)) - st.offsets[st.example]] = st.first
-    for i, row in enumerate(candidates.tolist()):
-        row = [c for c in row if c >= 0]
+    for g, row in enumerate(q.tokens.tolist()):
+        row = [t for t in row if t >= 0]
         if len(set(row)) != len(row):
-            words = [st.words[r] for r in st.rows_of(i)]
-            raise CandidateError(f"example {st.example_ids[i]}: candidates {words} share a token at the mask "
+            words = [rep.words[r] for r in rep.rows_of(g)]
+            raise CandidateError(f"example {rep.example_ids[g]}: candidates {words} share a token at the mask "
                                  f"({tok.convert_ids_to_tokens(row)}): their scores would tie")
-    return inputs, positions, candidates
 
 
-def mask_logit(runner: Runner, st: Statements, multi_token: str = "error") -> np.ndarray:
-    """Raw MLM logits of each example's candidates at its mask: ``[examples, max choices]`` (NaN-padded)."""
-    inputs, positions, candidates = masked_inputs(runner.tokenizer, st, multi_token)
+def mask_logit(runner: Runner, q: MaskedQueries, multi_token: str = "error") -> np.ndarray:
+    """Raw MLM logits of each query's candidates at its mask: ``[queries, max choices]`` (NaN-padded)."""
+    check_candidates(runner.tokenizer, q, multi_token)
+    tokens = torch.as_tensor(np.maximum(q.tokens, 0), device=runner.device)
 
-    def step(input_ids, attention_mask, cols, cand):
-        return head_at(runner.model, input_ids, attention_mask, cols).gather(1, cand).float()
+    def step(input_ids, attention_mask, cols, group):
+        return head_at(runner.model, input_ids, attention_mask, cols).gather(1, tokens[group]).float()
 
-    scores = runner.over_sequences(inputs, step, "scoring", per_item=(positions, np.maximum(candidates, 0)))
-    return np.where(candidates >= 0, scores, np.nan)
+    scores = runner.over_sequences(q.inputs, step, "scoring", per_item=(q.positions, q.group))
+    return np.where(q.candidates() >= 0, scores, np.nan)
 
 
 def pll(runner: Runner, st: Statements) -> np.ndarray:
@@ -84,11 +84,10 @@ def pll(runner: Runner, st: Statements) -> np.ndarray:
     return scores
 
 
-def mask_features(runner: Runner, st: Statements, multi_token: str = "first") -> np.ndarray:
-    """The encoder's last hidden state at each example's mask, ``[examples, hidden]`` float32: what the MLM
+def mask_features(runner: Runner, q: MaskedQueries) -> np.ndarray:
+    """The encoder's last hidden state at each query's mask, ``[queries, hidden]`` float32: what the MLM
     head reads, cached as features by the learning curves."""
-    inputs, positions, _ = masked_inputs(runner.tokenizer, st, multi_token)
-    return hidden_at(runner, inputs, positions)
+    return hidden_at(runner, q.inputs, q.positions)
 
 
 def hidden_at(runner: Runner, inputs: Sequence[Sequence[int]], positions: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ from .curve import (
 from .engine import Engine
 from .heads import BaselineHead, MaskedLMHead
 from .learning_curve import check_curve, read_variants
-from .masked import hidden_at, masked_inputs
+from .masked import check_candidates, hidden_at
 from .models import LoadedModel
 from .runner import Runner
 from .training import TrainingParams
@@ -60,13 +60,14 @@ def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, 
                     progress=progress)
     runner = engine.runner
     # the engine's encoding: statements tokenized once, each checked against the model's length
-    encoded = {(name, s): masked_inputs(loaded.tokenizer, engine.encode(*_texts(v[s])), multi_token)
-               for name, v in variants.items() for s in SPLITS}
+    encoded = {(name, s): engine.encode_masked(*_texts(v[s])) for name, v in variants.items() for s in SPLITS}
+    for queries in encoded.values():
+        check_candidates(loaded.tokenizer, queries, multi_token)
     key = feature_key(variants, split, model=loaded.name, model_id=loaded.model_id,
                       revision=getattr(loaded.model.config, "_commit_hash", None), dtype=loaded.dtype)
     stored = None if reencode else feature_cache.read(features_dir, key)
     if stored is None and not reencode:
-        stored = {name: {s: _hidden(runner, *encoded[name, s][:2]) for s in SPLITS} for name in variants}
+        stored = {name: {s: _hidden(runner, encoded[name, s].inputs, encoded[name, s].positions) for s in SPLITS} for name in variants}
         if features_dir is not None:
             log.info("mask features of %s written to %s", loaded.name, features_dir)
             feature_cache.write(features_dir, key, stored)
@@ -74,12 +75,13 @@ def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, 
     def source(name: str, s: str):
         if not reencode:
             return cached(stored[name][s], device)
-        inputs, positions, _ = encoded[name, s]
-        return lambda idx: torch.as_tensor(hidden_at(runner, [inputs[i] for i in idx], positions[idx]), device=device)
+        q = encoded[name, s]
+        return lambda idx: torch.as_tensor(hidden_at(runner, [q.inputs[i] for i in idx], q.positions[idx]),
+                                           device=device)
 
     splits, base_heads = {}, {}
     for name in variants:
-        union, (train_c, dev_c) = candidate_index([encoded[name, s][2] for s in SPLITS])
+        union, (train_c, dev_c) = candidate_index([encoded[name, s].candidates() for s in SPLITS])
         splits[name] = tuple(as_split(source(name, s), c, variants[name][s], device)
                              for s, c in zip(SPLITS, (train_c, dev_c)))
         base_heads[name] = MaskedLMHead(loaded.model, union.tolist()).to(device)

@@ -84,3 +84,14 @@ class OlmpicsReportParams(BaseModel):
     resamples: PositiveInt = 1000
     seed: int = 0
     medals: dict[str, float] = {"success": 0.15, "partial": 0.05}
+
+
+class ParaRelEvalParams(BaseModel):
+    """``pararel_eval``: what ``probes evaluate pararel`` writes and counts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: PositiveInt = 5           # candidates kept per prediction in predictions.jsonl
+    a_an_filter: bool = True         # the original skips cells whose a/an before [Y] misfits the gold object
+    relations: list[str] | None = None   # None: every relation of the cloze set
+    limit: PositiveInt | None = None     # the first N tuples of each relation

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from transformers import PreTrainedTokenizerBase
@@ -85,10 +85,7 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
         return Statements([], empty, empty, empty, np.zeros(0, bool), empty, empty, [], [])
     texts, spans, words = [], [], []
     for stem, row, example_id in zip(stems, choices, example_ids):
-        if stem.count(MASK) != 1:
-            raise DataError(f"example {example_id}: the stem must contain exactly one {MASK} (MC-QA probes "
-                            f"have none): {stem!r}")
-        prefix, suffix = stem.split(MASK)
+        prefix, suffix = split_stem(stem, example_id)
         for word in row:
             texts.append(prefix + word + suffix)
             spans.append((len(prefix), len(prefix) + len(word)))
@@ -96,26 +93,42 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
     # ids only as Python lists; offsets and special-token flags are read from the Rust encodings on demand
     enc = tokenizer(texts, add_special_tokens=True, truncation=False, return_attention_mask=False,
                     return_token_type_ids=False, verbose=False)
-    n = len(texts)
     n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
     example = np.repeat(np.arange(len(choices)), n_choices)
+    start, stop, first, single = word_spans(enc, texts, spans, lambda row: f"example {example_ids[example[row]]}")
+    return Statements(ids=enc["input_ids"], start=start, stop=stop, first=first, single=single,
+                      example=example, n_choices=n_choices,
+                      example_ids=list(example_ids), words=words)
+
+
+def word_spans(enc, texts: Sequence[str], spans: Sequence[tuple[int, int]], name: Callable[[int], str]):
+    """Where each text's word (``spans``: its characters) lies in the tokenizer's output ``enc``: its first
+    token (a lone space piece before it included), one past its last, its first in-word token id, and whether
+    it is exactly one token aligned with its characters. ``name(row)`` names a text in errors."""
+    n = len(texts)
     start, stop, first = (np.zeros(n, np.int64) for _ in range(3))
     single = np.zeros(n, bool)
     for row, ((begin, end), text) in enumerate(zip(spans, texts)):
         encoding = enc.encodings[row]
         s, e = encoding.char_to_token(begin), encoding.char_to_token(end - 1) if end > begin else None
         if s is None or e is None:
-            raise DataError(f"example {example_ids[example[row]]}: choice {words[row]!r} has no "
-                            f"token in {text!r}")
+            raise DataError(f"{name(row)}: choice {text[begin:end]!r} has no token in {text!r}")
         offsets = encoding.offsets
         space_piece = s > 0 and not encoding.special_tokens_mask[s - 1] and _space_piece(text, *offsets[s - 1], begin)
         start[row], stop[row], first[row] = s - space_piece, e + 1, enc["input_ids"][row][s]
         token_start, token_end = offsets[s]
         single[row] = (s == e and not space_piece and token_end == end
                        and (token_start == begin or text[token_start:begin].isspace()))
-    return Statements(ids=enc["input_ids"], start=start, stop=stop, first=first, single=single,
-                      example=example, n_choices=n_choices,
-                      example_ids=list(example_ids), words=words)
+    return start, stop, first, single
+
+
+def split_stem(stem: str, example_id: str) -> tuple[str, str]:
+    """The text before and after the stem's one ``[MASK]``."""
+    if stem.count(MASK) != 1:
+        raise DataError(f"example {example_id}: the stem must contain exactly one {MASK} (MC-QA probes "
+                        f"have none): {stem!r}")
+    prefix, suffix = stem.split(MASK)
+    return prefix, suffix
 
 
 def _space_piece(text: str, s: int, e: int, begin: int) -> bool:

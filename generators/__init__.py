@@ -33,6 +33,19 @@ class Generator:
     def template_path(self) -> Path:
         return self.module_path.with_suffix(".yaml")
 
+    @property
+    def format(self) -> str:
+        """The dataset family the YAML declares: ``mc_mlm`` / ``mc_qa`` probes (``fn(spec, variant, params,
+        tables) -> {split: rows}``) or a ``cloze_set`` (``fn(params_file, tables, section) -> (rows, meta)``,
+        written by :mod:`probekit.cloze_dataset`)."""
+        import yaml
+
+        return yaml.safe_load(self.template_path.read_text(encoding="utf-8")).get("format", "")
+
+    @property
+    def module(self):
+        return importlib.import_module(f"generators.{self.probe}")
+
 
 def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, tables: tuple[str, ...] = (),
              sources: tuple[str, ...] = ()):

