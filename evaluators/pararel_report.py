@@ -77,7 +77,25 @@ def render(results: dict[str, dict]) -> tuple[str, dict]:
     return "\n".join(lines), summary
 
 
-def write(results_dir: Path, out: Path) -> None:
+def consistency_training(folder: Path) -> list[str]:
+    """Paper §8: macro Consistency and Accuracy before and after consistency training, per model and group."""
+    lines = ["### Consistency training (§8)", "",
+             "| model | relations | n | Consistency before | after | Accuracy before | after |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, m in read_results(folder).items():
+        for group in ("train", "held_out"):
+            if group not in m["before"]:
+                continue
+            before, after = m["before"][group]["macro"], m["after"][group]["macro"]
+            lines.append(f"| {name} | {group} | {before['Consistency']['n']} | {_cell(before['Consistency'])} | "
+                         f"{_cell(after['Consistency'])} | {_cell(before['Accuracy'])} | {_cell(after['Accuracy'])} |")
+    return lines + ["", "The paper (bert-base-cased, λ=0.1–1, 3 epochs on P138, P37, P449): Consistency 58.2 → 64.0 "
+                        "on 25 unseen relations.", ""]
+
+
+def write(results_dir: Path, out: Path, consistency: Path | None = None) -> None:
     text, summary = render(read_results(results_dir))
+    if consistency is not None:
+        text += "\n".join(consistency_training(consistency))
     atomic.write_text(out, text)
     atomic.write_json(out.with_suffix(".json"), summary)

@@ -1,5 +1,5 @@
-"""The ``probes`` subcommands of ParaRel: ``evaluate pararel`` and ``pararel-report`` (argparse and checks
-only; the work is in ``evaluators``)."""
+"""The ``probes`` subcommands of ParaRel: ``evaluate pararel``, ``train consistency`` and ``pararel-report``
+(argparse and checks only; the work is in ``evaluators``)."""
 
 from __future__ import annotations
 
@@ -48,13 +48,37 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _train(args) -> int:
+    from evaluators.consistency_training import ConsistencyParams, run
+    from evaluators.models import load_lm, resolve_model
+    from evaluators.params import ZeroshotParams
+    from probekit.cloze_dataset import read_cloze_set
+    from probekit.params import read_params, section
+
+    params = read_params(args.params)
+    zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "consistency", ConsistencyParams)
+    data = read_cloze_set(args.data)
+    for rel in (*cp.train_relations, *(args.eval_relations or ())):
+        data.relation(rel)
+    ref = resolve_model(args.model, params.models(), params.label)
+    loaded = load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype="float32")
+    m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device)
+    for group in ("train", "held_out"):
+        if group in m["before"]:
+            before, after = m["before"][group]["macro"], m["after"][group]["macro"]
+            print(f"{group} relations: Consistency {before['Consistency']['mean']:.3f} -> "
+                  f"{after['Consistency']['mean']:.3f}, Accuracy {before['Accuracy']['mean']:.3f} -> "
+                  f"{after['Accuracy']['mean']:.3f}")
+    return 0
+
+
 def _report(args) -> int:
     from evaluators import pararel_report
 
     out = Path(args.out)
     if out.suffix != ".md":
         raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
-    pararel_report.write(Path(args.results), out)
+    pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")
     return 0
 
@@ -90,4 +114,20 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                          "numbers beside ours where the model id matches")
     rep.add_argument("results", help="folder of results/<model>/metrics.json (probes evaluate pararel)")
     rep.add_argument("--out", required=True, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("--consistency", help="folder of <model>/metrics.json of probes train consistency: adds "
+                                           "the before/after table (paper §8)")
     rep.set_defaults(func=_report)
+
+    tr = command(sub, "train", "continue training a model")
+    tr_sub = tr.add_subparsers(dest="objective", required=True, metavar="OBJECTIVE")
+    co = command(tr_sub, "consistency", "ParaRel §8: continue MLM pretraining with L = λ·Lc + L_MLM (Lc: symmetric KL "
+                                        "between the candidate distributions of a tuple's patterns) on the params' "
+                                        "consistency.train_relations; ParaRel before and after on held-out relations")
+    co.add_argument("--model", required=True, help=MODEL_HELP + " (a masked LM)")
+    co.add_argument("--data", required=True, help="a cloze-set folder (probes generate pararel)")
+    co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
+    co.add_argument("--eval-relations", type=_relations,
+                    help="held-out relations to evaluate (default: every N-1 relation not trained on)")
+    co.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
+    co.set_defaults(func=_train)

@@ -181,3 +181,26 @@ def test_the_report_puts_the_published_numbers_beside_ours(tmp_path):
     assert summary["bert"]["published"]["Accuracy"] == [45.8, 25.6]
     with pytest.raises(DataError, match="no <model>/metrics.json"):
         pararel_report.write(tmp_path / "empty", tmp_path / "x.md")
+
+
+def test_the_commands_evaluate_train_and_report(cloze_set, tiny_bert, tmp_path, capsys):
+    from probekit.cli import main
+
+    params = tmp_path / "params.yaml"
+    params.write_text("pararel_eval: {limit: 2, relations: [P19, P530]}\n"
+                      "consistency: {train_relations: [P37], limit: 4, eval_limit: 2, epochs: 1, batch_size: 2}\n")
+    assert main(["evaluate", "pararel", "--model", str(tiny_bert), "--data", str(cloze_set.folder),
+                 "--out", str(tmp_path / "res" / "tiny"), "--params", str(params)]) == 0
+    m = json.loads((tmp_path / "res" / "tiny" / "metrics.json").read_text())
+    assert m["relations_evaluated"] == ["P19", "P530"] and m["limit"] == 2
+    assert main(["train", "consistency", "--model", str(tiny_bert), "--data", str(cloze_set.folder),
+                 "--out", str(tmp_path / "cons" / "tiny"), "--eval-relations", "P19", "--params", str(params)]) == 0
+    assert "train relations: Consistency" in capsys.readouterr().out
+    assert (tmp_path / "cons" / "tiny" / "model" / "config.json").is_file()
+    assert main(["pararel-report", str(tmp_path / "res"), "--consistency", str(tmp_path / "cons"),
+                 "--out", str(tmp_path / "pararel.md")]) == 0
+    text = (tmp_path / "pararel.md").read_text()
+    assert "| tiny | train | 1 |" in text and "| tiny | held_out | 1 |" in text
+    assert main(["evaluate", "pararel", "--model", str(tiny_bert), "--data", str(cloze_set.folder),
+                 "--out", str(tmp_path / "x"), "--relations", "P999"]) == 1   # a data error
+    assert "no relation 'P999'" in capsys.readouterr().err

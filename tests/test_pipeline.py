@@ -45,6 +45,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
                                                "years": {"train": [1900, 1902], "dev": [1950, 1953]}}
     params["pararel"]["tokenizers"] = ["tiny"]
     params["pararel_eval"].update(relations=["P19", "P37", "P530"], limit=3)
+    params["consistency"].update(train_relations=["P37"], limit=4, eval_limit=2, epochs=1)
     for section in params.values():  # every generated probe small
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
@@ -72,7 +73,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
     pararel = json.loads((project / "results/pararel/tiny/metrics.json").read_text())
     assert pararel["relations_evaluated"] == ["P19", "P37", "P530"] and pararel["macro"]["Consistency"]["n"] == 2
-    assert "| tiny |" in (project / "results/pararel.md").read_text()
+    assert "| tiny | held_out |" in (project / "results/pararel.md").read_text()
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 
