@@ -78,7 +78,8 @@ def _report(args) -> int:
     out = Path(args.out)
     if out.suffix != ".md":
         raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
-    pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None)
+    pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None,
+                         Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")
     return 0
 
@@ -116,6 +117,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     rep.add_argument("--out", required=True, help="the markdown report; its JSON is written beside it")
     rep.add_argument("--consistency", help="folder of <model>/metrics.json of probes train consistency: adds "
                                            "the before/after table (paper §8)")
+    rep.add_argument("--plot", help="PNG: per N-1 relation, Accuracy against Consistency, one colour per model")
     rep.set_defaults(func=_report)
 
     tr = command(sub, "train", "continue training a model")

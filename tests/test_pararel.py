@@ -168,7 +168,7 @@ def test_a_causal_lm_ranks_statements(cloze_set, tiny_gpt2, tmp_path):
 def test_the_report_puts_the_published_numbers_beside_ours(tmp_path):
     macro = {k: {"mean": 0.5, "std": 0.1, "n": 31} for k in pararel_report.TABLE3 + pararel_report.TABLE2}
     macro["consistency_by_edge"] = {"none": {"mean": 0.9, "std": None, "n": 1}}
-    metrics = {"model_id": "bert-base-cased", "macro": macro, "determinism": {"macro": {"Determinism": {
+    metrics = {"model_id": "bert-base-cased", "macro": macro, "relations": {}, "determinism": {"macro": {"Determinism": {
         "mean": 0.6, "std": 0.2, "n": 7}}}, "rule": "mask-logit", "a_an_filter": True, "queries": 10,
         "lm_head": "pretrained"}
     (tmp_path / "res" / "bert").mkdir(parents=True)
@@ -178,6 +178,7 @@ def test_the_report_puts_the_published_numbers_beside_ours(tmp_path):
     assert "| bert | `bert-base-cased` | 31 | 50.0±10.0 | 45.8±25.6 | 50.0±10.0 | 58.5±24.2 |" in text
     assert "| bert | 7 | 60.0±20.0 |" in text
     summary = json.loads((tmp_path / "pararel.json").read_text())
+    assert summary["bert"]["accuracy_consistency_r"] is None   # no per-relation values in this file
     assert summary["bert"]["published"]["Accuracy"] == [45.8, 25.6]
     with pytest.raises(DataError, match="no <model>/metrics.json"):
         pararel_report.write(tmp_path / "empty", tmp_path / "x.md")
@@ -198,9 +199,21 @@ def test_the_commands_evaluate_train_and_report(cloze_set, tiny_bert, tmp_path, 
     assert "train relations: Consistency" in capsys.readouterr().out
     assert (tmp_path / "cons" / "tiny" / "model" / "config.json").is_file()
     assert main(["pararel-report", str(tmp_path / "res"), "--consistency", str(tmp_path / "cons"),
-                 "--out", str(tmp_path / "pararel.md")]) == 0
+                 "--out", str(tmp_path / "pararel.md"), "--plot", str(tmp_path / "pararel.png")]) == 0
+    assert (tmp_path / "pararel.png").read_bytes()[:4] == b"\x89PNG"
     text = (tmp_path / "pararel.md").read_text()
     assert "| tiny | train | 1 |" in text and "| tiny | held_out | 1 |" in text
     assert main(["evaluate", "pararel", "--model", str(tiny_bert), "--data", str(cloze_set.folder),
                  "--out", str(tmp_path / "x"), "--relations", "P999"]) == 1   # a data error
     assert "no relation 'P999'" in capsys.readouterr().err
+
+
+def test_the_accuracy_consistency_correlation():
+    from evaluators.pararel_plots import correlation
+
+    rel = {"P1": {"Accuracy": 0.1, "Consistency": 0.2}, "P2": {"Accuracy": 0.2, "Consistency": 0.4},
+           "P3": {"Accuracy": 0.3, "Consistency": 0.6}, "P4": {"Accuracy": None, "Consistency": 0.9}}
+    assert correlation({"relations": rel}) == pytest.approx(1.0)
+    rel["P3"]["Consistency"] = 0.0   # x = .1 .2 .3, y = .2 .4 0: r = -0.5 by hand
+    assert correlation({"relations": rel}) == pytest.approx(-0.5)
+    assert correlation({"relations": {"P1": rel["P1"], "P2": rel["P2"]}}) is None
