@@ -97,8 +97,12 @@ def _generate(args) -> int:
         sources.update(loaders.read_report(folder)["sources"])
     if args.section and args.section not in params.data:
         raise UsageError(f"--section {args.section}: no such section in {params.label}")
+    if args.task and generator.format != "pair_cls":
+        raise UsageError(f"--task applies to sentence-pair datasets (calum), not {args.probe}")
     if generator.format == "cloze_set":
         return _generate_cloze_set(args, generator, params, tables, dict(sorted(sources.items())))
+    if generator.format == "pair_cls":
+        return _generate_pairs(args, generator, params, tables, dict(sorted(sources.items())))
     built = build_probe(args.probe, params, tables, args.section)
     write_probe(args.out, built, generator_version=generator.version, sources=dict(sorted(sources.items())))
     for name, rows in built.variants.items():
@@ -109,15 +113,31 @@ def _generate(args) -> int:
     return 0
 
 
+def _licence_id(sources) -> str:
+    """A dataset's licence id: its sources' one when they agree, else ``other``."""
+    ids = sorted({str(s.get("license_id") or "other") for s in sources.values()})
+    return ids[0] if len(ids) == 1 else "other"
+
+
 def _generate_cloze_set(args, generator, params, tables, sources) -> int:
     from probekit.cloze_dataset import write_cloze_set
 
     rows, meta = generator.fn(params, tables, args.section)
-    ids = sorted({str(s.get("license_id") or "other") for s in sources.values()})
-    meta |= {"license": ids[0] if len(ids) == 1 else "other", "sources": sources}
+    meta |= {"license": _licence_id(sources), "sources": sources}
     write_cloze_set(args.out, rows, meta, generator.module.card)
     print(f"{args.probe}: " + ", ".join(f"{name} {n}" for name, n in meta["counts"].items())
           + f", {meta['queries']} queries")
+    return 0
+
+
+def _generate_pairs(args, generator, params, tables, sources) -> int:
+    from probekit.pair_dataset import write_pair_dataset
+
+    variants, meta = generator.fn(params, tables, args.section, args.task)
+    meta |= {"license": _licence_id(sources), "sources": sources}
+    write_pair_dataset(args.out, variants, meta, generator.module.card)
+    for name, splits in meta["counts"].items():
+        print(f"{args.probe} {meta['task']}/{name}: " + ", ".join(f"{s} {n}" for s, n in splits.items()))
     return 0
 
 
@@ -387,6 +407,8 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     gen.add_argument("--section", help="read this params section instead of PROBE's: a second dataset of the same "
                                        "probe (e.g. age_comparison_grid, every pair for the heatmaps)")
     gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
+    gen.add_argument("--task", help="calum: the GLUE task (rte, mrpc, qnli, qqp, mnli; default: the params' "
+                                    "calum.task)")
     gen.set_defaults(func=_generate)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")

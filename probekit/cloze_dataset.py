@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import atomic
 from .errors import DataError
-from .probe_dataset import fingerprint, read_jsonl
+from .probe_dataset import read_jsonl
 from .templates import MASK
+from .writer import write_dataset
 
 FILES = ("relations", "patterns", "tuples", "edges")
 SUBJECT, OBJECT = "[X]", "[Y]"
@@ -73,16 +73,8 @@ def queries(data: ClozeSet, relation: str, limit: int | None = None) -> Queries:
 
 
 def write_cloze_set(out: str | Path, rows: Mapping[str, Sequence[dict]], meta: dict, card) -> Path:
-    """``rows``: every file of :data:`FILES`; ``meta`` gains the fingerprint of what is written, and
-    ``card(meta)`` gives the README; the folder appears at once or not at all."""
-    texts = {f"{name}.jsonl": atomic.jsonl_text(rows[name]) for name in FILES}
-    meta = {**meta, "fingerprint": fingerprint(meta["params"], texts)}
-    with atomic.atomic_path(Path(out)) as tmp:
-        for file, text in texts.items():
-            atomic.write_text(tmp / file, text)
-        atomic.write_json(tmp / "meta.json", meta)
-        atomic.write_text(tmp / "README.md", card(meta))
-    return Path(out)
+    """``rows``: every file of :data:`FILES`, written by the one writer (``card(meta)``: the README)."""
+    return write_dataset(out, {f"{name}.jsonl": rows[name] for name in FILES}, meta, card)
 
 
 def read_cloze_set(folder: str | Path) -> ClozeSet:

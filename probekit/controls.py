@@ -96,3 +96,38 @@ class Control:
 
 
 CONTROLS = {"nolang": Control(no_lang, _describe_nolang), "perturbed": Control(perturbed_lang, _describe_perturbed)}
+
+
+# --- sentence-pair variants (CALUM, BECEL): a row holds `segments`, its two (indicator, text) pieces in the
+# order the model reads them, and `sentence1`/`sentence2`, those pieces written in the row's style ---------
+
+def write_segments(row: dict, variant: str, segments: list[dict], style: str) -> dict:
+    """``row`` as ``variant`` with ``segments`` written in ``style`` (``{indicator}``, ``{text}``); it keeps
+    ``pair_id``, so the variants of one example pair up."""
+    written = [style.format(indicator=s["indicator"], text=s["text"]) for s in segments]
+    return {**row, "variant": variant, "sentence1": written[0], "sentence2": written[1], "segments": segments,
+            "style": style}
+
+
+def reverse(variant: str, style: str | None = None) -> Perturbation:
+    """REVERSE (CALUM): the two segments swapped, each keeping its indicator."""
+    return lambda row: write_segments(row, variant, row["segments"][::-1], style or row["style"])
+
+
+def signal(variant: str, style: str | None = None) -> Perturbation:
+    """SIGNAL (CALUM): the same segments, the indicators written in another ``style`` (``[X] text``)."""
+    if not style:
+        raise TemplateError(f"variant {variant!r}: SIGNAL needs the `style` its indicators are written in")
+    return lambda row: write_segments(row, variant, row["segments"], style)
+
+
+def symmetric(variant: str, style: str | None = None) -> Perturbation:
+    """Symmetric (BECEL), for symmetric tasks: the texts swapped, the indicators left in place."""
+    def perturb(row: dict) -> dict:
+        first, second = row["segments"]
+        return write_segments(row, variant, [{**first, "text": second["text"]}, {**second, "text": first["text"]}],
+                              style or row["style"])
+    return perturb
+
+
+PAIR_CONTROLS = {"reverse": reverse, "signal": signal, "symmetric": symmetric}

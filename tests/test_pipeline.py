@@ -74,6 +74,8 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     pararel = json.loads((project / "results/pararel/tiny/metrics.json").read_text())
     assert pararel["relations_evaluated"] == ["P19", "P37", "P530"] and pararel["macro"]["Consistency"]["n"] == 2
     assert "| tiny | held_out |" in (project / "results/pararel.md").read_text()
+    signal = (project / "data/calum/rte/signal/dev.jsonl").read_text().splitlines()
+    assert len(signal) == 277 and json.loads(signal[0])["sentence1"].startswith("[Sentence1] ")
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 
