@@ -36,8 +36,10 @@ class Generator:
     @property
     def format(self) -> str:
         """The dataset family the YAML declares: ``mc_mlm`` / ``mc_qa`` probes (``fn(spec, variant, params,
-        tables) -> {split: rows}``) or a ``cloze_set`` (``fn(params_file, tables, section) -> (rows, meta)``,
-        written by :mod:`probekit.cloze_dataset`)."""
+        tables) -> {split: rows}``), a ``cloze_set`` (ParaRel: ``fn(params_file, tables, section) -> (rows,
+        meta)``, written by :mod:`probekit.cloze_dataset`) or ``pair_cls`` (CALUM: ``fn(params_file, tables,
+        section, task) -> ({variant: {split: rows}}, meta)``, written by :mod:`probekit.pair_dataset`); the
+        module's ``card(meta)`` writes the last two's README."""
         import yaml
 
         return yaml.safe_load(self.template_path.read_text(encoding="utf-8")).get("format", "")
