@@ -1,12 +1,15 @@
-"""CALUM (Jang & Lukasiewicz 2023): a GLUE sentence-pair task with a sentence-type indicator before each
-segment (``original``), and its variants as perturbations on the controls' driver (``probekit.controls``):
+"""CALUM (Jang, Kwon & Lukasiewicz 2021): a sentence-pair task (GLUE, KLUE) with a sentence-type indicator
+before each segment (``original``), and its variants as perturbations on the controls' driver (``probekit.controls``):
 ``reverse`` (segments swapped with their indicators), ``signal`` (``[X] text`` instead of ``X: text``) and
 BECEL's ``symmetric`` (texts swapped, indicators in place; symmetric tasks only).
 
+The tasks are data, one file per language (``generators/calum/<language>.yaml``: its tasks' indicators, labels,
+symmetric flag and the table set they are read from); the task picks the table set the generator reads.
+
 Every row: ``pair_id`` (shared by an example's variants), ``variant``, ``sentence1``, ``sentence2`` (the
 segments as the model reads them, indicators included), ``label`` (None on unlabelled test rows), ``task``,
-``split``, ``idx`` (GLUE's id), ``segments`` (the (indicator, text) pieces in reading order) and ``style``.
-The segment order is the params' ``order``, recorded in ``meta.json``.
+``split``, ``idx`` (the table's id), ``segments`` (the (indicator, text) pieces in reading order) and
+``style``. The segment order is the params' ``order``, recorded in ``meta.json``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Literal, Mapping
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, PositiveInt, ValidationError, field_validator
 
 from generators import register
 from probekit import controls
@@ -32,6 +35,16 @@ class Task(BaseModel):
     indicators: tuple[str, str]
     labels: list[str]
     symmetric: bool = False
+    name: str | None = None  # as the dataset card names it (default: the task id, upper-cased)
+
+
+class Language(BaseModel):
+    """``generators/calum/<language>.yaml``: one language's tasks and the table set they are read from."""
+
+    model_config = ConfigDict(extra="forbid")
+    benchmark: str  # as the dataset card names the task's source (GLUE, KLUE)
+    tables: str  # the table set (probes tables NAME) holding the tasks' ``pairs``
+    tasks: dict[str, Task]
 
 
 class VariantSpec(BaseModel):
@@ -42,17 +55,25 @@ class VariantSpec(BaseModel):
 
 
 class Spec(BaseModel):
-    """``generators/calum.yaml``."""
+    """``generators/calum.yaml``, with ``languages`` from ``generators/calum/<language>.yaml``."""
 
     model_config = ConfigDict(extra="forbid")
     probe: str
     format: str
     version: str
-    tables: str
     styles: dict[str, str]
-    tasks: dict[str, Task]
     variants: dict[str, VariantSpec]
     params: dict
+    languages: dict[str, Language]  # by language code, the stem of its file
+
+    @property
+    def tasks(self) -> dict[str, Task]:
+        """Every language's tasks, in file order."""
+        return {name: t for lang in self.languages.values() for name, t in lang.tasks.items()}
+
+    def language_of(self, task: str) -> tuple[str, Language]:
+        """The code and definition of ``task``'s language."""
+        return next((code, lang) for code, lang in self.languages.items() if task in lang.tasks)
 
     def style(self, name: str | None) -> str | None:
         if name is None:
@@ -79,16 +100,35 @@ class CalumParams(BaseModel):
 
 
 def load_spec(path: Path | None = None) -> Spec:
-    return Spec.model_validate(yaml.safe_load((path or HERE / "calum.yaml").read_text(encoding="utf-8")))
+    """``path`` (default ``generators/calum.yaml``) and the language files in the folder beside it of its name."""
+    path = path or HERE / "calum.yaml"
+    languages, seen = {}, {}
+    for file in sorted(path.with_suffix("").glob("*.yaml")):
+        try:
+            languages[file.stem] = lang = Language.model_validate(yaml.safe_load(file.read_text(encoding="utf-8")))
+        except yaml.YAMLError as err:
+            raise DataError(f"{file}: not YAML ({err})") from None
+        except ValidationError as err:
+            raise DataError(f"{file}: " + "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}"
+                                                    for e in err.errors())) from None
+        for task in lang.tasks:
+            if task in seen:
+                raise DataError(f"{file}: task {task!r} is already defined in {seen[task]}")
+            seen[task] = file
+    if not languages:
+        raise DataError(f"{path.with_suffix('')}: no language files (<language>.yaml with the tasks)")
+    return Spec.model_validate({**yaml.safe_load(path.read_text(encoding="utf-8")), "languages": languages})
 
 
-def original_rows(pairs, task: str, spec: Task, order: tuple[int, int], style: str, split: str) -> list[dict]:
-    """The ``original`` rows of one split: each example's two segments behind their indicators, in ``order``."""
+def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, int], style: str,
+                  split: str) -> list[dict]:
+    """The ``original`` rows of one split of table set ``tables``: each example's two segments behind their
+    indicators, in ``order``."""
     rows = []
     for r in pairs.itertuples():
         label = None if pd.isna(r.label) else r.label   # unlabelled (test) rows
         if label is not None and label not in spec.labels:
-            raise DataError(f"glue {task} {split}, line {r.line}: label {label!r} is not one of {spec.labels}")
+            raise DataError(f"{tables} {task} {split}, line {r.line}: label {label!r} is not one of {spec.labels}")
         texts = (r.sentence1, r.sentence2)
         segments = [{"indicator": spec.indicators[k - 1], "text": texts[k - 1]} for k in order]
         row = {"pair_id": f"{task}-{split}-{r.idx}", "task": task, "split": split, "idx": str(r.idx),
@@ -97,24 +137,25 @@ def original_rows(pairs, task: str, spec: Task, order: tuple[int, int], style: s
     return rows
 
 
-@register("calum", version="1", tables=("glue",))
+@register("calum", version="1", tables=("glue", "klue"))
 def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = None, task: str | None = None):
-    """``(variants, meta)``: ``{variant: {split: rows}}`` of one task, and what ``meta.json`` records."""
+    """``(variants, meta)``: ``{variant: {split: rows}}`` of one task, and what ``meta.json`` records; reads only
+    the table set of the task's language from ``tables``."""
     spec = load_spec()
     params = section(params_file, section_name or "calum", CalumParams, spec.params, f"{HERE / 'calum.yaml'}")
     task = task or params.task
     if task not in spec.tasks:
         raise ParamsError(f"--task {task}: CALUM's tasks are {', '.join(spec.tasks)}")
-    t = spec.tasks[task]
-    pairs = tables["glue"]["pairs"]
+    t, source = spec.tasks[task], spec.language_of(task)[1].tables
+    pairs = tables[source]["pairs"]
     pairs = pairs[pairs.task == task]
     splits = [s for s in params.splits if (pairs.split == s).any()]
     if not splits:
-        raise DataError(f"the glue tables hold no {task} rows for splits {params.splits} "
-                        f"(probes tables glue with tables.glue.tasks including {task})")
+        raise DataError(f"the {source} tables hold no {task} rows for splits {params.splits} "
+                        f"(probes tables {source} with tables.{source}.tasks including {task})")
     base = spec.variants["original"]
-    variants = {"original": {s: original_rows(pairs[pairs.split == s].head(params.limit or len(pairs)), task, t,
-                                              params.order, spec.style(base.style), s) for s in splits}}
+    variants = {"original": {s: original_rows(pairs[pairs.split == s].head(params.limit or len(pairs)), source,
+                                              task, t, params.order, spec.style(base.style), s) for s in splits}}
     for name, v in spec.variants.items():
         if v.control is None or (v.control == "symmetric" and not t.symmetric):
             continue
@@ -130,7 +171,10 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
 
 
 def card(meta: dict) -> str:
-    """The dataset card: the variants as the model reads them, counts, params, licences."""
+    """The dataset card: the variants as the model reads them, counts, params, licences (the task's language,
+    benchmark and name from its language file)."""
+    language, lang = load_spec().language_of(meta["task"])
+    name = lang.tasks[meta["task"]].name or meta["task"].upper()
     counts = "\n".join(f"| {v} | " + " | ".join(str(c.get(s, "–")) for s in meta["params"]["splits"]) + " |"
                        for v, c in meta["counts"].items())
     i1, i2 = meta["indicators"][meta["order"][0] - 1], meta["indicators"][meta["order"][1] - 1]
@@ -145,14 +189,14 @@ def card(meta: dict) -> str:
     return f"""---
 pretty_name: "CALUM {meta['task']} (probekit)"
 license: {meta['license']}
-language: [en]
+language: [{language}]
 task_categories: [text-classification]
 ---
-# CALUM — {meta['task'].upper()} with REVERSE and SIGNAL variants
+# CALUM — {name} with REVERSE and SIGNAL variants
 
-Generated by probekit (definition version {meta['definition_version']}). Every example of GLUE
-{meta['task'].upper()} once per variant; `pair_id` pairs an example's variants. Segment order: {meta['order']}
-(GLUE's sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original). Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).
+Generated by probekit (definition version {meta['definition_version']}). Every example of {lang.benchmark}
+{name} once per variant; `pair_id` pairs an example's variants. Segment order: {meta['order']}
+({lang.benchmark}'s sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original). Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).
 
 {styles}
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-from probekit import __version__, cli_curves, cli_pararel
+from probekit import __version__, cli_calum, cli_curves, cli_pararel
 from probekit.errors import ProbekitError, UsageError
 
 PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
@@ -76,35 +77,63 @@ def _tables(args) -> int:
     return 0
 
 
+class _TableSets(Mapping):
+    """The table sets a generator may read (``names``), each read from ``folder/<set>`` when the generator first
+    asks for it; ``sources`` gathers the raw sources (provenance) of the sets read."""
+
+    def __init__(self, folder: Path, names: tuple[str, ...]):
+        self.folder, self.names, self.sources, self._read = folder, names, {}, {}
+
+    def __getitem__(self, name: str):
+        if name not in self.names:
+            raise KeyError(name)
+        if name not in self._read:
+            from probekit import loaders
+
+            self._read[name] = loaders.read_tables(self.folder / name)
+            self.sources.update(loaders.read_report(self.folder / name)["sources"])
+        return self._read[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self.names
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
 def _generate(args) -> int:
     import generators
-    from probekit import loaders
     from probekit.build import build_probe
     from probekit.params import read_params
     from probekit.probe_dataset import write_probe
 
     generator = generators.get(args.probe)
     params = read_params(args.params)
-    tables, sources = {}, {}
+    given = {}  # the raw sources the generator reads directly
     if generator.sources:
         from probekit.sources import load_manifest, provenance
 
         manifest = load_manifest(_manifest(args))
-        sources = {name: provenance(manifest[name]) for name in generator.sources}
-    for name in generator.tables:
-        folder = Path(args.tables) / name
-        tables[name] = loaders.read_tables(folder)
-        sources.update(loaders.read_report(folder)["sources"])
+        given = {name: provenance(manifest[name]) for name in generator.sources}
+    tables = _TableSets(Path(args.tables), generator.tables)
+
+    def sources() -> dict:
+        """Provenance of what the generator read: its own sources, then those of the table sets it asked for."""
+        return dict(sorted({**given, **tables.sources}.items()))
+
     if args.section and args.section not in params.data:
         raise UsageError(f"--section {args.section}: no such section in {params.label}")
     if args.task and generator.format != "pair_cls":
         raise UsageError(f"--task applies to sentence-pair datasets (calum), not {args.probe}")
     if generator.format == "cloze_set":
-        return _generate_cloze_set(args, generator, params, tables, dict(sorted(sources.items())))
+        return _generate_cloze_set(args, generator, params, tables, sources)
     if generator.format == "pair_cls":
-        return _generate_pairs(args, generator, params, tables, dict(sorted(sources.items())))
+        return _generate_pairs(args, generator, params, tables, sources)
     built = build_probe(args.probe, params, tables, args.section)
-    write_probe(args.out, built, generator_version=generator.version, sources=dict(sorted(sources.items())))
+    write_probe(args.out, built, generator_version=generator.version, sources=sources())
     for name, rows in built.variants.items():
         print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(r)}" for split, r in rows.items()))
     if built.not_built:
@@ -120,10 +149,11 @@ def _licence_id(sources) -> str:
 
 
 def _generate_cloze_set(args, generator, params, tables, sources) -> int:
+    """``sources()``: the provenance of what ``generator.fn`` read (called after it)."""
     from probekit.cloze_dataset import write_cloze_set
 
     rows, meta = generator.fn(params, tables, args.section)
-    meta |= {"license": _licence_id(sources), "sources": sources}
+    meta |= {"license": _licence_id(sources()), "sources": sources()}
     write_cloze_set(args.out, rows, meta, generator.module.card)
     print(f"{args.probe}: " + ", ".join(f"{name} {n}" for name, n in meta["counts"].items())
           + f", {meta['queries']} queries")
@@ -131,10 +161,11 @@ def _generate_cloze_set(args, generator, params, tables, sources) -> int:
 
 
 def _generate_pairs(args, generator, params, tables, sources) -> int:
+    """``sources()``: the provenance of what ``generator.fn`` read (called after it)."""
     from probekit.pair_dataset import write_pair_dataset
 
     variants, meta = generator.fn(params, tables, args.section, args.task)
-    meta |= {"license": _licence_id(sources), "sources": sources}
+    meta |= {"license": _licence_id(sources()), "sources": sources()}
     write_pair_dataset(args.out, variants, meta, generator.module.card)
     for name, splits in meta["counts"].items():
         print(f"{args.probe} {meta['task']}/{name}: " + ", ".join(f"{s} {n}" for s, n in splits.items()))
@@ -407,8 +438,8 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     gen.add_argument("--section", help="read this params section instead of PROBE's: a second dataset of the same "
                                        "probe (e.g. age_comparison_grid, every pair for the heatmaps)")
     gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
-    gen.add_argument("--task", help="calum: the GLUE task (rte, mrpc, qnli, qqp, mnli; default: the params' "
-                                    "calum.task)")
+    gen.add_argument("--task", help="calum: the task (GLUE: rte, mrpc, qnli, qqp, mnli; KLUE: klue_nli, klue_sts; "
+                                    "generators/calum/<language>.yaml; default: the params' calum.task)")
     gen.set_defaults(func=_generate)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
@@ -451,6 +482,7 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     zs.set_defaults(func=_evaluate)
     cli_curves.add_commands(sub, ev_sub, command, PARAMS_HELP)
     cli_pararel.add_commands(sub, ev_sub, command, PARAMS_HELP)
+    cli_calum.add_commands(sub, ev_sub, command, PARAMS_HELP)
 
     aud = command(sub, "audit", "how each answer word is tokenized in context per model, and the examples "
                                 "mask-logit's single-token rule leaves (loads tokenizers only)")

@@ -91,3 +91,98 @@ def test_every_generated_row_of_the_mirror(source_tables, task):
             if task == "mrpc":
                 y = variants["symmetric"][split][k]
                 assert (y["sentence1"], y["sentence2"]) == (f"{i1}: {t2}", f"{i2}: {t1}")
+
+
+# --- the Korean tasks: KLUE tables, the indicators of generators/calum/ko.yaml ---------------------------------
+
+
+def _klue_pairs(task: str, labels: list) -> pd.DataFrame:
+    """``pairs`` rows as the klue loader writes them: train and dev only, ids are KLUE's guids."""
+    return pd.DataFrame([{"task": task, "split": split, "idx": f"{task}-v1_{split}_{i:05d}",
+                          "sentence1": f"{split} 첫 문장 {i}.", "sentence2": f"{split} 둘째 문장 {i}.",
+                          "label": labels[i % len(labels)], "line": i} for split in ("train", "dev") for i in range(3)])
+
+
+def test_klue_nli_has_the_korean_indicators_and_reads_only_the_klue_tables():
+    df = _klue_pairs("klue_nli", ["entailment", "neutral", "contradiction"])
+    variants, meta = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}), {"klue": {"pairs": df}})
+    assert list(variants) == ["original", "reverse", "signal"]   # NLI is not symmetric
+    original, reverse, signal = (variants[v]["dev"][2] for v in ("original", "reverse", "signal"))
+    assert (original["sentence1"], original["sentence2"]) == ("전제: dev 첫 문장 2.", "가설: dev 둘째 문장 2.")
+    assert (reverse["sentence1"], reverse["sentence2"]) == ("가설: dev 둘째 문장 2.", "전제: dev 첫 문장 2.")
+    assert (signal["sentence1"], signal["sentence2"]) == ("[전제] dev 첫 문장 2.", "[가설] dev 둘째 문장 2.")
+    assert original["pair_id"] == reverse["pair_id"] == signal["pair_id"] == "klue_nli-dev-klue_nli-v1_dev_00002"
+    assert original["label"] == reverse["label"] == signal["label"] == "contradiction"
+    assert meta["indicators"] == ["전제", "가설"] and meta["counts"]["signal"] == {"train": 3, "dev": 3}  # no test
+    with pytest.raises(DataError, match=r"klue klue_nli train, line 1: label 'maybe' is not one of"):
+        calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}),
+                    {"klue": {"pairs": _klue_pairs("klue_nli", ["entailment", "maybe"])}})
+    with pytest.raises(DataError, match=r"the klue tables hold no klue_sts rows .*tables\.klue\.tasks including"):
+        calum.build(ParamsFile(None, {"calum": {"task": "klue_sts"}}), {"klue": {"pairs": df}})
+
+
+def test_klue_sts_is_symmetric():
+    variants, meta = calum.build(ParamsFile(None, {"calum": {"task": "klue_sts"}}),
+                                 {"klue": {"pairs": _klue_pairs("klue_sts", ["similar", "not_similar"])}})
+    assert list(variants) == ["original", "reverse", "signal", "symmetric"]
+    original, symmetric = variants["original"]["train"][1], variants["symmetric"]["train"][1]
+    assert (original["sentence1"], original["sentence2"]) == ("문장1: train 첫 문장 1.", "문장2: train 둘째 문장 1.")
+    assert (symmetric["sentence1"], symmetric["sentence2"]) == ("문장1: train 둘째 문장 1.", "문장2: train 첫 문장 1.")
+    assert symmetric["label"] == original["label"] == "not_similar" and meta["labels"] == ["not_similar", "similar"]
+
+
+def test_a_language_is_one_file_of_tasks(tmp_path):
+    (tmp_path / "calum").mkdir()
+    (tmp_path / "calum.yaml").write_text((calum.HERE / "calum.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "calum" / "fr.yaml").write_text(
+        "benchmark: FLUE\ntables: flue\ntasks:\n  xnli_fr: {indicators: [Prémisse, Hypothèse], "
+        "labels: [entailment, neutral, contradiction]}\n", encoding="utf-8")
+    spec = calum.load_spec(tmp_path / "calum.yaml")
+    assert list(spec.tasks) == ["xnli_fr"] and spec.language_of("xnli_fr")[0] == "fr"
+    assert spec.language_of("xnli_fr")[1].tables == "flue"
+    (tmp_path / "calum" / "fr2.yaml").write_text(
+        "benchmark: FLUE\ntables: flue\ntasks:\n  xnli_fr: {indicators: [A, B], labels: [x]}\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"fr2\.yaml: task 'xnli_fr' is already defined in .*fr\.yaml"):
+        calum.load_spec(tmp_path / "calum.yaml")
+    (tmp_path / "calum" / "fr2.yaml").write_text("benchmark: FLUE\ntasks: {}\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"fr2\.yaml: tables: Field required$"):
+        calum.load_spec(tmp_path / "calum.yaml")
+
+
+def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
+    """`probes generate calum --task klue_nli` with only klue tables, `--task rte` with only glue tables: each
+    reads the set its task names, and records that set's sources."""
+    from probekit.cli import main
+    from probekit.loaders import Loaded, write_tables
+    from test_loader_klue import write_release
+
+    write_release(tmp_path / "klue-release")
+    params = tmp_path / "params.yaml"
+    params.write_text(f"tables:\n  klue: {{source: files, folder: {tmp_path / 'klue-release'}}}\n")
+    korean, english = tmp_path / "korean", tmp_path / "english"
+    assert main(["tables", "klue", "--params", str(params), "--out", str(korean / "klue")]) == 0
+    out = tmp_path / "out"
+    assert main(["generate", "calum", "--task", "klue_nli", "--tables", str(korean), "--params", str(params),
+                 "--out", str(out / "klue_nli")]) == 0
+    meta = read_meta(out / "klue_nli")
+    assert meta["counts"]["reverse"] == {"train": 3, "dev": 1} and meta["sources"] == {}
+    assert [r["sentence1"] for r in read_pairs(out / "klue_nli", "signal", "dev")] == [
+        "[전제] 흡연자분들은 발코니가 있는 방이면 발코니에서 흡연이 가능합니다."]
+    card = (out / "klue_nli" / "README.md").read_text(encoding="utf-8")
+    assert "language: [ko]" in card and "Every example of KLUE\nNLI once per variant" in card
+    assert "- `signal`: `[전제] <text 1>` | `[가설] <text 2>`" in card
+    assert main(["generate", "calum", "--task", "klue_sts", "--tables", str(korean), "--params", str(params),
+                 "--out", str(out / "klue_sts")]) == 0
+    assert read_meta(out / "klue_sts")["counts"]["symmetric"] == {"train": 2, "dev": 1}
+
+    glue = _pairs("rte", ["entailment", "not_entailment"])
+    write_tables(Loaded({"pairs": glue}, {"sources": {"glue": {"license": "GLUE's", "license_id": "x"}}}),
+                 english / "glue")
+    assert main(["generate", "calum", "--task", "rte", "--tables", str(english), "--params", str(params),
+                 "--out", str(out / "rte")]) == 0
+    assert read_meta(out / "rte")["sources"] == {"glue": {"license": "GLUE's", "license_id": "x"}}
+    assert read_meta(out / "rte")["license"] == "x"
+    capsys.readouterr()
+    assert main(["generate", "calum", "--task", "klue_nli", "--tables", str(english), "--params", str(params),
+                 "--out", str(out / "none")]) != 0
+    assert "klue: no tables here (run: probes tables klue" in capsys.readouterr().err

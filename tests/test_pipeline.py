@@ -46,6 +46,9 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     params["pararel"]["tokenizers"] = ["tiny"]
     params["pararel_eval"].update(relations=["P19", "P37", "P530"], limit=3)
     params["consistency"].update(train_relations=["P37"], limit=4, eval_limit=2, epochs=1)
+    params["calum_eval"].update(seeds=[1], limit=16, eval_limit=8, max_steps=2, batch_size=8, device_batch_size=8)
+    params["calum_runs"] = {"tiny-mrpc": {"model": "tiny", "task": "mrpc"}}
+    params["calum_multitask_runs"] = {"tiny-rte-Para-MRPC": {"model": "tiny", "task": "rte", "group": "Para-MRPC"}}
     for section in params.values():  # every generated probe small
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
@@ -76,6 +79,9 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert "| tiny | held_out |" in (project / "results/pararel.md").read_text()
     signal = (project / "data/calum/rte/signal/dev.jsonl").read_text().splitlines()
     assert len(signal) == 277 and json.loads(signal[0])["sentence1"].startswith("[Sentence1] ")
+    calum = json.loads((project / "results/calum/tiny-rte-Para-MRPC/metrics.json").read_text())
+    assert calum["tasks_trained"] == ["rte", "mrpc"] and calum["C_R"]["n"] == 1 and calum["capped"]
+    assert "| tiny-Para-MRPC †" in (project / "results/calum.md").read_text()
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from probekit.errors import DataError
 from probekit.loaders import Loaded, LoaderParams, register
@@ -53,21 +53,21 @@ LABELS = {"rte": {"entailment": "entailment", "not_entailment": "not_entailment"
 PAIR_COLUMNS = ["task", "split", "idx", "sentence1", "sentence2", "label", "line"]
 
 
+def distinct(values: list) -> list:
+    """A list param's check: not empty, no repeats."""
+    if not values or len(set(values)) != len(values):
+        raise ValueError("must be a non-empty list without repeats")
+    return values
+
+
 class GlueParams(LoaderParams):
     """Params of the glue table set (section ``tables.glue``)."""
 
     source: Literal["mirror", "hub"] = "mirror"
-    tasks: list[Task] = Field(default_factory=lambda: ["rte", "mrpc", "qnli"])
+    tasks: Annotated[list[Task], AfterValidator(distinct)] = Field(default_factory=lambda: ["rte", "mrpc", "qnli"])
     # per task, the splits read; a task not named here reads DEFAULT_SPLITS[task]
     splits: dict[Task, list[str]] = Field(default_factory=dict)
     hub_revision: str | None = None  # a commit of nyu-mll/glue, for a reproducible source: hub
-
-    @field_validator("tasks")
-    @classmethod
-    def _tasks(cls, v: list[str]) -> list[str]:
-        if not v or len(set(v)) != len(v):
-            raise ValueError("must be a non-empty list without repeats")
-        return v
 
     @field_validator("splits")
     @classmethod
