@@ -174,34 +174,37 @@ def load_multitask(ref: ModelRef, tasks: dict[str, list[str]], seed: int):
     return MultitaskClassifier(encoder, tasks, pool_last=last), tokenizer
 
 
-def _devices(device: str) -> int:
-    """The devices a Trainer run uses; ``cuda:N`` pins GPU N by ``CUDA_VISIBLE_DEVICES`` (before CUDA starts),
-    ``cuda`` takes every visible GPU (DataParallel; launch with ``torchrun`` for DDP)."""
+def devices(device: str, dtype: str) -> int:
+    """How many devices a Trainer run uses (call once per process): ``cuda:N`` pins GPU N by
+    ``CUDA_VISIBLE_DEVICES``, set before CUDA starts; ``cuda`` takes every visible GPU (DataParallel; launch
+    with ``torchrun`` for DDP)."""
     import torch
 
     if device == "cpu":
+        if dtype == "float16":
+            raise UsageError("--dtype float16: fp16 mixed precision needs a CUDA device (bfloat16 runs on CPU)")
         return 1
-    if not device.startswith("cuda") or not torch.cuda.is_available():
-        raise UsageError(f"--device {device}: fine-tuning runs on cpu or an available cuda device")
+    if not device.startswith("cuda"):
+        raise UsageError(f"--device {device}: fine-tuning runs on cpu, cuda or cuda:N")
     if ":" in device:
         index = int(device.split(":", 1)[1])
         if torch.cuda.is_initialized():
             raise UsageError(f"--device {device}: CUDA has started; set CUDA_VISIBLE_DEVICES={index} instead")
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         os.environ["CUDA_VISIBLE_DEVICES"] = visible.split(",")[index] if visible else str(index)
-        return 1
-    return torch.cuda.device_count()
+    if not torch.cuda.is_available():
+        raise UsageError(f"--device {device}: no CUDA device is available")
+    return 1 if ":" in device else torch.cuda.device_count()
 
 
-def arguments(cp: CalumEvalParams, workdir: Path, seed: int, n_train: int, device: str):
+def arguments(cp: CalumEvalParams, workdir: Path, seed: int, n_train: int, device: str, n_devices: int):
     """The Trainer's arguments: the paper's optimisation, early-stopping bookkeeping, no reporting."""
     from transformers import TrainingArguments
 
-    devices = _devices(device) * int(os.environ.get("WORLD_SIZE", "1"))
-    per_update = cp.device_batch_size * devices
+    per_update = cp.device_batch_size * n_devices * int(os.environ.get("WORLD_SIZE", "1"))
     if cp.batch_size % per_update:
         raise UsageError(f"calum_eval.batch_size {cp.batch_size} is not a multiple of device_batch_size "
-                         f"{cp.device_batch_size} x {devices} device(s)")
+                         f"{cp.device_batch_size} x {per_update // cp.device_batch_size} device(s)")
     accumulation = cp.batch_size // per_update
     updates = cp.max_steps or cp.epochs * math.ceil(math.ceil(n_train / per_update) / accumulation)
     dtype = str(resolve_dtype(cp.dtype, device)).removeprefix("torch.")
@@ -297,6 +300,7 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
                  for t, d in sets.items()}
     per_seed, predictions, logs = {t: [] for t in tasks}, [], []
     record: dict = {}
+    n_devices = devices(device, cp.dtype)
     _quiet()
     log.info("%s: %s", ref.name, "one new head per task (MT-DNN)" if group else "a new classification head")
     with atomic.atomic_path(Path(out)) as tmp:
@@ -309,7 +313,7 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
             encoded = {t: encode(tokenizer, train_rows[t], sets[t].labels, cp.max_length, ids[t]) for t in tasks}
             train = _concatenate([e for e, _ in encoded.values()])
             validation = encode(tokenizer, eval_rows[task]["original"], main.labels, cp.max_length, ids[task])[0]
-            args = arguments(cp, tmp / ".checkpoints", seed, len(train), device)
+            args = arguments(cp, tmp / ".checkpoints", seed, len(train), device, n_devices)
             desc = f"{ref.name} {task}{'-' + group if group else ''} seed {seed}"
             trainer = fine_tune(model, tokenizer, train, validation, cp, args, desc, progress)
             logs += history(trainer, seed)

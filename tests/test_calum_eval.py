@@ -117,4 +117,7 @@ def test_bad_input_names_the_file_and_line(tmp_path, calum_data, tiny_bert_no_he
     with pytest.raises(UsageError, match=r"batch_size 8 is not a multiple of device_batch_size 3"):
         calum.run(_ref(tiny_bert_no_head), calum_data, "rte", tmp_path / "out",
                   CalumEvalParams(**SMOKE | {"device_batch_size": 3}))
+    with pytest.raises(UsageError, match=r"fp16 mixed precision needs a CUDA device"):
+        calum.run(_ref(tiny_bert_no_head), calum_data, "rte", tmp_path / "out",
+                  CalumEvalParams(**SMOKE | {"dtype": "float16"}))
     assert not (tmp_path / "out").exists()
