@@ -61,6 +61,13 @@ def test_gpt2_pads_with_its_end_token_and_runs_are_deterministic(tmp_path, calum
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
+@pytest.mark.parametrize("family", ["tiny_roberta", "tiny_bart", "tiny_t5", "tiny_llama"])
+def test_every_family_fine_tunes_as_a_sequence_classifier(tmp_path, calum_data, family, request):
+    cp = CalumEvalParams(**SMOKE | {"max_steps": 1, "eval_limit": 4, "limit": 8})
+    m = calum.run(_ref(request.getfixturevalue(family)), calum_data, "rte", tmp_path / "out", cp, progress=False)
+    assert m["per_seed"][0]["steps"] == 1 and m["C_R"]["n"] == 1 and m["per_seed"][0]["n_C_S"] == 4
+
+
 def test_the_multitask_model_routes_each_task_to_its_own_head(tiny_bert_no_head):
     from transformers import BertModel
 
