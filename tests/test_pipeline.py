@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -16,12 +17,20 @@ from conftest import MIRROR, REPO
 BIN = Path(sys.executable).parent
 
 
-def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR) -> str:
+def _env(mirror: Path | None, project: Path | None = None) -> dict:
+    """PATH with the venv's commands; PYTHONPATH the project copy, so its generators and templates run (not the
+    installed checkout's); the mirror, or none."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     env.pop("PROBES_MIRROR", None)
+    if project is not None:
+        env["PYTHONPATH"] = str(project)
     if mirror:
         env["PROBES_MIRROR"] = str(mirror)
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    return env
+
+
+def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=_env(mirror, cwd), capture_output=True, text=True)
     assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -98,9 +107,47 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     assert "Data and pipelines are up to date." in run(["dvc", "status"], project, mirror=None)
 
-    # Editing one probe's template invalidates that probe's stages only.
+    # Regenerate with a new template (README "Regenerate with new templates"): add a template and a variant
+    # reading it; `dvc status` names exactly the stages whose deps hold the YAML, `dvc repro` builds the new
+    # variant and leaves every other variant's files as they were.
+    probe = project / "data/probes/age_comparison"
+    before = _hashes(probe)
     template = project / "generators/age_comparison.yaml"
-    template.write_text(template.read_text().replace("If I am a {age2}", "if I am a {age2}"))
-    status = run(["dvc", "status"], project)
-    assert "generate-age_comparison" in status and "generate-multihop_comparison" not in status
-    assert "generate-pararel" not in status
+    text = template.read_text()
+    text = text.replace("variants:", """  - id: reworded
+    text: "Someone aged {age1} is [MASK] than someone aged {age2}."
+    slots: [age1, age2]
+    answers: {less: younger, greater: older}
+    perturb: [aged, than]
+variants:
+  reworded: {template: reworded, values: ages}""", 1)
+    template.write_text(text)
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    readers = {name for name, st in stages.items() if "generators/age_comparison.yaml" in st.get("deps", [])}
+    assert readers == {"generate-age_comparison", "generate-age_comparison_grid"}
+    assert _changed_stages(run(["dvc", "status"], project)) == readers
+    run(["dvc", "repro"], project)
+    after = _hashes(probe)
+    assert {f for f in after if f not in before} == {f"reworded/{name}" for name in
+                                                    ("README.md", "meta.json", "train.jsonl", "dev.jsonl")}
+    assert all(after[f] == h for f, h in before.items())
+    rows = (probe / "reworded/dev.jsonl").read_text().splitlines()
+    assert json.loads(rows[0])["question"]["stem"].startswith("Someone aged ")
+
+    # A template error stops the stage with the file and the template id; the last dataset stays in place.
+    template.write_text(text.replace("than someone aged {age2}.", "than someone aged {age3}."))
+    failed = subprocess.run(["dvc", "repro", "-s", "generate-age_comparison"], cwd=project, env=_env(MIRROR, project),
+                            capture_output=True, text=True)
+    assert failed.returncode != 0
+    assert "generators/age_comparison.yaml: template 'reworded': unknown slot(s) ['age3']" in failed.stderr + failed.stdout
+    assert _hashes(probe) == after
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _changed_stages(status: str) -> set[str]:
+    """The stage names `dvc status` prints (unindented lines ending in a colon)."""
+    return {line[:-1] for line in status.splitlines() if line.endswith(":") and not line.startswith((" ", "\t"))}
