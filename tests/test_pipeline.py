@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from conftest import MIRROR, REPO
+from hub_server import FakeHub
 
 BIN = Path(sys.executable).parent
 
@@ -29,8 +30,16 @@ def _env(mirror: Path | None, project: Path | None = None) -> dict:
     return env
 
 
-def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR) -> str:
-    done = subprocess.run(cmd, cwd=cwd, env=_env(mirror, cwd), capture_output=True, text=True)
+HUB_TOKEN = "hf_pipeline_test_token"
+PUBLISH = ["probes", "publish", "--repo-id", "org/probes", "--probes", "age_comparison*"]
+
+
+def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR, hub: FakeHub | None = None) -> str:
+    env = _env(mirror, cwd)
+    if hub is not None:   # the fake Hub on loopback (tests/hub_server.py)
+        env |= {"HF_ENDPOINT": hub.url, "HF_TOKEN": HUB_TOKEN, "HF_HOME": str(cwd / ".hf-home"),
+                "HF_HUB_OFFLINE": "0"}
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -112,6 +121,10 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     # variant and leaves every other variant's files as they were.
     probe = project / "data/probes/age_comparison"
     before = _hashes(probe)
+    hub = FakeHub(HUB_TOKEN)
+    published = run(PUBLISH, project, hub=hub)
+    assert "commit" in published and len(hub.commits("org/probes")) == 2   # the repo's first commit, then ours
+    first = hub.last_commit("org/probes")
     template = project / "generators/age_comparison.yaml"
     text = template.read_text()
     text = text.replace("variants:", """  - id: reworded
@@ -133,6 +146,18 @@ variants:
     assert all(after[f] == h for f, h in before.items())
     rows = (probe / "reworded/dev.jsonl").read_text().splitlines()
     assert json.loads(rows[0])["question"]["stem"].startswith("Someone aged ")
+
+    # ... and `probes publish` uploads only the new config: one commit, every other file keeps its commit.
+    versions = run(["probes", "versions", "--repo-id", "org/probes", "--probes", "age_comparison*"], project, hub=hub)
+    assert "age_comparison-reworded" in versions and "age_comparison-nolang" in versions
+    run(PUBLISH, project, hub=hub)
+    commits = hub.commits("org/probes")
+    assert len(commits) == 3
+    last = hub.last_commit("org/probes")
+    touched = {path for path, sha in last.items() if sha == commits[-1]}
+    assert touched == {"README.md"} | {path for path in last if path.startswith("age_comparison-reworded/")}
+    assert all(last[path] == sha for path, sha in first.items() if path != "README.md")
+    hub.close()
 
     # A template error stops the stage with the file and the template id; the last dataset stays in place.
     template.write_text(text.replace("than someone aged {age2}.", "than someone aged {age3}."))

@@ -1,0 +1,216 @@
+"""A fake Hugging Face Hub on loopback, speaking the few endpoints ``huggingface_hub`` uses to publish a dataset:
+create a repo and a branch, repo info, validate a README's YAML, preupload (every file answered "regular", so no
+LFS), commit (ndjson; the parent commit is checked), and resolve (HEAD/GET of a file at a revision).
+
+It keeps every commit's snapshot and, per branch and path, the last commit that changed the path; ``fail(endpoint,
+n)`` answers the next ``n`` requests of an endpoint with a 503 (``n=-1``: always). Write requests must carry the
+token it was made with.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
+
+REPO = r"(?P<repo>[\w.-]+/[\w.-]+)"
+ROUTES = [
+    ("POST", "create", re.compile(r"^/api/repos/create$")),
+    ("POST", "validate", re.compile(r"^/api/validate-yaml$")),
+    ("POST", "branch", re.compile(rf"^/api/datasets/{REPO}/branch/(?P<rev>[^/]+)$")),
+    ("POST", "preupload", re.compile(rf"^/api/datasets/{REPO}/preupload/(?P<rev>[^/]+)$")),
+    ("POST", "commit", re.compile(rf"^/api/datasets/{REPO}/commit/(?P<rev>[^/]+)$")),
+    ("GET", "info", re.compile(rf"^/api/datasets/{REPO}(?:/revision/(?P<rev>[^/]+))?$")),
+    ("GET", "resolve", re.compile(rf"^/datasets/{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")),
+]
+
+
+@dataclass
+class Repo:
+    private: bool
+    commits: dict[str, dict[str, bytes]] = field(default_factory=dict)    # sha -> {path: content}
+    branches: dict[str, str] = field(default_factory=dict)                # branch -> head sha
+    last_commit: dict[str, dict[str, str]] = field(default_factory=dict)  # branch -> {path: sha}
+    history: list[str] = field(default_factory=list)                      # every commit, in order
+
+    def files(self, rev: str) -> dict[str, bytes] | None:
+        sha = self.branches.get(rev, rev)
+        return self.commits.get(sha)
+
+
+class FakeHub:
+    def __init__(self, token: str):
+        self.token, self.repos, self.failures = token, {}, {}
+        self.requests: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self, method: str):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                code, payload, headers = outer.handle(method, self.path, dict(self.headers), body)
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(code)
+                headers = {"Content-Type": "application/json", **headers}
+                for k, v in {**headers, "Content-Length": str(len(data))}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                if method != "HEAD":
+                    self.wfile.write(data)
+
+            def do_GET(self):
+                self._serve("GET")
+
+            def do_HEAD(self):
+                self._serve("HEAD")
+
+            def do_POST(self):
+                self._serve("POST")
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def fail(self, endpoint: str, times: int) -> None:
+        self.failures[endpoint] = times
+
+    def commits(self, repo_id: str) -> list[str]:
+        return list(self.repos[repo_id].history) if repo_id in self.repos else []
+
+    def files(self, repo_id: str, rev: str = "main") -> dict[str, bytes]:
+        return dict(self.repos[repo_id].files(rev) or {})
+
+    def last_commit(self, repo_id: str, branch: str = "main") -> dict[str, str]:
+        return dict(self.repos[repo_id].last_commit.get(branch, {}))
+
+    # --- routing ---------------------------------------------------------------------------------------------
+
+    def handle(self, method: str, raw_path: str, headers: dict, body: bytes):
+        path = urlsplit(raw_path).path
+        lookup = "GET" if method == "HEAD" else method
+        for verb, name, pattern in ROUTES:
+            m = pattern.match(path)
+            if verb == lookup and m:
+                args = {k: unquote(v) for k, v in m.groupdict().items() if v is not None}
+                with self.lock:
+                    self.requests.append((method, path))
+                    left = self.failures.get(name, 0)
+                    if left:
+                        self.failures[name] = left - 1 if left > 0 else left
+                        return 503, {"error": "Service Unavailable (fake hub)"}, {}
+                    if verb == "POST" and headers.get("Authorization", headers.get("authorization")) \
+                            != f"Bearer {self.token}":
+                        return 401, {"error": "Invalid credentials"}, {}
+                    return getattr(self, f"_{name}")(headers=headers, body=body, **args)
+        return 404, {"error": f"no route {method} {path}"}, {}
+
+    def _repo(self, repo: str):
+        return self.repos.get(repo)
+
+    def _not_found(self, what="Repository not found"):
+        return 404, {"error": what}, {"X-Error-Code": "RepoNotFound", "X-Error-Message": what}
+
+    def _new_commit(self, repo: Repo, branch: str, files: dict[str, bytes], changed: set[str], message: str) -> str:
+        parent = repo.branches.get(branch, "")
+        sha = hashlib.sha1(json.dumps([parent, message, len(repo.history), sorted(changed)]).encode()).hexdigest()
+        repo.commits[sha], repo.branches[branch] = files, sha
+        repo.history.append(sha)
+        last = repo.last_commit.setdefault(branch, {})
+        for p in changed:
+            if p in files:
+                last[p] = sha
+            else:
+                last.pop(p, None)
+        return sha
+
+    # --- endpoints -------------------------------------------------------------------------------------------
+
+    def _create(self, body, **_):
+        payload = json.loads(body)
+        repo_id = f"{payload.get('organization') or 'user'}/{payload['name']}"
+        if repo_id in self.repos:
+            return 409, {"error": "You already created this dataset repo", "url": f"{self.url}/datasets/{repo_id}"}, {}
+        repo = self.repos[repo_id] = Repo(private=bool(payload.get("private")) or payload.get("visibility") == "private")
+        self._new_commit(repo, "main", {".gitattributes": b"*.parquet filter=lfs\n"}, {".gitattributes"}, "initial")
+        return 200, {"url": f"{self.url}/datasets/{repo_id}", "name": repo_id}, {}
+
+    def _validate(self, **_):
+        return 200, {"errors": [], "warnings": []}, {}
+
+    def _branch(self, repo, rev, **_):
+        r = self._repo(repo)
+        if r is None:
+            return self._not_found()
+        if rev in r.branches:
+            return 409, {"error": "Reference already exists"}, {}
+        r.branches[rev] = r.branches["main"]
+        r.last_commit[rev] = dict(r.last_commit["main"])
+        return 200, {}, {}
+
+    def _info(self, repo, rev="main", **_):
+        r = self._repo(repo)
+        if r is None or rev not in r.branches and rev not in r.commits:
+            return self._not_found()
+        sha = r.branches.get(rev, rev)
+        return 200, {"id": repo, "sha": sha, "private": r.private,
+                     "siblings": [{"rfilename": p} for p in sorted(r.commits[sha])]}, {}
+
+    def _preupload(self, repo, body, **_):
+        if self._repo(repo) is None:
+            return self._not_found()
+        files = json.loads(body)["files"]
+        return 200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
+                               for f in files]}, {}
+
+    def _commit(self, repo, rev, body, **_):
+        r = self._repo(repo)
+        if r is None or rev not in r.branches:
+            return self._not_found()
+        lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+        header = lines[0]["value"]
+        if header.get("parentCommit") and header["parentCommit"] != r.branches[rev]:
+            return 412, {"error": "A commit has happened since. Please refresh and try again."}, {}
+        files, changed = dict(r.commits[r.branches[rev]]), set()
+        for op in lines[1:]:
+            key, value = op["key"], op["value"]
+            if key == "file":
+                files[value["path"]] = base64.b64decode(value["content"])
+                changed.add(value["path"])
+            elif key == "deletedFile":
+                files.pop(value["path"], None)
+                changed.add(value["path"])
+            elif key == "deletedFolder":
+                for p in [p for p in files if p.startswith(value["path"].rstrip("/") + "/")]:
+                    files.pop(p)
+                    changed.add(p)
+            else:
+                return 400, {"error": f"unsupported operation {key} (the fake hub takes regular files only)"}, {}
+        sha = self._new_commit(r, rev, files, changed, header["summary"])
+        return 200, {"commitUrl": f"{self.url}/datasets/{repo}/commit/{sha}", "commitOid": sha, "success": True}, {}
+
+    def _resolve(self, repo, rev, path, **_):
+        r = self._repo(repo)
+        files = r.files(rev) if r is not None else None
+        if files is None:
+            return self._not_found()
+        if path not in files:
+            return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
+        content = files[path]
+        return 200, content, {"X-Repo-Commit": r.branches.get(rev, rev),
+                              "ETag": f'"{hashlib.sha1(content).hexdigest()}"',
+                              "Content-Type": "application/octet-stream"}
