@@ -1,7 +1,7 @@
 """The ``probes`` subcommands ``publish`` (every dataset folder under ``--data`` as configs of one Hub dataset repo,
 or ``--dry-run DIR``: the folder that would be uploaded) and ``versions`` (each config's version, and what changed
-since the last published card). Argparse and checks only: the work is in :mod:`probekit.hub_export` and
-:mod:`probekit.publish`."""
+since the last published card). Argparse and checks only: the work is in :mod:`probekit.hub_export`,
+:mod:`probekit.hub_card` and :mod:`probekit.publish`."""
 
 from __future__ import annotations
 
@@ -33,14 +33,14 @@ def _describe(exp) -> None:
 
 
 def _publish(args) -> int:
-    from probekit import hub_export, publish
+    from probekit import hub_card, hub_export, publish
 
     if not args.dry_run and not args.repo_id:
         raise UsageError("give --repo-id ORG/NAME to publish, or --dry-run DIR to write the folder only")
     data = Path(args.data)
     configs = hub_export.discover(data, args.probes)
     if args.dry_run:
-        card = hub_export.write_folder((hub_export.export(c, data) for c in configs), args.dry_run, args.repo_id,
+        card = hub_card.write_folder((hub_export.export(c, data) for c in configs), args.dry_run, args.repo_id,
                                        on_config=_describe)
         files = sum(1 for _ in Path(args.dry_run).rglob("*.parquet"))
         print(f"dry run: wrote {publish.plural(len(card.blocks), 'config')} to {args.dry_run} ({files} Parquet "

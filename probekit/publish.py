@@ -19,7 +19,9 @@ from typing import Callable
 
 from . import __version__
 from .errors import ProbekitError, UsageError
-from .hub_export import CARD, Card, Export, export, render, write_parquet
+from .hub_card import Card, render
+from .hub_export import CARD, Export, export
+from .hub_parquet import write_parquet
 
 RETRIES = 5       # attempts of one publish
 BACKOFF_S = 2.0   # wait before the second attempt; doubled after each failure
