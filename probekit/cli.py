@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from probekit import __version__, cli_calum, cli_curves, cli_pararel, cli_publish
+from probekit import __version__, cli_calum, cli_curves, cli_grid, cli_pararel, cli_publish
 from probekit.errors import ProbekitError, UsageError
 
 PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
@@ -483,6 +483,7 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     cli_curves.add_commands(sub, ev_sub, command, PARAMS_HELP)
     cli_pararel.add_commands(sub, ev_sub, command, PARAMS_HELP)
     cli_calum.add_commands(sub, ev_sub, command, PARAMS_HELP)
+    cli_grid.add_commands(sub, ev_sub, command, PARAMS_HELP)
     cli_publish.add_commands(sub, ev_sub, command, PARAMS_HELP)
 
     aud = command(sub, "audit", "how each answer word is tokenized in context per model, and the examples "

@@ -71,6 +71,8 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    spec = project / "grids/zeroshot_limits.yaml"
+    spec.write_text(spec.read_text().replace("models: [minilm]", "models: [tiny]").replace("[100, 500]", "[3, 6]"))
 
     run(["dvc", "repro"], project)
     dev = (project / "data/probes/age_comparison/original/dev.jsonl").read_text().splitlines()
@@ -97,6 +99,8 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert "| tiny | held_out |" in (project / "results/pararel.md").read_text()
     signal = (project / "data/calum/rte/signal/dev.jsonl").read_text().splitlines()
     assert len(signal) == 277 and json.loads(signal[0])["sentence1"].startswith("[Sentence1] ")
+    grid = [json.loads(line) for line in (project / "results/grid/summary.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in grid] == ["stored"] * 4 and grid[0]["metrics"]["original"]["n"] == 3
     calum = json.loads((project / "results/calum/tiny-rte-Para-MRPC/metrics.json").read_text())
     assert calum["tasks_trained"] == ["rte", "mrpc"] and calum["C_R"]["n"] == 1 and calum["capped"]
     assert "| tiny-Para-MRPC †" in (project / "results/calum.md").read_text()

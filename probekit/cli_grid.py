@@ -1,0 +1,48 @@
+"""``probes grid``: expand a grid spec into cells, run the ones the results store lacks, write the summary
+(argparse and checks only; the work is in ``evaluators.grid``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _grid(args) -> int:
+    from evaluators import grid
+    from probekit.params import read_params
+
+    spec = grid.read_spec(args.spec)
+    params = read_params(args.params)
+    out = Path(args.out)
+    plans = grid.plan(spec, out, params.models())
+    cached = sum(p.cached for p in plans)
+    if args.dry_run:
+        for p in plans:
+            options = ", ".join(f"{k}={v}" for k, v in p.cell.options)
+            print(f"{p.key}  {'cached ' if p.cached else 'to run '}  {p.cell.model}  {p.cell.data}  {options}")
+        print(f"{len(plans)} cells: {cached} cached, {len(plans) - cached} to run")
+        return 0
+    gone = grid.prune(plans, out) if args.prune else []
+    if gone:
+        print(f"pruned {len(gone)} stored cell(s) that are not cells of {args.spec}")
+    failures = grid.run_local(plans, out, args.params)
+    grid.write_summary(grid.summary(plans, out, failures), out)
+    for f in failures:
+        print(f"failed {f.key} ({f.cell.model}, {f.cell.data}): {f.error}")
+    print(f"{len(plans)} cells: {len(plans) - cached - len(failures)} run, {cached} cached, {len(failures)} failed; "
+          f"summary in {out / 'summary.md'}")
+    return 1 if failures else 0
+
+
+def add_commands(sub, evaluate, command, params_help: str) -> None:
+    g = command(sub, "grid", "run an evaluation grid: the cross product of a spec's models, data and list-valued "
+                             "options, each cell one `probes evaluate` run cached in a results store by its key")
+    g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
+                                                 "(a list value is one more axis)")
+    g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md, summary.jsonl")
+    g.add_argument("--executor", choices=("local",), default="local",
+                   help="local: the cells one after another in this process")
+    g.add_argument("--dry-run", action="store_true", help="list the cells and which are cached; run nothing")
+    g.add_argument("--prune", action="store_true", help="first remove stored cells that are not cells of this spec "
+                                                        "(older code versions' keys); not for a shared store")
+    g.add_argument("--params", help=params_help + "; passed to every cell")
+    g.set_defaults(func=_grid)

@@ -1,0 +1,92 @@
+"""Evaluation grids (``probes grid``, local executor): expansion, keys, the store, caching, a failing cell."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from evaluators import grid
+from probekit.cli import main
+from probekit.errors import DataError
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    """A small generated age_comparison probe (original and nolang)."""
+    root = tmp_path_factory.mktemp("grid-data")
+    params = root / "params.yaml"
+    params.write_text(yaml.safe_dump({"age_comparison": {"size": {"train": 8, "dev": 6},
+                                                         "variants": ["original", "nolang"]}}))
+    assert main(["generate", "age_comparison", "--params", str(params), "--out", str(root / "age")]) == 0
+    return root / "age"
+
+
+def _spec(tmp_path, **body) -> str:
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump(body, sort_keys=False))
+    return str(path)
+
+
+def test_a_spec_expands_to_the_cross_product_of_its_lists(tmp_path):
+    spec = grid.read_spec(_spec(tmp_path, protocol="calum", models=["a", "b"], data="d", seeds=[1, 2, 3],
+                                limit=10, a_an_filter=False))
+    cells = grid.expand(spec)
+    assert len(cells) == 6 and [c.model for c in cells[:3]] == ["a"] * 3
+    assert [dict(c.options)["seeds"] for c in cells[:3]] == [1, 2, 3]
+    assert cells[0].argv(tmp_path / "o", "p.yaml") == ["evaluate", "calum", "--model", "a", "--data", "d", "--out",
+                                                      str(tmp_path / "o"), "--seeds", "1", "--limit", "10",
+                                                      "--no-a-an-filter", "--params", "p.yaml"]
+    with pytest.raises(DataError, match=r"grid.yaml: protocol: Input should be"):
+        grid.read_spec(_spec(tmp_path, protocol="bogus", models="a", data="d"))
+    with pytest.raises(DataError, match=r"grid.yaml: sizes: an option is a scalar or a list of scalars"):
+        grid.read_spec(_spec(tmp_path, protocol="curve", models="a", data="d", sizes=[[1, 2]]))
+
+
+def test_cells_run_once_a_failure_is_reported_and_the_fix_runs_only_it(tmp_path, probe, tiny_bert, capsys):
+    bad = tmp_path / "not-yet"
+    spec = _spec(tmp_path, protocol="zeroshot", models=[str(tiny_bert), str(bad)], data=[str(probe)], limit=[3, 6])
+    store = tmp_path / "store"
+    assert main(["grid", "--spec", spec, "--out", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "4 cells: 2 run, 0 cached, 2 failed" in out and f"no model folder {bad}" in out
+    stored = sorted(p.name for p in (store / "cells").iterdir())
+    assert len(stored) == 2 and not list((store / "cells").glob(".*"))   # no partial cell left behind
+    cell = json.loads((store / "cells" / stored[0] / "cell.json").read_text())
+    metrics = json.loads((store / "cells" / stored[0] / "result/original/metrics.json").read_text())
+    assert cell["key"] == stored[0] and metrics["n"] == cell["options"]["limit"]
+
+    # The same cell run directly gives the same metrics.json, byte for byte.
+    direct = tmp_path / "direct"
+    assert main(["evaluate", "zeroshot", "--model", str(tiny_bert), "--data", str(probe), "--out", str(direct),
+                 "--limit", str(cell["options"]["limit"])]) == 0
+    assert (direct / "original/metrics.json").read_bytes() == \
+        (store / "cells" / stored[0] / "result/original/metrics.json").read_bytes()
+
+    capsys.readouterr()
+    assert main(["grid", "--spec", spec, "--out", str(store), "--dry-run"]) == 0
+    assert "4 cells: 2 cached, 2 to run" in capsys.readouterr().out
+    shutil.copytree(tiny_bert, bad)   # the fix: the model now exists
+    assert main(["grid", "--spec", spec, "--out", str(store)]) == 0
+    assert "4 cells: 2 run, 2 cached, 0 failed" in capsys.readouterr().out
+    summary = [json.loads(line) for line in (store / "summary.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in summary] == ["stored"] * 4
+    assert "| original | stored |" in (store / "summary.md").read_text()
+    assert main(["grid", "--spec", spec, "--out", str(store)]) == 0
+    assert "4 cells: 0 run, 4 cached, 0 failed" in capsys.readouterr().out
+    (store / "cells" / "0123stale").mkdir()
+    assert main(["grid", "--spec", spec, "--out", str(store), "--prune"]) == 0
+    assert "pruned 1 stored cell(s)" in capsys.readouterr().out and len(list((store / "cells").iterdir())) == 4
+
+
+def test_keys_follow_the_data_and_the_options(tmp_path, probe, tiny_bert):
+    data = tmp_path / "probe"
+    shutil.copytree(probe, data)
+    spec = grid.read_spec(_spec(tmp_path, protocol="zeroshot", models=str(tiny_bert), data=str(data), limit=[3, 4]))
+    first = [p.key for p in grid.plan(spec, tmp_path, {})]
+    assert len(set(first)) == 2 and first == [p.key for p in grid.plan(spec, tmp_path, {})]
+    meta = data / "original/meta.json"
+    meta.write_text(meta.read_text().replace('"fingerprint": "', '"fingerprint": "0'))   # other rows written
+    assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, {})}
