@@ -21,6 +21,7 @@ import hashlib
 import io
 import itertools
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
@@ -183,8 +184,6 @@ def plan(spec: GridSpec, store: Path, aliases: Mapping[str, str]) -> list[Planne
 def prune(plans: list[Planned], store: Path) -> list[str]:
     """Remove the stored cells that are not cells of this plan (an older code version's keys, cells dropped
     from the spec); returns their keys. Not for a store other grids share."""
-    import shutil
-
     keep = {p.key for p in plans}
     cells = store / "cells"
     gone = sorted(c.name for c in cells.iterdir() if c.name not in keep) if cells.is_dir() else []
@@ -206,6 +205,10 @@ def run_cell(planned: Planned, store: Path, params: str | None) -> Failure | Non
     from probekit.cli import main
 
     target = store / "cells" / planned.key
+    if (target / CELL).is_file():   # stored meanwhile (a retried task whose first attempt finished)
+        return None
+    for stale in target.parent.glob(f".{planned.key}.*"):   # what a killed attempt left behind
+        shutil.rmtree(stale, ignore_errors=True)
     err = io.StringIO()
     try:
         with atomic.atomic_path(target) as tmp:
@@ -290,3 +293,41 @@ def _fmt(value) -> str:
     if value is None:
         return "–"
     return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _ray_cell(planned: Planned, store: str, params: str | None) -> None:
+    """A Ray task: one cell; a failure raises, so Ray retries it (``retry_exceptions``) before reporting it."""
+    failure = run_cell(planned, Path(store), params)
+    if failure:
+        raise _CellFailed(failure.error)
+
+
+def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: str | None = None,
+            retries: int = 2, progress: bool = True) -> list[Failure]:
+    """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, a CPU otherwise) on a
+    running cluster (``address``) or a local Ray; a task whose worker dies or whose cell fails is retried
+    ``retries`` times, then reported with its error, the other cells unaffected. Workers write to the store,
+    which every node must see at the same path."""
+    import ray
+    from tqdm.auto import tqdm
+
+    ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR", runtime_env={"env_vars": {"TOKENIZERS_PARALLELISM": "false"}})
+    task = ray.remote(max_retries=retries, retry_exceptions=True)(_ray_cell)
+    todo = [p for p in plans if not p.cached]
+    pending = {task.options(num_cpus=1, num_gpus=1 if str(dict(p.cell.options).get("device", "")).startswith(
+        "cuda") else 0).remote(p, str(store.resolve()), params): p for p in todo}
+    failures, done, cached = [], 0, len(plans) - len(todo)
+    with tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            planned = pending.pop(ready[0])
+            try:
+                ray.get(ready[0])
+                done += 1
+            except Exception as exc:   # the cell's error, or Ray's (a worker lost past its retries)
+                cause = getattr(exc, "cause", None) or exc
+                failures.append(Failure(planned.key, planned.cell, " ".join(str(cause).split())[-400:]))
+            bar.update()
+            bar.set_postfix(done=done, cached=cached, failed=len(failures))
+    return failures

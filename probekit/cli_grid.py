@@ -24,7 +24,10 @@ def _grid(args) -> int:
     gone = grid.prune(plans, out) if args.prune else []
     if gone:
         print(f"pruned {len(gone)} stored cell(s) that are not cells of {args.spec}")
-    failures = grid.run_local(plans, out, args.params)
+    if args.executor == "ray":
+        failures = grid.run_ray(plans, out, args.params, address=args.address)
+    else:
+        failures = grid.run_local(plans, out, args.params)
     grid.write_summary(grid.summary(plans, out, failures), out)
     for f in failures:
         print(f"failed {f.key} ({f.cell.model}, {f.cell.data}): {f.error}")
@@ -39,8 +42,10 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
                                                  "(a list value is one more axis)")
     g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md, summary.jsonl")
-    g.add_argument("--executor", choices=("local",), default="local",
-                   help="local: the cells one after another in this process")
+    g.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: the cells one after another in this process; ray: each cell a Ray task "
+                        "(pip install 'probekit[ray]')")
+    g.add_argument("--address", help="ray: the address of a running Ray cluster (default: a local Ray)")
     g.add_argument("--dry-run", action="store_true", help="list the cells and which are cached; run nothing")
     g.add_argument("--prune", action="store_true", help="first remove stored cells that are not cells of this spec "
                                                         "(older code versions' keys); not for a shared store")

@@ -90,3 +90,31 @@ def test_keys_follow_the_data_and_the_options(tmp_path, probe, tiny_bert):
     meta = data / "original/meta.json"
     meta.write_text(meta.read_text().replace('"fingerprint": "', '"fingerprint": "0'))   # other rows written
     assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, {})}
+
+
+def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, probe, tiny_bert, capsys):
+    pytest.importorskip("ray")
+    import ray
+
+    bad = tmp_path / "missing-model"
+    spec = _spec(tmp_path, protocol="zeroshot", models=[str(tiny_bert), str(bad)], data=[str(probe)], limit=[3, 6])
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        assert main(["grid", "--spec", spec, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 1
+        out = capsys.readouterr().out
+        assert "4 cells: 2 run, 0 cached, 2 failed" in out and f"no model folder {bad}" in out
+    finally:
+        ray.shutdown()
+    assert main(["grid", "--spec", spec, "--out", str(tmp_path / "local")]) == 1
+    stored = sorted(p.name for p in (tmp_path / "ray" / "cells").iterdir())
+    assert stored == sorted(p.name for p in (tmp_path / "local" / "cells").iterdir()) and len(stored) == 2
+    for key in stored:
+        ray_out, local_out = tmp_path / "ray/cells" / key / "result", tmp_path / "local/cells" / key / "result"
+        for name in ("original/metrics.json", "nolang/metrics.json"):
+            assert (ray_out / name).read_bytes() == (local_out / name).read_bytes()
+        # scores agree to float noise: a Ray task runs on 1 thread (its num_cpus), the local run on all cores
+        ray_rows, local_rows = ([json.loads(line) for line in (out / "original/predictions.jsonl").read_text()
+                                 .splitlines()] for out in (ray_out, local_out))
+        assert [r["prediction"] for r in ray_rows] == [r["prediction"] for r in local_rows]
+        assert all(a == pytest.approx(b, rel=1e-5, abs=1e-6) for x, y in zip(ray_rows, local_rows)
+                   for a, b in zip(x["scores"], y["scores"]))
