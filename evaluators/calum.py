@@ -135,14 +135,13 @@ def _tokenizer(ref: ModelRef):
     return tokenizer
 
 
-def load_classifier(ref: ModelRef, labels: list[str], seed: int):
-    """``(model, tokenizer)``: the checkpoint with a new classification head for ``labels``, drawn under
-    ``seed`` (a head of another size in the checkpoint is replaced)."""
+def load_classifier(ref: ModelRef, tokenizer, labels: list[str], seed: int):
+    """The checkpoint with a new classification head for ``labels``, drawn under ``seed`` (a head of another
+    size in the checkpoint is replaced); it pads with ``tokenizer``'s padding token."""
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
-    tokenizer = _tokenizer(ref)
     config = AutoConfig.from_pretrained(ref.location, num_labels=len(labels), id2label=dict(enumerate(labels)),
                                         label2id={name: i for i, name in enumerate(labels)},
                                         pad_token_id=tokenizer.pad_token_id)
@@ -152,18 +151,17 @@ def load_classifier(ref: ModelRef, labels: list[str], seed: int):
             ref.location, config=config, ignore_mismatched_sizes=True, dtype=torch.float32)
     except ValueError as exc:
         raise UsageError(f"--model {ref.name}: no sequence classifier for it ({exc})") from None
-    return model, tokenizer
+    return model
 
 
 def load_multitask(ref: ModelRef, tasks: dict[str, list[str]], seed: int):
-    """``(MultitaskClassifier, tokenizer)``: the checkpoint's encoder and one new head per task."""
+    """A ``MultitaskClassifier``: the checkpoint's encoder and one new head per task (in ``tasks``' order)."""
     import torch
     import transformers
     from transformers import AutoConfig, AutoModel
 
     from .multitask import MultitaskClassifier
 
-    tokenizer = _tokenizer(ref)
     config = AutoConfig.from_pretrained(ref.location)
     if config.is_encoder_decoder:
         raise UsageError(f"--model {ref.name}: the multitask model shares an encoder or a decoder-only model; "
@@ -171,7 +169,7 @@ def load_multitask(ref: ModelRef, tasks: dict[str, list[str]], seed: int):
     transformers.set_seed(seed)
     encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32)
     last = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in config.architectures or ())
-    return MultitaskClassifier(encoder, tasks, pool_last=last), tokenizer
+    return MultitaskClassifier(encoder, tasks, pool_last=last)
 
 
 def devices(device: str, dtype: str) -> int:
@@ -254,9 +252,13 @@ def _trainer_classes():
     return LossBar
 
 
+def _logits(output) -> np.ndarray:
+    """The logits of a Trainer prediction (the first output when the model returns several)."""
+    return np.asarray(output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions)
+
+
 def _accuracy(prediction) -> dict:
-    logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
-    return {"accuracy": float((np.asarray(logits).argmax(-1) == prediction.label_ids).mean())}
+    return {"accuracy": float((_logits(prediction).argmax(-1) == prediction.label_ids).mean())}
 
 
 def fine_tune(model, tokenizer, train, validation, cp: CalumEvalParams, args, desc: str, progress: bool):
@@ -275,10 +277,8 @@ def fine_tune(model, tokenizer, train, validation, cp: CalumEvalParams, args, de
 def predict(trainer, dataset) -> np.ndarray:
     """Predicted class ids in ``dataset`` order, run longest pair first."""
     order = np.argsort(-np.asarray(dataset["length"]), kind="stable")
-    out = trainer.predict(dataset.select(order))
-    logits = out.predictions[0] if isinstance(out.predictions, tuple) else out.predictions
     ids = np.empty(len(order), dtype=np.int64)
-    ids[order] = np.asarray(logits).argmax(-1)
+    ids[order] = _logits(trainer.predict(dataset.select(order))).argmax(-1)
     return ids
 
 
@@ -303,31 +303,33 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
     n_devices = devices(device, cp.dtype)
     _quiet()
     log.info("%s: %s", ref.name, "one new head per task (MT-DNN)" if group else "a new classification head")
+    tokenizer = _tokenizer(ref)
+    ids = {t: k for k, t in enumerate(tasks)} if group else {task: None}   # the multitask heads, in tasks' order
+    encoded = {t: encode(tokenizer, train_rows[t], sets[t].labels, cp.max_length, ids[t]) for t in tasks}
+    train = _concatenate([e for e, _ in encoded.values()])
+    evaluated = {t: {v: encode(tokenizer, vrows, sets[t].labels, cp.max_length, ids[t])
+                     for v, vrows in eval_rows[t].items()} for t in tasks}
+    validation = evaluated[task]["original"][0]
+    truncated = {f"{t}/{v}": n for t, by in evaluated.items() for v, (_, n) in by.items()} | {
+        f"{t}/train": n for t, (_, n) in encoded.items()}
     with atomic.atomic_path(Path(out)) as tmp:
         for k, seed in enumerate(cp.seeds):
             if group:
-                model, tokenizer = load_multitask(ref, {t: d.labels for t, d in sets.items()}, seed)
-                ids = {t: model.task_id(t) for t in tasks}
+                model = load_multitask(ref, {t: d.labels for t, d in sets.items()}, seed)
             else:
-                (model, tokenizer), ids = load_classifier(ref, main.labels, seed), {task: None}
-            encoded = {t: encode(tokenizer, train_rows[t], sets[t].labels, cp.max_length, ids[t]) for t in tasks}
-            train = _concatenate([e for e, _ in encoded.values()])
-            validation = encode(tokenizer, eval_rows[task]["original"], main.labels, cp.max_length, ids[task])[0]
+                model = load_classifier(ref, tokenizer, main.labels, seed)
             args = arguments(cp, tmp / ".checkpoints", seed, len(train), device, n_devices)
             desc = f"{ref.name} {task}{'-' + group if group else ''} seed {seed}"
             trainer = fine_tune(model, tokenizer, train, validation, cp, args, desc, progress)
             logs += history(trainer, seed)
-            truncated = {}
             for t in tasks:
                 rows = []
                 for variant, vrows in eval_rows[t].items():
-                    ds, truncated[f"{t}/{variant}"] = encode(tokenizer, vrows, sets[t].labels, cp.max_length, ids[t])
                     rows += [{"seed": seed, "task": t, "pair_id": r["pair_id"], "variant": variant,
                               "prediction": sets[t].labels[i], "label": r["label"]}
-                             for r, i in zip(vrows, predict(trainer, ds))]
+                             for r, i in zip(vrows, predict(trainer, evaluated[t][variant][0]))]
                 predictions += rows
                 per_seed[t].append({"seed": seed, **calum_metrics.consistency(rows), **_progress(trainer)})
-            truncated |= {f"{t}/train": n for t, (_, n) in encoded.items()}
             if cp.save_models == "all" or (cp.save_models == "first" and k == 0):
                 _save(trainer, tokenizer, tmp / "model" / (f"seed-{seed}" if cp.save_models == "all" else ""),
                       {t: d.labels for t, d in sets.items()} if group else None)

@@ -44,9 +44,6 @@ class MultitaskClassifier(torch.nn.Module):
                 torch.nn.init.zeros_(layer.bias)
         self.width = max(len(labels) for labels in self.tasks.values())
 
-    def task_id(self, task: str) -> int:
-        return list(self.tasks).index(task)
-
     def forward(self, input_ids, attention_mask, task_id, token_type_ids=None, labels=None):
         extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state

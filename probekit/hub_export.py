@@ -126,11 +126,11 @@ def _pairs(folder: Path, meta: dict) -> list[Config]:
     task = meta.get("task") or folder.name
     out = []
     for variant, counts in meta["counts"].items():
-        def load(variant=variant, splits=tuple(counts)):
-            style = (meta.get("styles") or {}).get(variant)
+        style = (meta.get("styles") or {}).get(variant)
+
+        def load(variant=variant, splits=tuple(counts), style=style):
             return {s: read_pairs(folder, variant, s) for s in splits}, [style] if style else []
 
-        style = (meta.get("styles") or {}).get(variant)
         out.append(Config(f"{meta['probe']}-{task}-{variant}", folder, meta, load, f"{meta['probe']}.yaml",
                           construction, language, f"Variant `{variant}`" + (f": style `{style}`." if style else ".")))
     return out

@@ -116,24 +116,32 @@ def source_tables(tmp_path_factory):
 
 
 class LoopbackServer:
-    """An HTTP server on 127.0.0.1 in a thread; a subclass answers each GET in ``respond(request)`` with
-    ``(status, body, headers)``. ``close()`` stops it."""
+    """An HTTP server on 127.0.0.1 in a thread; a subclass answers each request of ``methods`` in
+    ``respond(request)`` with ``(status, body, headers)`` (no body sent for HEAD). ``close()`` stops it."""
+
+    methods: tuple[str, ...] = ("GET",)
+    protocol = "HTTP/1.0"
 
     def __init__(self, path: str = ""):
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
+            protocol_version = outer.protocol
+
+            def serve(self):
                 code, body, headers = outer.respond(self)
                 self.send_response(code)
                 for k, v in {"Content-Length": str(len(body)), **(headers or {})}.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":
+                    self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
 
+        for method in self.methods:
+            setattr(Handler, f"do_{method}", Handler.serve)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
         threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()

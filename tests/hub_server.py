@@ -15,8 +15,9 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
+
+from conftest import LoopbackServer
 
 REPO = r"(?P<repo>[\w.-]+/[\w.-]+)"
 ROUTES = [
@@ -43,48 +44,22 @@ class Repo:
         return self.commits.get(sha)
 
 
-class FakeHub:
+class FakeHub(LoopbackServer):
+    methods = ("GET", "HEAD", "POST")
+    protocol = "HTTP/1.1"
+
     def __init__(self, token: str):
         self.token, self.repos, self.failures = token, {}, {}
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
-        outer = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _serve(self, method: str):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                code, payload, headers = outer.handle(method, self.path, dict(self.headers), body)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(code)
-                headers = {"Content-Type": "application/json", **headers}
-                for k, v in {**headers, "Content-Length": str(len(data))}.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                if method != "HEAD":
-                    self.wfile.write(data)
-
-            def do_GET(self):
-                self._serve("GET")
-
-            def do_HEAD(self):
-                self._serve("HEAD")
-
-            def do_POST(self):
-                self._serve("POST")
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, request):
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        code, payload, headers = self.handle(request.command, request.path, dict(request.headers), body)
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        return code, data, {"Content-Type": "application/json", **headers}
 
     def fail(self, endpoint: str, times: int) -> None:
         self.failures[endpoint] = times
