@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from evaluators import grid
+from probekit.params import ParamsFile
 from probekit.cli import main
 
 
@@ -76,7 +77,7 @@ def run(cells: int, workers: int, examples: int) -> None:
               f"ray.init took {start:.2f} s more)")
         print(f"local / ray:              {local / distributed:7.2f}x")
         print(f"same metrics.json bytes:  {same}")
-        again = grid.plan(grid.read_spec(spec), tmp / "ray", {})
+        again = grid.plan(grid.read_spec(spec), tmp / "ray", ParamsFile(None))
         print(f"cached on a second plan:  {sum(p.cached for p in again)} of {len(again)}")
 
 

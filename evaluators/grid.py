@@ -6,7 +6,7 @@ Spec: ``protocol`` (zeroshot, curve, mcqa, pararel, calum), ``models`` (aliases,
 is ``--limit 100``, ``a_an_filter: false`` is ``--no-a-an-filter``), and a list value is one more axis of the
 product (``seeds: [1, 2, 3]``: three cells). A cell's key is the sha256 of its protocol, options, the model's
 identity (spec and revision: a Hub commit, or the folder's config and file sizes), the data's fingerprint (the
-``meta.json`` fingerprints under it) and the code version (probekit's version and the sources of its
+``meta.json`` fingerprints under it), the params sections the protocol reads (``SECTIONS``) and the code version (probekit's version and the sources of its
 packages), so any change that could change a result gives a new key.
 
 Store: ``<out>/cells/<key>/`` holds ``cell.json`` (the cell and its key) and ``result/`` (what the evaluate
@@ -31,8 +31,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from probekit import atomic
 from probekit.errors import DataError, UsageError
+from probekit.params import ParamsFile
 
 PROTOCOLS = ("zeroshot", "curve", "mcqa", "pararel", "calum")
+SECTIONS = {"zeroshot": ("zeroshot",), "curve": ("zeroshot", "curve"), "mcqa": ("mcqa",),
+            "pararel": ("zeroshot", "pararel_eval"), "calum": ("calum_eval",)}
+"""The params sections each protocol's command reads where its command line is silent."""
 CELL = "cell.json"
 RESULT = "result"
 HEADLINE = ("accuracy", "C_R", "C_S", "chance", "n", "queries")   # summary.md columns
@@ -157,8 +161,9 @@ def code_version() -> str:
     return digest.hexdigest()
 
 
-def cell_key(cell: Cell, identity: dict, fingerprint: str, code: str) -> str:
-    payload = {**cell.record(), "model_identity": identity, "data_fingerprint": fingerprint, "code": code}
+def cell_key(cell: Cell, identity: dict, fingerprint: str, code: str, settings: dict) -> str:
+    payload = {**cell.record(), "model_identity": identity, "data_fingerprint": fingerprint, "code": code,
+               "params": settings}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
@@ -169,14 +174,16 @@ class Planned:
     cached: bool
 
 
-def plan(spec: GridSpec, store: Path, aliases: Mapping[str, str]) -> list[Planned]:
-    """Every cell with its key, and whether the store already holds it."""
+def plan(spec: GridSpec, store: Path, params: ParamsFile) -> list[Planned]:
+    """Every cell with its key, and whether the store already holds it; ``params``: the params file the cells
+    read (its model aliases, and the sections of the protocol, which are part of the key)."""
     code, identities, prints = code_version(), {}, {}
+    settings = {name: params.data.get(name) for name in SECTIONS[spec.protocol]}
     out = []
     for cell in expand(spec):
-        identity = identities.setdefault(cell.model, model_identity(cell.model, aliases))
+        identity = identities.setdefault(cell.model, model_identity(cell.model, params.models()))
         fingerprint = prints.setdefault(cell.data, data_fingerprint(cell.data))
-        key = cell_key(cell, identity, fingerprint, code)
+        key = cell_key(cell, identity, fingerprint, code, settings)
         out.append(Planned(key, cell, (store / "cells" / key / CELL).is_file()))
     return out
 

@@ -13,7 +13,7 @@ def _grid(args) -> int:
     spec = grid.read_spec(args.spec)
     params = read_params(args.params)
     out = Path(args.out)
-    plans = grid.plan(spec, out, params.models())
+    plans = grid.plan(spec, out, params)
     cached = sum(p.cached for p in plans)
     if args.dry_run:
         for p in plans:

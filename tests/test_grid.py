@@ -11,6 +11,7 @@ import yaml
 from evaluators import grid
 from probekit.cli import main
 from probekit.errors import DataError
+from probekit.params import ParamsFile
 
 
 @pytest.fixture(scope="module")
@@ -81,15 +82,20 @@ def test_cells_run_once_a_failure_is_reported_and_the_fix_runs_only_it(tmp_path,
     assert "pruned 1 stored cell(s)" in capsys.readouterr().out and len(list((store / "cells").iterdir())) == 4
 
 
-def test_keys_follow_the_data_and_the_options(tmp_path, probe, tiny_bert):
+def test_keys_follow_the_data_the_params_and_the_options(tmp_path, probe, tiny_bert):
     data = tmp_path / "probe"
     shutil.copytree(probe, data)
     spec = grid.read_spec(_spec(tmp_path, protocol="zeroshot", models=str(tiny_bert), data=str(data), limit=[3, 4]))
-    first = [p.key for p in grid.plan(spec, tmp_path, {})]
-    assert len(set(first)) == 2 and first == [p.key for p in grid.plan(spec, tmp_path, {})]
+    none = ParamsFile(None)
+    first = [p.key for p in grid.plan(spec, tmp_path, none)]
+    assert len(set(first)) == 2 and first == [p.key for p in grid.plan(spec, tmp_path, none)]
+    # the params the protocol reads are part of the key; another protocol's section is not
+    assert first == [p.key for p in grid.plan(spec, tmp_path, ParamsFile(None, {"calum_eval": {"seeds": [1]}}))]
+    rules = ParamsFile(None, {"zeroshot": {"rules": {"mlm": "pll"}}})
+    assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, rules)}
     meta = data / "original/meta.json"
     meta.write_text(meta.read_text().replace('"fingerprint": "', '"fingerprint": "0'))   # other rows written
-    assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, {})}
+    assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, none)}
 
 
 def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, probe, tiny_bert, capsys):
