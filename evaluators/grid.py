@@ -37,6 +37,8 @@ PROTOCOLS = ("zeroshot", "curve", "mcqa", "pararel", "calum")
 SECTIONS = {"zeroshot": ("zeroshot",), "curve": ("zeroshot", "curve"), "mcqa": ("mcqa",),
             "pararel": ("zeroshot", "pararel_eval"), "calum": ("calum_eval",)}
 """The params sections each protocol's command reads where its command line is silent."""
+UNSCORED = {"batch_size"}
+"""Params that change no score (rows per forward pass): not part of a key, as they are no DVC params."""
 CELL = "cell.json"
 RESULT = "result"
 HEADLINE = ("accuracy", "C_R", "C_S", "chance", "n", "queries")   # summary.md columns
@@ -178,7 +180,8 @@ def plan(spec: GridSpec, store: Path, params: ParamsFile) -> list[Planned]:
     """Every cell with its key, and whether the store already holds it; ``params``: the params file the cells
     read (its model aliases, and the sections of the protocol, which are part of the key)."""
     code, identities, prints = code_version(), {}, {}
-    settings = {name: params.data.get(name) for name in SECTIONS[spec.protocol]}
+    settings = {name: {k: v for k, v in (params.data.get(name) or {}).items() if k not in UNSCORED}
+                for name in SECTIONS[spec.protocol]}
     out = []
     for cell in expand(spec):
         identity = identities.setdefault(cell.model, model_identity(cell.model, params.models()))

@@ -91,6 +91,7 @@ def test_keys_follow_the_data_the_params_and_the_options(tmp_path, probe, tiny_b
     assert len(set(first)) == 2 and first == [p.key for p in grid.plan(spec, tmp_path, none)]
     # the params the protocol reads are part of the key; another protocol's section is not
     assert first == [p.key for p in grid.plan(spec, tmp_path, ParamsFile(None, {"calum_eval": {"seeds": [1]}}))]
+    assert first == [p.key for p in grid.plan(spec, tmp_path, ParamsFile(None, {"zeroshot": {"batch_size": 3}}))]
     rules = ParamsFile(None, {"zeroshot": {"rules": {"mlm": "pll"}}})
     assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, rules)}
     meta = data / "original/meta.json"
