@@ -392,7 +392,11 @@ def plot(results: Mapping[str, Mapping], path: Path) -> None:
 def write(results_folder: Path, out_md: Path, plot_path: Path | None = None) -> None:
     """The report (``out_md``), its JSON beside it (``.json``) and, when ``plot_path`` is given, the figure;
     every file written atomically."""
-    results = read_results(results_folder)
+    write_results(read_results(results_folder), out_md, plot_path)
+
+
+def write_results(results: Mapping[str, Mapping], out_md: Path, plot_path: Path | None = None) -> None:
+    """:func:`write` of ``{run: metrics}``."""
     text, summary = render(results)
     if plot_path is not None:
         plot(results, plot_path)

@@ -28,6 +28,7 @@ from probekit import atomic
 from probekit.cloze_dataset import OBJECT, SUBJECT, ClozeSet, queries
 
 from . import pararel_metrics, training
+from .collator import pad_right
 from .engine import Engine
 from .models import LoadedModel
 from .pararel import candidates_for, evaluate
@@ -97,11 +98,10 @@ class _Relation:
 
 
 def _pad(rows: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    ids = torch.full((len(rows), max(map(len, rows))), pad_id, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    for i, row in enumerate(rows):
-        ids[i, :len(row)], attention[i, :len(row)] = torch.tensor(row), 1
-    return ids.to(device), attention.to(device)
+    """Ids padded on the right and their attention mask, on ``device``."""
+    ids, lengths = pad_right(rows, pad_id)
+    attention = torch.arange(ids.shape[1]) < torch.from_numpy(lengths)[:, None]
+    return torch.from_numpy(ids).to(device), attention.long().to(device)
 
 
 def _blocks(tokenizer, sentences: list[str], size: int) -> list[list[int]]:

@@ -243,11 +243,14 @@ class _CellFailed(Exception):
 
 
 def run_local(plans: list[Planned], store: Path, params: str | None, *, progress: bool = True) -> list[Failure]:
-    """The missing cells, one after another in this process; a progress bar counts done / cached / failed."""
+    """The missing cells, one after another in this process, a model that scores kept loaded from one cell to
+    the next; a progress bar counts done / cached / failed."""
     from tqdm.auto import tqdm
 
+    from .kept_models import keeping
+
     failures, done, cached = [], 0, sum(p.cached for p in plans)
-    with tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
+    with keeping(1), tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
         bar.set_postfix(done=done, cached=cached, failed=0)
         for planned in (p for p in plans if not p.cached):
             failure = run_cell(planned, store, params)
@@ -306,7 +309,11 @@ def _fmt(value) -> str:
 
 
 def _ray_cell(planned: Planned, store: str, params: str | None) -> None:
-    """A Ray task: one cell; a failure raises, so Ray retries it (``retry_exceptions``) before reporting it."""
+    """A Ray task: one cell; a failure raises, so Ray retries it (``retry_exceptions``) before reporting it.
+    The worker keeps its last scoring model loaded for the next cell (cells are submitted model by model)."""
+    from .kept_models import keep
+
+    keep(1)
     failure = run_cell(planned, Path(store), params)
     if failure:
         raise _CellFailed(failure.error)

@@ -186,6 +186,14 @@ def write_olmpics_report(folders: list[Path], *, out_md: Path, out_json: Path | 
     found = list(iter_metrics(folders))
     if not found:
         raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
+    return write_results(found, out_md=out_md, out_json=out_json, plots=plots, resamples=resamples, seed=seed,
+                         medals=medals)
+
+
+def write_results(found: list[tuple[Path, dict]], *, out_md: Path, out_json: Path | None = None,
+                  plots: Path | None = None, resamples: int = 1000, seed: int = 0,
+                  medals: dict | None = None) -> list[Path]:
+    """:func:`write_olmpics_report` of ``(path, metrics)`` pairs (a curve or MC-QA metrics.json each)."""
     rule = medal_rule(medals)
     probes = analyse([load(path, meta) for path, meta in found], resamples=resamples, seed=seed, medals=rule)
     atomic.write_text(out_md, markdown(probes, rule=rule, resamples=resamples, seed=seed))

@@ -91,7 +91,7 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
     patterns = pd.DataFrame([p for p in data.patterns if p["relation"] in scored],
                             columns=["relation", "pattern_id", "pattern", "first"])
     edges = pd.DataFrame([e for e in data.edges if e["relation"] in scored],
-                         columns=["relation", "source", "target", *pararel_metrics._FLAGS])
+                         columns=["relation", "source", "target", *pararel_metrics.EDGE_FLAGS])
     metrics = pararel_metrics.evaluate(table, patterns, edges, a_an_filter=a_an_filter,
                                        n1_relations=[r for r in scored if classes[r] == "N-1"],
                                        nm_relations=[r for r in scored if classes[r] == "N-M"])

@@ -27,7 +27,7 @@ EDGE_TYPES = ("syntactic", "lexical", "both", "none")
 only, both, no change. An edge with ``determiner_change`` set (alone or with others) has no type: it counts in
 Consistency but in no entry of ``consistency_by_edge``; "none" means no change of any of the three flags."""
 DETERMINISM = "Determinism"
-_FLAGS = ("syntactic_change", "lexical_change", "determiner_change")
+EDGE_FLAGS = ("syntactic_change", "lexical_change", "determiner_change")
 _VOWELS = tuple("aeiou")
 
 
@@ -94,7 +94,7 @@ def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFram
 
 def _pair_types(edges: pd.DataFrame, ids: pd.Index, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Index into EDGE_TYPES of each pair ``(ids[i], ids[j])``; -1 for a determiner change or no edge."""
-    syn, lex, det = (edges[flag].astype(bool).to_numpy() for flag in _FLAGS)
+    syn, lex, det = (edges[flag].astype(bool).to_numpy() for flag in EDGE_FLAGS)
     kind = np.where(det, -1, np.select([syn & ~lex, lex & ~syn, syn & lex], [0, 1, 2], 3))
     src, tgt = ids.get_indexer(edges["source"]), ids.get_indexer(edges["target"])
     keyed = pd.DataFrame({"lo": np.minimum(src, tgt), "hi": np.maximum(src, tgt), "kind": kind})

@@ -102,7 +102,14 @@ def consistency_training(folder: Path) -> list[str]:
 
 
 def write(results_dir: Path, out: Path, consistency: Path | None = None, plot_path: Path | None = None) -> None:
-    results = read_results(results_dir)
+    """The report of every ``<model>/metrics.json`` under ``results_dir`` (see :func:`write_results`)."""
+    write_results(read_results(results_dir), out, consistency, plot_path)
+
+
+def write_results(results: dict[str, dict], out: Path, consistency: Path | None = None,
+                  plot_path: Path | None = None) -> None:
+    """The report of ``{row label: metrics}`` to ``out``, its JSON beside it, the plot when asked; with
+    ``consistency``, the §8 table of the consistency-training results there."""
     text, summary = render(results)
     if plot_path is not None:
         plot(results, plot_path)

@@ -44,12 +44,20 @@ def iter_metrics(folders: Iterable[Path]) -> Iterator[tuple[Path, dict]]:
 
 
 def collect(folders: Iterable[Path]) -> pd.DataFrame:
-    """One row per metrics.json: model, probe, variant, accuracy (and its 95% bootstrap interval), n, chance,
-    zero_shot, and the per-example correctness read from its predictions.jsonl."""
+    """One row per metrics.json under ``folders`` (see :func:`frame`)."""
     folders = list(folders)
+    df = frame(iter_metrics(folders))
+    if df.empty:
+        raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
+    return df
+
+
+def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
+    """One row per ``(path, metrics)``: model, probe, variant, accuracy (and its 95% bootstrap interval), n,
+    chance, zero_shot, and the per-example correctness read from the predictions.jsonl beside it."""
     keys = ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")
     rows = []
-    for path, m in iter_metrics(folders):
+    for path, m in found:
         missing = [k for k in keys if k not in m]
         if missing:
             raise DataError(f"{path}: missing field(s) {missing} (not a probekit metrics.json?)")
@@ -58,7 +66,7 @@ def collect(folders: Iterable[Path]) -> pd.DataFrame:
         rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
                      "fingerprint": m.get("data_fingerprint")})
     if not rows:
-        raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
+        return pd.DataFrame()
     df = pd.DataFrame(rows)
     order = {v: i for i, v in enumerate(VARIANT_ORDER)}
     df["_order"] = df["variant"].map(lambda v: order.get(v, len(order)))
@@ -148,7 +156,11 @@ def save(fig: plt.Figure, path: Path, dpi: int = 100) -> None:
 
 def run(folders: Iterable[Path], *, out: Path, metrics: Path | None = None, plot: Path | None = None) -> list[Path]:
     """Write the report to ``out`` and, when given, ``metrics`` and the plot; returns what was written."""
-    df = collect(folders)
+    return write(collect(folders), out=out, metrics=metrics, plot=plot)
+
+
+def write(df: pd.DataFrame, *, out: Path, metrics: Path | None = None, plot: Path | None = None) -> list[Path]:
+    """The report of a :func:`frame` to ``out`` and, when given, ``metrics`` and the plot."""
     atomic.write_text(out, markdown(df))
     written = [out]
     if metrics:

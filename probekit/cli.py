@@ -234,10 +234,10 @@ def _evaluate(args) -> int:
     ref = resolve_model(args.model, params.models(), params.label)
 
     from evaluators import zeroshot
-    from evaluators.models import load_lm
+    from evaluators.kept_models import scoring_lm
 
-    loaded = load_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=_given(args.seed, zs.seed),
-                     dtype=args.dtype or zs.dtype)
+    loaded = scoring_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=_given(args.seed, zs.seed),
+                        dtype=args.dtype or zs.dtype)
     if args.multi_token and loaded.family != "mlm":
         raise UsageError("--multi-token applies to the mask-logit rule of masked LMs only")
     rule = args.rule or getattr(zs.rules, loaded.family)

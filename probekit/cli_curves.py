@@ -39,9 +39,9 @@ def _loader(args, params, zs):
     ref = resolve_model(args.model, params.models(), params.label)
 
     def load():
-        from evaluators.models import load_lm
+        from evaluators.kept_models import scoring_lm
 
-        return load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype=args.dtype or zs.dtype)
+        return scoring_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype=args.dtype or zs.dtype)
 
     return load
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def _grid(args) -> int:
-    from evaluators import grid
+    from evaluators import grid, grid_report
     from probekit.params import read_params
 
     spec = grid.read_spec(args.spec)
@@ -29,10 +29,11 @@ def _grid(args) -> int:
     else:
         failures = grid.run_local(plans, out, args.params)
     grid.write_summary(grid.summary(plans, out, failures), out)
+    written = grid_report.write(plans, out)
     for f in failures:
         print(f"failed {f.key} ({f.cell.model}, {f.cell.data}): {f.error}")
     print(f"{len(plans)} cells: {len(plans) - cached - len(failures)} run, {cached} cached, {len(failures)} failed; "
-          f"summary in {out / 'summary.md'}")
+          f"cells in {out / 'summary.md'}" + (f", report in {written[0]}" if written else ""))
     return 1 if failures else 0
 
 
@@ -41,7 +42,8 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                              "options, each cell one `probes evaluate` run cached in a results store by its key")
     g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
                                                  "(a list value is one more axis)")
-    g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md, summary.jsonl")
+    g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md and summary.jsonl "
+                                                "(a row per cell), report.md (+ .json, .png: the protocol's report)")
     g.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: the cells one after another in this process; ray: each cell a Ray task "
                         "(pip install 'probekit[ray]')")

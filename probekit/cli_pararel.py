@@ -30,13 +30,14 @@ def _evaluate(args) -> int:
     relations = args.relations or pp.relations
     for rel in relations or ():
         data.relation(rel)
-    from evaluators.models import load_lm, resolve_model
+    from evaluators.kept_models import scoring_lm
+    from evaluators.models import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
     from evaluators import pararel
 
-    loaded = load_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=zs.seed,
-                     dtype=args.dtype or zs.dtype)
+    loaded = scoring_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=zs.seed,
+                        dtype=args.dtype or zs.dtype)
     a_an = pp.a_an_filter if args.a_an_filter is None else args.a_an_filter
     m = pararel.run(loaded, data, Path(args.out), relations=relations, limit=args.limit or pp.limit,
                     top_k=args.top_k or pp.top_k, a_an_filter=a_an, rule=args.rule or getattr(zs.rules, loaded.family),

@@ -128,3 +128,19 @@ def test_bad_input_names_the_file_and_line(tmp_path, calum_data, tiny_bert_no_he
         calum.run(_ref(tiny_bert_no_head), calum_data, "rte", tmp_path / "out",
                   CalumEvalParams(**SMOKE | {"dtype": "float16"}))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_calum_grid_reports_each_task_in_its_column(tmp_path, calum_data, tiny_bert_no_head, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text(json.dumps({"models": {"tiny": str(tiny_bert_no_head)},
+                                  "calum_eval": SMOKE | {"max_steps": 1, "eval_limit": 8, "limit": 16}}))
+    spec = tmp_path / "grid.yaml"
+    spec.write_text(f"protocol: calum\nmodels: [tiny]\ndata: [{calum_data}]\ntask: [rte, mrpc]\nseeds: [1, 2]\n")
+    assert main(["grid", "--spec", str(spec), "--out", str(tmp_path / "store"), "--params", str(params)]) == 0
+    assert "4 cells: 4 run, 0 cached, 0 failed" in capsys.readouterr().out
+    runs = json.loads((tmp_path / "store/report.json").read_text())["runs"]
+    assert sorted((r["model"], r["task"]) for r in runs.values()) == [
+        ("tiny · seeds=1", "mrpc"), ("tiny · seeds=1", "rte"), ("tiny · seeds=2", "mrpc"), ("tiny · seeds=2", "rte")]
+    report = (tmp_path / "store/report.md").read_text()
+    assert "English tasks (Table 2)" in report and "tiny · seeds=2 †" in report   # † capped
+    assert (tmp_path / "store/report.png").read_bytes()[:4] == b"\x89PNG"

@@ -49,3 +49,20 @@ def test_features_curve_baseline_and_report_end_to_end(tiny_bert, tmp_path, caps
     assert "MLM-BASELINE" in report and "toy" in report
     assert (tmp_path / "curves" / "toy.png").read_bytes()[:4] == b"\x89PNG"
     assert "toy" in json.loads((tmp_path / "olmpics.json").read_text())
+
+
+def test_a_curve_grid_reports_through_the_olmpics_report(tiny_bert, tmp_path, capsys):  # noqa: F811
+    probe = write_probe(tmp_path / "toy", 40, 20)
+    spec = tmp_path / "grid.yaml"
+    spec.write_text(f"protocol: curve\nmodels: [{tiny_bert}, mlm-baseline]\ndata: [{probe}]\nsetting: [mlp, linear]\n"
+                    f"sizes: '8,16'\nseeds: '1'\n")
+    assert main(["grid", "--spec", str(spec), "--out", str(tmp_path / "store")]) == 0
+    assert "4 cells: 4 run, 0 cached, 0 failed" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "store/report.json").read_text())["toy"]
+    assert set(summary) == {str(tiny_bert), "MLM-BASELINE"} and set(summary["MLM-BASELINE"]) >= {"MLP", "LINEAR"}
+    cell = next(c for c in (tmp_path / "store/cells").iterdir()
+                if json.loads((c / "cell.json").read_text())["options"]["setting"] == "linear"
+                and json.loads((c / "cell.json").read_text())["model"] == str(tiny_bert))
+    assert summary[str(tiny_bert)]["LINEAR"]["WS"] == \
+        round(json.loads((cell / "result/metrics.json").read_text())["WS"]["mean"], 4)
+    assert (tmp_path / "store/report_curves/toy.png").read_bytes()[:4] == b"\x89PNG"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -59,12 +60,16 @@ def test_cells_run_once_a_failure_is_reported_and_the_fix_runs_only_it(tmp_path,
     metrics = json.loads((store / "cells" / stored[0] / "result/original/metrics.json").read_text())
     assert cell["key"] == stored[0] and metrics["n"] == cell["options"]["limit"]
 
-    # The same cell run directly gives the same metrics.json, byte for byte.
-    direct = tmp_path / "direct"
-    assert main(["evaluate", "zeroshot", "--model", str(tiny_bert), "--data", str(probe), "--out", str(direct),
-                 "--limit", str(cell["options"]["limit"])]) == 0
-    assert (direct / "original/metrics.json").read_bytes() == \
-        (store / "cells" / stored[0] / "result/original/metrics.json").read_bytes()
+    # Each cell run directly gives the same metrics.json, byte for byte (the second cell scored with the model
+    # the first one loaded, kept between cells).
+    for key in stored:
+        limit = json.loads((store / "cells" / key / "cell.json").read_text())["options"]["limit"]
+        direct = tmp_path / f"direct-{limit}"
+        assert main(["evaluate", "zeroshot", "--model", str(tiny_bert), "--data", str(probe), "--out", str(direct),
+                     "--limit", str(limit)]) == 0
+        for variant in ("original", "nolang"):
+            assert (direct / variant / "metrics.json").read_bytes() == \
+                (store / "cells" / key / "result" / variant / "metrics.json").read_bytes()
 
     capsys.readouterr()
     assert main(["grid", "--spec", spec, "--out", str(store), "--dry-run"]) == 0
@@ -75,11 +80,67 @@ def test_cells_run_once_a_failure_is_reported_and_the_fix_runs_only_it(tmp_path,
     summary = [json.loads(line) for line in (store / "summary.jsonl").read_text().splitlines()]
     assert [r["status"] for r in summary] == ["stored"] * 4
     assert "| original | stored |" in (store / "summary.md").read_text()
+    # the report: the zero-shot report's table, a row per model, limit, probe and variant
+    report = re.sub(" +", " ", (store / "report.md").read_text())   # the table's padding aside
+    assert "## Paired differences" in report
+    for model in (tiny_bert, bad):
+        for limit in (3, 6):
+            assert f"| {model} · limit={limit} | age_comparison | nolang |" in report
+    key = next(r["key"] for r in summary if r["model"] == str(tiny_bert) and r["options"]["limit"] == 6)
+    m = json.loads((store / "cells" / key / "result/original/metrics.json").read_text())
+    assert f"| {tiny_bert} · limit=6 | age_comparison | original | {m['accuracy']:.3f} [" in report
+    assert json.loads((store / "report.json").read_text())[f"{tiny_bert} · limit=6"]["age_comparison"]["original"][
+        "accuracy"] == round(m["accuracy"], 4)
+    assert (store / "report.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["grid", "--spec", spec, "--out", str(store)]) == 0
     assert "4 cells: 0 run, 4 cached, 0 failed" in capsys.readouterr().out
     (store / "cells" / "0123stale").mkdir()
     assert main(["grid", "--spec", spec, "--out", str(store), "--prune"]) == 0
     assert "pruned 1 stored cell(s)" in capsys.readouterr().out and len(list((store / "cells").iterdir())) == 4
+
+
+def test_report_rows_name_what_varies_and_what_the_report_would_not_tell_apart():
+    def plans(protocol, cells):
+        return [grid.Planned(f"k{i}", grid.Cell(protocol, m, d, tuple(o.items())), False)
+                for i, (m, d, o) in enumerate(cells)]
+
+    from evaluators.grid_report import suffixes
+
+    zs = plans("zeroshot", [("a", "p/age", {"limit": 3, "dtype": "float32"}), ("a", "p/age", {"limit": 6,
+                            "dtype": "float32"}), ("b", "p/never", {"limit": 3, "dtype": "float32"})])
+    assert list(suffixes(zs).values()) == [" · limit=3", " · limit=6", " · limit=3"]
+    assert list(suffixes(zs[:1]).values()) == [""]
+    same_name = plans("zeroshot", [("a", "p/age", {}), ("a", "q/age", {})])   # one probe twice: the path shows
+    assert list(suffixes(same_name).values()) == [" · data=p/age", " · data=q/age"]
+    pararel = plans("pararel", [("a", "x/pararel", {}), ("a", "x/small", {})])   # its report names no data
+    assert list(suffixes(pararel).values()) == [" · data=pararel", " · data=small"]
+    calum = plans("calum", [("a", "d", {"task": "rte", "seeds": 1}), ("a", "d", {"task": "mrpc", "seeds": 2})])
+    assert list(suffixes(calum).values()) == [" · seeds=1", " · seeds=2"]   # the task is the report's column
+
+
+def test_cells_sharing_a_model_load_it_once(tmp_path, probe, tiny_bert, monkeypatch):
+    from evaluators import kept_models
+
+    loads = []
+    real = kept_models.load_lm
+    monkeypatch.setattr(kept_models, "load_lm", lambda ref, **kw: loads.append(ref.name) or real(ref, **kw))
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_bert, copy)
+    spec = _spec(tmp_path, protocol="zeroshot", models=[str(tiny_bert), str(copy)], data=[str(probe)],
+                 limit=[2, 3, 4])
+    assert main(["grid", "--spec", spec, "--out", str(tmp_path / "store")]) == 0
+    assert loads == [str(tiny_bert), str(copy)]   # six cells, each model loaded once
+    assert kept_models._size == 0 and not kept_models._kept   # freed after the grid
+
+    # outside a grid every run loads its model; with keeping on, rewritten weights are another model
+    ref = kept_models.ModelRef(str(copy), str(copy), str(copy))
+    assert kept_models.scoring_lm(ref, scoring="mlm") is not kept_models.scoring_lm(ref, scoring="mlm")
+    with kept_models.keeping(1):
+        first = kept_models.scoring_lm(ref, scoring="mlm")
+        assert kept_models.scoring_lm(ref, scoring="mlm") is first
+        assert kept_models.scoring_lm(ref, scoring="mlm", seed=1) is not first   # other options: another load
+        (copy / "config.json").write_text((copy / "config.json").read_text() + "\n")
+        assert kept_models.scoring_lm(ref, scoring="mlm") is not first
 
 
 def test_keys_follow_the_data_the_params_and_the_options(tmp_path, probe, tiny_bert):

@@ -217,3 +217,22 @@ def test_the_accuracy_consistency_correlation():
     rel["P3"]["Consistency"] = 0.0   # x = .1 .2 .3, y = .2 .4 0: r = -0.5 by hand
     assert correlation({"relations": rel}) == pytest.approx(-0.5)
     assert correlation({"relations": {"P1": rel["P1"], "P2": rel["P2"]}}) is None
+
+
+def test_a_pararel_grid_reports_a_row_per_cell(cloze_set, tiny_bert, tmp_path, capsys):
+    from probekit.cli import main
+
+    params = tmp_path / "params.yaml"
+    params.write_text("pararel_eval: {relations: [P19, P530]}\n")
+    spec = tmp_path / "grid.yaml"
+    spec.write_text(f"protocol: pararel\nmodels: [{tiny_bert}]\ndata: [{cloze_set.folder}]\nlimit: [1, 2]\n")
+    assert main(["grid", "--spec", str(spec), "--out", str(tmp_path / "store"), "--params", str(params)]) == 0
+    assert "2 cells: 2 run, 0 cached, 0 failed" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "store/report.json").read_text())
+    for limit in (1, 2):
+        cell = next(c for c in (tmp_path / "store/cells").iterdir()
+                    if json.loads((c / "cell.json").read_text())["options"]["limit"] == limit)
+        m = json.loads((cell / "result/metrics.json").read_text())
+        assert m["limit"] == limit and summary[f"{tiny_bert} · limit={limit}"]["macro"] == m["macro"]
+    assert f"| {tiny_bert} · limit=2 |" in (tmp_path / "store/report.md").read_text()
+    assert (tmp_path / "store/report.png").read_bytes()[:4] == b"\x89PNG"
