@@ -10,8 +10,8 @@ identity (spec and revision: a Hub commit, or the folder's config and file sizes
 packages), so any change that could change a result gives a new key.
 
 Store: ``<out>/cells/<key>/`` holds ``cell.json`` (the cell and its key) and ``result/`` (what the evaluate
-command wrote: ``predictions.jsonl``, ``metrics.json``...), moved into place at once when the run succeeded; a
-failed run leaves nothing there and is reported with its key and error.
+command wrote: ``predictions.jsonl``, ``metrics.json``...), renamed into place at once when the run succeeded,
+and never over a stored cell; a failed run leaves nothing there and is reported with its key and error.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
@@ -210,32 +212,39 @@ class Failure:
 
 
 def run_cell(planned: Planned, store: Path, params: str | None) -> Failure | None:
-    """Run one cell with ``probes evaluate`` in this process; its folder appears in the store at once, complete,
-    or not at all (the error comes back instead)."""
+    """Run one cell with ``probes evaluate`` in this process, in a temporary folder renamed into the store when
+    it succeeded: the cell appears complete or not at all, and only once (renaming a folder onto a stored one
+    fails, so a second attempt that finishes later keeps the first). A failure comes back with its error."""
     from probekit.cli import main
 
-    target = store / "cells" / planned.key
+    cells = store / "cells"
+    target = cells / planned.key
     if (target / CELL).is_file():   # stored meanwhile (a retried task whose first attempt finished)
         return None
-    for stale in target.parent.glob(f".{planned.key}.*"):   # what a killed attempt left behind
+    for stale in cells.glob(f".{planned.key}.*"):   # what a killed attempt left behind
         shutil.rmtree(stale, ignore_errors=True)
+    cells.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{planned.key}.", suffix=".tmp", dir=cells))
     err = io.StringIO()
     try:
-        with atomic.atomic_path(target) as tmp:
-            tmp.mkdir(parents=True)
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                try:
-                    rc = main(planned.cell.argv(tmp / RESULT, params))
-                except SystemExit as exc:   # argparse: an option the protocol does not take
-                    rc = exc.code if isinstance(exc.code, int) else 2
-            if rc != 0:
-                lines = [line for line in err.getvalue().splitlines() if "error" in line] or \
-                        err.getvalue().splitlines()[-1:]
-                raise _CellFailed(lines[-1] if lines else f"exit status {rc}")
-            atomic.write_json(tmp / CELL, {"key": planned.key, **planned.cell.record()})
-    except _CellFailed as exc:
-        return Failure(planned.key, planned.cell, str(exc))
-    return None
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                rc = main(planned.cell.argv(tmp / RESULT, params))
+            except SystemExit as exc:   # argparse: an option the protocol does not take
+                rc = exc.code if isinstance(exc.code, int) else 2
+        if rc != 0:
+            lines = [line for line in err.getvalue().splitlines() if "error" in line] or \
+                    err.getvalue().splitlines()[-1:]
+            return Failure(planned.key, planned.cell, lines[-1] if lines else f"exit status {rc}")
+        atomic.write_json(tmp / CELL, {"key": planned.key, **planned.cell.record()})
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not (target / CELL).is_file():
+                raise
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class _CellFailed(Exception):
@@ -308,11 +317,15 @@ def _fmt(value) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _ray_cell(planned: Planned, store: str, params: str | None) -> None:
-    """A Ray task: one cell; a failure raises, so Ray retries it (``retry_exceptions``) before reporting it.
-    The worker keeps its last scoring model loaded for the next cell (cells are submitted model by model)."""
+def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str) -> None:
+    """A Ray task: one cell, run from the driver's working directory (the spec's relative paths); a failure
+    raises, so Ray retries it (``retry_exceptions``) before reporting it. The worker keeps its last scoring
+    model loaded for the next cell (cells are submitted model by model)."""
+    import os
+
     from .kept_models import keep
 
+    os.chdir(cwd)
     keep(1)
     failure = run_cell(planned, Path(store), params)
     if failure:
@@ -323,8 +336,8 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: s
             retries: int = 2, progress: bool = True) -> list[Failure]:
     """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, a CPU otherwise) on a
     running cluster (``address``) or a local Ray; a task whose worker dies or whose cell fails is retried
-    ``retries`` times, then reported with its error, the other cells unaffected. Workers write to the store,
-    which every node must see at the same path."""
+    ``retries`` times, then reported with its error, the other cells unaffected. Every node must see the
+    store, and the driver's working directory (the spec's relative paths), at the same paths."""
     import ray
     from tqdm.auto import tqdm
 
@@ -333,7 +346,7 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: s
     task = ray.remote(max_retries=retries, retry_exceptions=True)(_ray_cell)
     todo = [p for p in plans if not p.cached]
     pending = {task.options(num_cpus=1, num_gpus=1 if str(dict(p.cell.options).get("device", "")).startswith(
-        "cuda") else 0).remote(p, str(store.resolve()), params): p for p in todo}
+        "cuda") else 0).remote(p, str(store.resolve()), params, str(Path.cwd())): p for p in todo}
     failures, done, cached = [], 0, len(plans) - len(todo)
     with tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
         while pending:

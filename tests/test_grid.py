@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
+import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -160,14 +163,16 @@ def test_keys_follow_the_data_the_params_and_the_options(tmp_path, probe, tiny_b
     assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, none)}
 
 
-def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, probe, tiny_bert, capsys):
+def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, probe, tiny_bert, capsys,
+                                                                     monkeypatch):
     pytest.importorskip("ray")
     import ray
 
     bad = tmp_path / "missing-model"
-    spec = _spec(tmp_path, protocol="zeroshot", models=[str(tiny_bert), str(bad)], data=[str(probe)], limit=[3, 6])
+    spec = _spec(tmp_path, protocol="zeroshot", models=[str(tiny_bert), str(bad)], data=[probe.name], limit=[3, 6])
     try:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        monkeypatch.chdir(probe.parent)   # the data's path is relative to this directory, not the workers' own
         assert main(["grid", "--spec", spec, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 1
         out = capsys.readouterr().out
         assert "4 cells: 2 run, 0 cached, 2 failed" in out and f"no model folder {bad}" in out
@@ -186,3 +191,62 @@ def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, p
         assert [r["prediction"] for r in ray_rows] == [r["prediction"] for r in local_rows]
         assert all(a == pytest.approx(b, rel=1e-5, abs=1e-6) for x, y in zip(ray_rows, local_rows)
                    for a, b in zip(x["scores"], y["scores"]))
+
+
+def test_a_killed_ray_worker_loses_no_cell_and_the_retry_completes_its_cell(tmp_path, probe, tiny_bert):
+    pytest.importorskip("ray")
+    import psutil
+    import ray
+
+    spec = grid.read_spec(_spec(tmp_path, protocol="zeroshot", models=str(tiny_bert), data=str(probe),
+                                limit=[2, 3, 4, 5]))
+    store, params = tmp_path / "store", ParamsFile(None)
+    plans, outcome, killed = grid.plan(spec, store, params), {}, []
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        run = threading.Thread(target=lambda: outcome.update(failures=grid.run_ray(plans, store, None,
+                                                                                   progress=False)))
+        run.start()
+        deadline = time.monotonic() + 120
+        while not killed and run.is_alive() and time.monotonic() < deadline:
+            # a cell's temporary folder exists: a worker is inside run_cell; kill a worker running a cell
+            if list((store / "cells").glob(".*")) if (store / "cells").is_dir() else []:
+                for proc in psutil.process_iter(["pid", "cmdline"]):
+                    if " ".join(proc.info["cmdline"] or []).startswith("ray::_ray_cell"):
+                        proc.kill()
+                        killed.append(proc.info["pid"])
+                        break
+            time.sleep(0.01)
+        run.join(timeout=300)
+    finally:
+        ray.shutdown()
+    assert killed, "no worker was caught running a cell"
+    assert outcome["failures"] == []   # the killed cell was retried and finished
+    cells = store / "cells"
+    assert sorted(p.name for p in cells.iterdir()) == sorted(p.key for p in plans)   # every cell, no partial one
+    assert not list(store.rglob(".*.tmp"))
+    assert grid.run_local(grid.plan(spec, tmp_path / "local", params), tmp_path / "local", None, progress=False) == []
+    for p in plans:
+        for variant in ("original", "nolang"):
+            name = f"{p.key}/result/{variant}/metrics.json"
+            assert (cells / name).read_bytes() == (tmp_path / "local/cells" / name).read_bytes()
+
+
+def test_a_cell_is_stored_once_the_first_attempt_to_finish_wins(tmp_path, monkeypatch):
+    import probekit.cli
+
+    planned = grid.Planned("k1", grid.Cell("zeroshot", "m", "d", ()), False)
+    target = tmp_path / "cells" / "k1"
+
+    def evaluate(argv):   # another attempt stores the cell while this one runs
+        out = argv[argv.index("--out") + 1]
+        Path(out).mkdir(parents=True)
+        (Path(out) / "metrics.json").write_text('{"second": true}')
+        (target / "result").mkdir(parents=True)
+        (target / "cell.json").write_text('{"first": true}')
+        return 0
+
+    monkeypatch.setattr(probekit.cli, "main", evaluate)
+    assert grid.run_cell(planned, tmp_path, None) is None
+    assert (target / "cell.json").read_text() == '{"first": true}' and not (target / "result/metrics.json").exists()
+    assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["k1"]   # the later attempt's folder removed
