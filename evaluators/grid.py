@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from probekit import atomic
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, ProbekitError, UsageError
 from probekit.params import ParamsFile
 
 PROTOCOLS = ("zeroshot", "curve", "mcqa", "pararel", "calum")
@@ -211,10 +211,12 @@ class Failure:
     error: str
 
 
-def run_cell(planned: Planned, store: Path, params: str | None) -> Failure | None:
+def run_cell(planned: Planned, store: Path, params: str | None, *, raise_crash: bool = False) -> Failure | None:
     """Run one cell with ``probes evaluate`` in this process, in a temporary folder renamed into the store when
     it succeeded: the cell appears complete or not at all, and only once (renaming a folder onto a stored one
-    fails, so a second attempt that finishes later keeps the first). A failure comes back with its error."""
+    fails, so a second attempt that finishes later keeps the first). An error of the command (bad input: the
+    same on every attempt) comes back as a :class:`Failure`; so does a crash (out of memory, a lost file
+    system...), or it is raised with ``raise_crash``, for a retry."""
     from probekit.cli import main
 
     cells = store / "cells"
@@ -228,14 +230,9 @@ def run_cell(planned: Planned, store: Path, params: str | None) -> Failure | Non
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                rc = main(planned.cell.argv(tmp / RESULT, params))
-            except SystemExit as exc:   # argparse: an option the protocol does not take
-                rc = exc.code if isinstance(exc.code, int) else 2
+            rc = main(["--debug", *planned.cell.argv(tmp / RESULT, params)])   # --debug: errors raised, typed
         if rc != 0:
-            lines = [line for line in err.getvalue().splitlines() if "error" in line] or \
-                    err.getvalue().splitlines()[-1:]
-            return Failure(planned.key, planned.cell, lines[-1] if lines else f"exit status {rc}")
+            return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {rc}")
         atomic.write_json(tmp / CELL, {"key": planned.key, **planned.cell.record()})
         try:
             os.rename(tmp, target)
@@ -243,12 +240,25 @@ def run_cell(planned: Planned, store: Path, params: str | None) -> Failure | Non
             if not (target / CELL).is_file():
                 raise
         return None
+    except ProbekitError as exc:
+        return Failure(planned.key, planned.cell, f"probes evaluate {planned.cell.protocol}: error: {_one_line(exc)}")
+    except SystemExit as exc:   # argparse: an option the protocol does not take
+        return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {exc.code}")
+    except Exception as exc:
+        if raise_crash:
+            raise
+        return Failure(planned.key, planned.cell, f"{type(exc).__name__}: {_one_line(exc)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-class _CellFailed(Exception):
-    pass
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if "error" in line] or text.splitlines()[-1:]
+    return lines[-1] if lines else ""
 
 
 def run_local(plans: list[Planned], store: Path, params: str | None, *, progress: bool = True) -> list[Failure]:
@@ -317,9 +327,10 @@ def _fmt(value) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str) -> None:
-    """A Ray task: one cell, run from the driver's working directory (the spec's relative paths); a failure
-    raises, so Ray retries it (``retry_exceptions``) before reporting it. The worker keeps its last scoring
+def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str) -> Failure | None:
+    """A Ray task: one cell, run from the driver's working directory (the spec's relative paths). The
+    command's own error comes back as the task's value (the same on every attempt); a crash raises, so Ray
+    retries it (``retry_exceptions``), as it does a task whose worker died. The worker keeps its last scoring
     model loaded for the next cell (cells are submitted model by model)."""
     import os
 
@@ -327,16 +338,15 @@ def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str) -> Non
 
     os.chdir(cwd)
     keep(1)
-    failure = run_cell(planned, Path(store), params)
-    if failure:
-        raise _CellFailed(failure.error)
+    return run_cell(planned, Path(store), params, raise_crash=True)
 
 
 def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: str | None = None,
             retries: int = 2, progress: bool = True) -> list[Failure]:
     """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, a CPU otherwise) on a
-    running cluster (``address``) or a local Ray; a task whose worker dies or whose cell fails is retried
-    ``retries`` times, then reported with its error, the other cells unaffected. Every node must see the
+    running cluster (``address``) or a local Ray; a task whose worker dies or whose cell crashes is retried
+    ``retries`` times, then reported with its error (a cell the command rejects, e.g. a bad model path, is
+    reported at once), the other cells unaffected. Every node must see the
     store, and the driver's working directory (the spec's relative paths), at the same paths."""
     import ray
     from tqdm.auto import tqdm
@@ -353,11 +363,14 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: s
             ready, _ = ray.wait(list(pending), num_returns=1)
             planned = pending.pop(ready[0])
             try:
-                ray.get(ready[0])
-                done += 1
-            except Exception as exc:   # the cell's error, or Ray's (a worker lost past its retries)
+                failure = ray.get(ready[0])
+            except Exception as exc:   # a crash past its retries, or Ray's error (a worker lost past its retries)
                 cause = getattr(exc, "cause", None) or exc
-                failures.append(Failure(planned.key, planned.cell, " ".join(str(cause).split())[-400:]))
+                failure = Failure(planned.key, planned.cell, f"{type(cause).__name__}: {_one_line(cause)}"[-400:])
+            if failure:
+                failures.append(failure)
+            else:
+                done += 1
             bar.update()
             bar.set_postfix(done=done, cached=cached, failed=len(failures))
     return failures

@@ -250,3 +250,22 @@ def test_a_cell_is_stored_once_the_first_attempt_to_finish_wins(tmp_path, monkey
     assert grid.run_cell(planned, tmp_path, None) is None
     assert (target / "cell.json").read_text() == '{"first": true}' and not (target / "result/metrics.json").exists()
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["k1"]   # the later attempt's folder removed
+
+
+def test_a_crash_is_raised_for_a_retry_and_an_input_error_is_not(tmp_path, monkeypatch):
+    import probekit.cli
+
+    planned = grid.Planned("k1", grid.Cell("zeroshot", "m", "d", ()), False)
+
+    def crash(argv):
+        assert argv[0] == "--debug"   # so errors arrive typed
+        raise RuntimeError("CUDA out of\nmemory")
+
+    monkeypatch.setattr(probekit.cli, "main", crash)
+    assert grid.run_cell(planned, tmp_path, None).error == "RuntimeError: CUDA out of memory"
+    with pytest.raises(RuntimeError):   # under Ray: raised, so the task is retried
+        grid.run_cell(planned, tmp_path, None, raise_crash=True)
+    monkeypatch.setattr(probekit.cli, "main", lambda argv: (_ for _ in ()).throw(DataError("d: no such probe")))
+    failure = grid.run_cell(planned, tmp_path, None, raise_crash=True)   # the same on every attempt: reported
+    assert failure.error == "probes evaluate zeroshot: error: d: no such probe"
+    assert list((tmp_path / "cells").iterdir()) == []
