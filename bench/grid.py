@@ -21,7 +21,7 @@ import yaml
 
 from evaluators import grid
 from probekit.cli import main
-from probekit.params import ParamsFile
+from probekit.params import read_params
 
 
 def tiny_model(folder: Path) -> Path:
@@ -78,7 +78,7 @@ def run(cells: int, workers: int, examples: int) -> None:
               f"ray.init took {start:.2f} s more)")
         print(f"local / ray:              {local / distributed:7.2f}x")
         print(f"same metrics.json bytes:  {same}")
-        again = grid.plan(grid.read_spec(spec), tmp / "ray", ParamsFile(None))
+        again = grid.plan(grid.read_spec(spec), tmp / "ray", read_params(None))   # as probes grid reads them
         print(f"cached on a second plan:  {sum(p.cached for p in again)} of {len(again)}")
         print(f"second run, all cached:   {timed(spec, tmp / 'local', 'local'):7.2f} s  (the plan, the summary and "
               f"the report)")
