@@ -26,7 +26,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -264,15 +264,21 @@ def _last_line(text: str) -> str:
 def run_local(plans: list[Planned], store: Path, params: str | None, *, progress: bool = True) -> list[Failure]:
     """The missing cells, one after another in this process, a model that scores kept loaded from one cell to
     the next; a progress bar counts done / cached / failed."""
-    from tqdm.auto import tqdm
-
     from .kept_models import keeping
 
+    with keeping(1):
+        return _tally(plans, (run_cell(p, store, params) for p in plans if not p.cached), progress)
+
+
+def _tally(plans: list[Planned], outcomes: Iterable[Failure | None], progress: bool) -> list[Failure]:
+    """The failures among the missing cells' outcomes (as they come), with a progress bar of done / cached /
+    failed cells."""
+    from tqdm.auto import tqdm
+
     failures, done, cached = [], 0, sum(p.cached for p in plans)
-    with keeping(1), tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
+    with tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
         bar.set_postfix(done=done, cached=cached, failed=0)
-        for planned in (p for p in plans if not p.cached):
-            failure = run_cell(planned, store, params)
+        for failure in outcomes:
             if failure:
                 failures.append(failure)
             else:
@@ -346,19 +352,17 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: s
     """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, a CPU otherwise) on a
     running cluster (``address``) or a local Ray; a task whose worker dies or whose cell crashes is retried
     ``retries`` times, then reported with its error (a cell the command rejects, e.g. a bad model path, is
-    reported at once), the other cells unaffected. Every node must see the
-    store, and the driver's working directory (the spec's relative paths), at the same paths."""
+    reported at once), the other cells unaffected. Every node must see the store, and the driver's working
+    directory (the spec's relative paths), at the same paths."""
     import ray
-    from tqdm.auto import tqdm
 
     ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
              logging_level="ERROR", runtime_env={"env_vars": {"TOKENIZERS_PARALLELISM": "false"}})
     task = ray.remote(max_retries=retries, retry_exceptions=True)(_ray_cell)
-    todo = [p for p in plans if not p.cached]
     pending = {task.options(num_cpus=1, num_gpus=1 if str(dict(p.cell.options).get("device", "")).startswith(
-        "cuda") else 0).remote(p, str(store.resolve()), params, str(Path.cwd())): p for p in todo}
-    failures, done, cached = [], 0, len(plans) - len(todo)
-    with tqdm(total=len(plans), initial=cached, desc="cells", unit="cell", disable=not progress) as bar:
+        "cuda") else 0).remote(p, str(store.resolve()), params, str(Path.cwd())): p for p in plans if not p.cached}
+
+    def outcomes():
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             planned = pending.pop(ready[0])
@@ -367,10 +371,6 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: s
             except Exception as exc:   # a crash past its retries, or Ray's error (a worker lost past its retries)
                 cause = getattr(exc, "cause", None) or exc
                 failure = Failure(planned.key, planned.cell, f"{type(cause).__name__}: {_one_line(cause)}"[-400:])
-            if failure:
-                failures.append(failure)
-            else:
-                done += 1
-            bar.update()
-            bar.set_postfix(done=done, cached=cached, failed=len(failures))
-    return failures
+            yield failure
+
+    return _tally(plans, outcomes(), progress)
