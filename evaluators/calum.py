@@ -289,9 +289,10 @@ def history(trainer, seed: int) -> list[dict]:
 
 
 def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEvalParams, *,
-        group: str | None = None, device: str = "cpu", progress: bool = True) -> dict:
+        group: str | None = None, device: str = "cpu", progress: bool = True, profile: str | None = None) -> dict:
     """Fine-tune per seed (single task, or multitask ``group`` of ``cp.multitask``), evaluate, and write
-    ``predictions.jsonl``, ``metrics.json``, ``history.jsonl`` and the saved models under ``out`` atomically."""
+    ``predictions.jsonl``, ``metrics.json``, ``history.jsonl`` and the saved models under ``out`` atomically;
+    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
     tasks = [task] + ([t for t in cp.multitask[group] if t != task] if group else [])
     sets = {t: TaskData(task_folder(data, t)) for t in tasks}
     main = sets[task]
@@ -338,7 +339,8 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
         metrics = {"protocol": "calum", "task": task, "model": ref.name, "model_id": ref.spec,
                    "setting": group or "Single", "tasks_trained": tasks, "split": cp.split,
                    "labels": main.labels, "head_pretrained": False,
-                   "capped": bool(cp.capped()), "caps": cp.capped(), "params": cp.model_dump(mode="json"),
+                   "capped": bool(cp.capped()), "caps": cp.capped(), "profile": profile,
+                   "params": cp.model_dump(mode="json"),
                    "data": {t: {"folder": str(d.folder), "fingerprint": d.meta["fingerprint"],
                                 "order": d.meta.get("order")} for t, d in sets.items()},
                    "train_examples": {t: len(r) for t, r in train_rows.items()}, **record,

@@ -29,6 +29,7 @@ from matplotlib.ticker import PercentFormatter  # noqa: E402
 from probekit import atomic  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
 
+from . import smoke  # noqa: E402
 from .report import save  # noqa: E402
 
 PUBLISHED = Path(__file__).with_name("calum_published.yaml")
@@ -50,11 +51,12 @@ CAPPED = ("† capped settings (`capped: true`: a smaller eval/train limit, fewe
 
 
 class Row(NamedTuple):
-    """A table row: the runs of one model (id), evaluation split and capping."""
+    """A table row: the runs of one model (id), evaluation split, capping and scale (smoke profile or not)."""
     model: str
     model_id: str
     split: str
     capped: bool
+    smoke: bool = False
 
 
 def load_published() -> dict:
@@ -89,7 +91,7 @@ def check(m, where) -> None:
             raise DataError(f"{where}: {key} must be {{mean, std, n, per_seed}} with shares in [0, 1], not {stat!r}")
     if m.get("majority") is not None and not _is_share(m["majority"]):
         raise DataError(f"{where}: majority must be a share in [0, 1], not {m['majority']!r}")
-    for key in ("split", "language"):
+    for key in ("split", "language", "profile"):
         if m.get(key) is not None and not isinstance(m[key], str):
             raise DataError(f"{where}: {key} must be a string, not {m[key]!r}")
     if not isinstance(m.get("capped", False), bool):
@@ -123,7 +125,7 @@ def read_results(folder: Path) -> dict[str, dict]:
 # --- indexing -----------------------------------------------------------------------------------------------
 
 def _row(m: Mapping) -> Row:
-    return Row(m["model"], m["model_id"], m.get("split") or "dev", bool(m.get("capped", False)))
+    return Row(m["model"], m["model_id"], m.get("split") or "dev", bool(m.get("capped", False)), smoke.is_smoke(m))
 
 
 def _single(setting: str) -> bool:
@@ -165,14 +167,17 @@ def _row_order(rows, published: Mapping) -> list[Row]:
     paper = list(published["table2"])
     def key(r: Row):
         name = published["hub_ids"].get(r.model_id)
-        return (paper.index(name) if name in paper else len(paper), r.model, r.model_id, r.split, r.capped)
+        return (paper.index(name) if name in paper else len(paper), r.model, r.model_id, r.split, r.capped,
+                r.smoke)
     return sorted(set(rows), key=key)
 
 
 def _label(row: Row, setting: str = "") -> str:
-    """``model[-setting][ (split)][ †]``: the split when not a dev split, † on capped runs."""
+    """``model[-setting][ (split)][ †][ (smoke)]``: the split when not a dev split, † on capped runs, the smoke
+    marker on smoke-scale runs."""
     split = "" if row.split.startswith("dev") else f" ({row.split})"
-    return f"{row.model}{'-' + setting if setting else ''}{split}{' †' if row.capped else ''}"
+    return (f"{row.model}{'-' + setting if setting else ''}{split}{' †' if row.capped else ''}"
+            f"{' ' + smoke.MARK if row.smoke else ''}")
 
 
 # --- cells --------------------------------------------------------------------------------------------------
@@ -278,7 +283,8 @@ def runs_table(results: Mapping[str, Mapping]) -> list[str]:
         seeds = m.get("per_seed", [])
         epochs = ", ".join(f"{_number(s.get('best_epoch'))}/{_number(s.get('epochs'))}" for s in seeds) or DASH
         n = max((m[k].get("n") or 0 for k in STATS if m.get(k)), default=0)
-        lines.append(f"| {run} | {m['model']} | `{m['model_id']}` | {m['task']} | {m['setting']} | "
+        mark = f" {smoke.MARK}" if smoke.is_smoke(m) else ""
+        lines.append(f"| {run}{mark} | {m['model']} | `{m['model_id']}` | {m['task']} | {m['setting']} | "
                      f"{', '.join(m.get('tasks_trained') or [m['task']])} | {m.get('split') or 'dev'} | {n} | "
                      f"{_share(m.get('majority'))} | {epochs} | {'† yes' if m.get('capped') else 'no'} |")
     return lines + [""]
@@ -304,6 +310,7 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
     tasks = _task_order(m["task"] for m in results.values())
     english = [t for t in tasks if not any(_korean(m) for m in results.values() if m["task"] == t)]
     korean = [t for t in tasks if t not in english]
+    small = smoke.any_smoke(results.values())
     lines = ["# CALUM results", "",
              "Mean ± std (sample std over seeds) in %. **Acc_val**: accuracy on the evaluated split's labelled "
              "originals; **C_R** / **C_S**: share of examples whose prediction on the REVERSE (segments swapped "
@@ -313,8 +320,11 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
              "little beyond the prior, and a constant prediction is trivially consistent). "
              "`paper:` rows: the published numbers (Jang, Kwon and Lukasiewicz 2021; means of five runs, no std) "
              "for the same Hub checkpoint.", ""]
+    lines = smoke.with_banner(lines, small)
     if any(m.get("capped") for m in results.values()):
         lines += [CAPPED, ""]
+    if small:
+        lines += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
     if any(published["hub_ids"].get(m["model_id"], "").startswith("T5") for m in results.values()):
         lines += ["The paper's T5 rows are the Hub's multitask-fine-tuned checkpoints, evaluated as text "
                   "generation without further fine-tuning; a run here trains a new classification head.", ""]
@@ -328,6 +338,7 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
     summary = {"source": published["source"], "runs": {run: {
         **{k: m.get(k) for k in ("model", "model_id", "task", "setting", "split", "language", "majority")},
         "tasks_trained": m.get("tasks_trained") or [m["task"]], "capped": bool(m.get("capped", False)),
+        "profile": m.get("profile"),
         **{k: m[k] for k in STATS if m.get(k)}, "published_pct": published_for(m, published)}
         for run, m in sorted(results.items())}}
     return "\n".join(lines), summary

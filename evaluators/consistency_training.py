@@ -186,9 +186,11 @@ def _summary(metrics: dict) -> dict:
 
 
 def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParams, *,
-        eval_relations: list[str] | None = None, device="cpu", progress: bool = True) -> dict:
+        eval_relations: list[str] | None = None, device="cpu", progress: bool = True,
+        profile: str | None = None) -> dict:
     """Evaluate the training and held-out relations (default: every other N-1 relation), train, evaluate
-    again; write ``metrics.json``, ``history.jsonl`` and the trained ``model/`` under ``out`` (atomically)."""
+    again; write ``metrics.json``, ``history.jsonl`` and the trained ``model/`` under ``out`` (atomically).
+    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
     for rel in (*params.train_relations, *(eval_relations or ())):
         data.relation(rel)  # an unknown relation fails before any work
     held_out = list(eval_relations or [r["relation"] for r in data.relations
@@ -204,7 +206,8 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
     history = train(loaded, data, params, device=device, progress=progress)
     metrics = {"before": before, "after": measure(), "history": history, "params": params.model_dump(),
                "train_relations": params.train_relations, "eval_relations": held_out, "model": loaded.name,
-               "data": str(data.folder), "data_fingerprint": data.meta["fingerprint"], **loaded.provenance()}
+               "data": str(data.folder), "data_fingerprint": data.meta["fingerprint"], **loaded.provenance(),
+               "profile": profile}
     with atomic.atomic_path(Path(out)) as tmp:
         atomic.write_json(tmp / "metrics.json", metrics)
         atomic.write_jsonl(tmp / "history.jsonl", history)

@@ -104,10 +104,23 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
     return out, zero_shot
 
 
-def cached(array: np.ndarray, device: str) -> Features:
-    """Features served from the cache, moved to the device once."""
+def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_rows: int | None = None) -> Features:
+    """Features served from the cache, moved to the device once. ``rows``: the split's rows the array holds (in
+    order, of ``n_rows``); asking for another row is an error, never a silent zero."""
     tensor = torch.as_tensor(array, device=device)
-    return lambda idx: tensor[torch.as_tensor(idx, device=device)]
+    if rows is None:
+        return lambda idx: tensor[torch.as_tensor(idx, device=device)]
+    where = np.full(n_rows, -1, np.int64)
+    where[rows] = np.arange(len(rows))
+
+    def features(idx: np.ndarray) -> torch.Tensor:
+        positions = where[np.asarray(idx)]
+        if (positions < 0).any():
+            raise RuntimeError("a training row outside the cached features' rows (the curve's sizes or seeds "
+                               "differ from those the features were cached for)")
+        return tensor[torch.as_tensor(positions, device=device)]
+
+    return features
 
 
 def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInputs", out: Path, setting: str,
@@ -156,6 +169,8 @@ def as_split(features: Features, candidates: np.ndarray, rows: Sequence[Mapping]
                  torch.as_tensor(gold_positions(rows), device=device))
 
 
-def feature_key(variants: Mapping[str, dict], split: str, **model) -> dict:
+def feature_key(variants: Mapping[str, dict], split: str, train_rows: Mapping[str, np.ndarray] | None = None,
+                **model) -> dict:
     return feature_cache.key(fingerprints={n: describe(v["path"], None)["data_fingerprint"]
-                                           for n, v in variants.items()}, split=split, **model)
+                                           for n, v in variants.items()}, split=split, train_rows=train_rows,
+                             **model)

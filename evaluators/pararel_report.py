@@ -13,6 +13,7 @@ import yaml
 from probekit import atomic
 from probekit.errors import DataError
 
+from . import smoke
 from .pararel_metrics import EDGE_TYPES
 from .pararel_plots import correlation, plot
 
@@ -40,6 +41,10 @@ def read_results(folder: Path) -> dict[str, dict]:
     return {f.parent.name: json.loads(f.read_text(encoding="utf-8")) for f in files}
 
 
+def _smoke_flag(m: dict) -> str:
+    return f" {smoke.MARK}" if smoke.is_smoke(m) else ""
+
+
 def _table(title: str, keys: tuple[str, ...], results: dict, published: dict) -> list[str]:
     head = " | ".join(f"{k} | {k} (paper)" for k in keys)
     lines = [f"### {title}", "", f"| model | model id | N-1 relations | {head} |",
@@ -48,21 +53,26 @@ def _table(title: str, keys: tuple[str, ...], results: dict, published: dict) ->
         paper = published.get(m["model_id"], {})
         n = m["macro"].get(keys[0], {}).get("n", 0)
         cells = " | ".join(f"{_cell(m['macro'].get(k))} | {_published(paper.get(k))}" for k in keys)
-        flag = "" if m.get("lm_head", "pretrained") == "pretrained" else " †"
+        flag = ("" if m.get("lm_head", "pretrained") == "pretrained" else " †") + _smoke_flag(m)
         lines.append(f"| {name}{flag} | `{m['model_id']}` | {n} | {cells} |")
     return lines + [""]
 
 
-def render(results: dict[str, dict]) -> tuple[str, dict]:
-    """The markdown report and its JSON (ours and the published numbers per model)."""
+def render(results: dict[str, dict], consistency: dict[str, dict] | None = None) -> tuple[str, dict]:
+    """The markdown report and its JSON (ours and the published numbers per model); ``consistency``: the
+    consistency-training results the §8 table will show (their smoke scale, if any, is said under the title)."""
     published = yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))["models"]
-    lines = ["# ParaRel results", "",
-             "Macro mean ± std (sample std over relations) in %, over the N-1 relations each run evaluated; "
-             "the paper's numbers (Elazar et al. 2021) are over its 31 N-1 relations, with objects filtered to one "
-             "token for all of its models, so they compare only when the data and model match.", ""]
+    small = smoke.any_smoke([*results.values(), *(consistency or {}).values()])
+    lines = smoke.with_banner([
+        "# ParaRel results", "",
+        "Macro mean ± std (sample std over relations) in %, over the N-1 relations each run evaluated; the paper's "
+        "numbers (Elazar et al. 2021) are over its 31 N-1 relations, with objects filtered to one token for all of "
+        "its models, so they compare only when the data and model match.", ""], small)
     if any(m.get("lm_head", "pretrained") != "pretrained" for m in results.values()):
         lines += ["† the checkpoint has no MLM head: a newly initialised one scored, so not a zero-shot result "
                   "(no knowledge is measured).", ""]
+    if small:
+        lines += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
     lines += _table("Knowledge and consistency (Table 3)", TABLE3, results, published)
     lines += _table("Extractability (Table 2)", TABLE2, results, published)
     lines += ["### Consistency by edge type", "", "| model | " + " | ".join(EDGE_TYPES) + " |",
@@ -80,23 +90,27 @@ def render(results: dict[str, dict]) -> tuple[str, dict]:
     lines += ["Pearson r of per-relation Accuracy and Consistency (the paper: 0.67 to 0.82): " + "; ".join(
         f"{name} {r:.2f}" if (r := correlation(m)) is not None else f"{name} –" for name, m in results.items()), ""]
     summary = {name: {"model_id": m["model_id"], "macro": m["macro"], "determinism": m["determinism"].get("macro"),
-                      "accuracy_consistency_r": correlation(m), "published": published.get(m["model_id"])}
+                      "accuracy_consistency_r": correlation(m), "published": published.get(m["model_id"]),
+                      "profile": m.get("profile")}
                for name, m in results.items()}
     return "\n".join(lines), summary
 
 
-def consistency_training(folder: Path) -> list[str]:
-    """Paper §8: macro Consistency and Accuracy before and after consistency training, per model and group."""
+def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
+    """Paper §8: macro Consistency and Accuracy before and after consistency training, per model and group
+    (``folder``: the results folder, or its ``{model: metrics}``)."""
     lines = ["### Consistency training (§8)", "",
              "| model | relations | n | Consistency before | after | Accuracy before | after |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
-    for name, m in read_results(folder).items():
+    results = folder if isinstance(folder, dict) else read_results(folder)
+    for name, m in results.items():
         for group in ("train", "held_out"):
             if group not in m["before"]:
                 continue
             before, after = m["before"][group]["macro"], m["after"][group]["macro"]
-            lines.append(f"| {name} | {group} | {before['Consistency']['n']} | {_cell(before['Consistency'])} | "
-                         f"{_cell(after['Consistency'])} | {_cell(before['Accuracy'])} | {_cell(after['Accuracy'])} |")
+            lines.append(f"| {name}{_smoke_flag(m)} | {group} | {before['Consistency']['n']} | "
+                         f"{_cell(before['Consistency'])} | {_cell(after['Consistency'])} | "
+                         f"{_cell(before['Accuracy'])} | {_cell(after['Accuracy'])} |")
     return lines + ["", "The paper (bert-base-cased, λ=0.1–1, 3 epochs on P138, P37, P449): Consistency 58.2 → 64.0 "
                         "on 25 unseen relations.", ""]
 
@@ -110,10 +124,11 @@ def write_results(results: dict[str, dict], out: Path, consistency: Path | None 
                   plot_path: Path | None = None) -> None:
     """The report of ``{row label: metrics}`` to ``out``, its JSON beside it, the plot when asked; with
     ``consistency``, the §8 table of the consistency-training results there."""
-    text, summary = render(results)
+    trained = read_results(consistency) if consistency is not None else None
+    text, summary = render(results, trained)
     if plot_path is not None:
         plot(results, plot_path)
-    if consistency is not None:
-        text += "\n" + "\n".join(consistency_training(consistency))
+    if trained is not None:
+        text += "\n" + "\n".join(consistency_training(trained))
     atomic.write_text(out, text)
     atomic.write_json(out.with_suffix(".json"), summary)

@@ -469,7 +469,8 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     zs.add_argument("--batch-size", type=_batch_size,
                     help="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU (default: the "
                          "params' zeroshot.batch_size, else auto); scores do not depend on it")
-    zs.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    zs.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
     zs.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="weights' dtype; auto: bfloat16 on a GPU or CPU with native bf16, else float32 (default: "
                          "the params' zeroshot.dtype, else float32)")
@@ -541,6 +542,18 @@ import   aggregate the workers' answer files into a gold table by majority vote 
     return p
 
 
+def resolve_device(device: str) -> str:
+    """``--device auto``: ``cuda`` when torch sees a GPU, else ``cpu`` (logged); any other device as given. The one
+    place ``auto`` is resolved (torch is imported only for it)."""
+    if device != "auto":
+        return device
+    import torch
+
+    resolved = "cuda" if torch.cuda.is_available() else "cpu"
+    logging.getLogger("probekit").info("--device auto: %s", resolved)
+    return resolved
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
@@ -555,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     log.propagate = False
     where = f"probes {args.command}"
     try:
+        if getattr(args, "device", None) == "auto":
+            args.device = resolve_device(args.device)
         return args.func(args)
     except KeyboardInterrupt:
         print(f"{where}: interrupted", file=sys.stderr)

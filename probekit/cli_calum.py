@@ -26,6 +26,7 @@ def _evaluate(args) -> int:
     from probekit.params import read_params, section
 
     params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     cp = section(params, "calum_eval", CalumEvalParams)
     cp = cp.model_copy(update={k: getattr(args, k) for k in OVERRIDES if getattr(args, k) is not None})
     if args.multitask and args.multitask not in cp.multitask:
@@ -35,7 +36,8 @@ def _evaluate(args) -> int:
     from evaluators.models import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
-    m = calum.run(ref, Path(args.data), args.task, Path(args.out), cp, group=args.multitask, device=args.device)
+    m = calum.run(ref, Path(args.data), args.task, Path(args.out), cp, group=args.multitask, device=args.device,
+                  profile=profile)
     cells = ", ".join(f"{k} {100 * m[k]['mean']:.1f}" + (f"±{100 * m[k]['std']:.1f}" if m[k]["std"] else "")
                       for k in ("accuracy", "C_R", "C_S", "C_sym") if k in m)
     print(f"{args.model} {args.task} ({m['setting']}, {len(cp.seeds)} seed(s), {m['split']}): {cells}; "
@@ -71,7 +73,8 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--eval-limit", type=int, help="only the first N validation examples of each variant")
     ev.add_argument("--max-steps", type=int, help="stop after N updates (smoke runs)")
     ev.add_argument("--split", help="the validation split (default: the params' calum_eval.split, dev)")
-    ev.add_argument("--device", default="cpu", help="cpu, cuda (every visible GPU), cuda:1, ...")
+    ev.add_argument("--device", default="cpu", help="cpu, cuda (every visible GPU), cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
     ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")
     ev.add_argument("--params", help=params_help + "; section calum_eval (the paper's settings by default)")

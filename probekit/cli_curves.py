@@ -57,7 +57,8 @@ def _features(args) -> int:
     shape = mlm_curve.cache_features(model=args.model, data=Path(args.data), features_dir=Path(args.out),
                                      split=args.split or cp.split, load=load, glove=args.glove or cp.glove,
                                      device=args.device, batch_size=args.batch_size or zs.batch_size,
-                                     multi_token=zs.multi_token)
+                                     multi_token=zs.multi_token, sizes=args.sizes or cp.sizes,
+                                     seeds=args.seeds or cp.seeds)
     print(f"wrote {args.out}: features {shape}")
     return 0
 
@@ -68,14 +69,18 @@ def _curve(args) -> int:
     from probekit.params import read_params, section
 
     params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "curve", CurveParams)
     load = None if args.model == mlm_curve.MLM_BASELINE else _loader(args, params, zs)
-    m = mlm_curve.run(model=args.model, data=Path(args.data), out=Path(args.out), setting=args.setting,
+    settings = args.setting if len(args.setting) > 1 else args.setting[0]
+    m = mlm_curve.run(model=args.model, data=Path(args.data), out=Path(args.out), setting=settings,
                       sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=cp.training,
                       split=args.split or cp.split, features_dir=Path(args.features) if args.features else None,
                       load=load, glove=args.glove or cp.glove, device=args.device,
-                      batch_size=args.batch_size or zs.batch_size, multi_token=zs.multi_token)
-    _print_curve(m)
+                      batch_size=args.batch_size or zs.batch_size, multi_token=zs.multi_token,
+                      profile=profile)
+    for curve in (m.values() if isinstance(settings, list) else [m]):
+        _print_curve(curve)
     return 0
 
 
@@ -85,6 +90,7 @@ def _mcqa(args) -> int:
     from probekit.params import read_params, section
 
     params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     mp = section(params, "mcqa", McqaParams)
     data = Path(args.data)
     esim = args.model == ESIM
@@ -96,7 +102,9 @@ def _mcqa(args) -> int:
 
     m = mcqa.run(model=model, data=data, out=Path(args.out), sizes=args.sizes or mp.sizes,
                  seeds=args.seeds or mp.seeds, hp=hp, split=args.split or mp.split,
-                 intermediate=intermediate or None, glove=args.glove or mp.glove, device=args.device)
+                 intermediate=intermediate or None, intermediate_limit=mp.intermediate_limit,
+                 glove=args.glove or mp.glove, device=args.device,
+                 profile=profile)
     _print_curve(m)
     return 0
 
@@ -139,22 +147,28 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
         c.add_argument("--data", required=True, help="a probe folder (its original variant and the NO-LANG and "
                                                      "PERTURBED controls it has) or a variant folder")
         c.add_argument("--out", required=True, help=out)
-    cu.add_argument("--setting", required=True, choices=("mlp", "linear"), help="which part of the head trains")
-    cu.add_argument("--features", help="features folder: read when it matches the model, data and dtype, else "
-                                       "computed and written there (probes evaluate features)")
+    cu.add_argument("--setting", required=True, choices=("mlp", "linear"), action="append",
+                    help="which part of the head trains; give it twice (--setting mlp --setting linear) for both "
+                         "curves from one model load and one set of features, each written to OUT/<setting>")
+    cu.add_argument("--features", help="features folder: read when it matches the model, data, dtype and the "
+                                       "curves' training rows, else computed and written there (probes evaluate "
+                                       "features)")
     qa.add_argument("--intermediate", metavar="VARIANT",
                     help="fine-tune first on this variant's whole train split (default: the params' "
                          "mcqa.intermediate for the probe; '' for none)")
 
     for c in (fe, cu, qa):
         c.add_argument("--split", help="the evaluation split (default: the params' section's split, else dev)")
-        c.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+        c.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+                                                       "(cuda when torch sees a GPU, else cpu)")
         c.add_argument("--glove", help="GloVe vectors of the baselines: pkg:<package> or a GloVe text file "
                                        "(default: the params' section's glove)")
         c.add_argument("--params", help=params_help)
-    for c in (cu, qa):
+    for c in (fe, cu, qa):
         c.add_argument("--sizes", type=_sizes, help="training sizes N, e.g. 62,125,250,500,1000,2000,4000 "
-                                                    "(default: the params' section's sizes)")
+                                                    "(default: the params' section's sizes)" +
+                       ("; a masked LM's training features are cached for the rows these curves use" if c is fe
+                        else ""))
         c.add_argument("--seeds", type=_seeds, help="seeds, e.g. 1,2,3 (default: the params' section's seeds)")
     for c in (fe, cu):
         c.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),

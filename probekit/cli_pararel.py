@@ -25,6 +25,7 @@ def _evaluate(args) -> int:
     from probekit.params import read_params, section
 
     params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, pp = section(params, "zeroshot", ZeroshotParams), section(params, "pararel_eval", ParaRelEvalParams)
     data = read_cloze_set(args.data)
     relations = args.relations or pp.relations
@@ -41,7 +42,7 @@ def _evaluate(args) -> int:
     a_an = pp.a_an_filter if args.a_an_filter is None else args.a_an_filter
     m = pararel.run(loaded, data, Path(args.out), relations=relations, limit=args.limit or pp.limit,
                     top_k=args.top_k or pp.top_k, a_an_filter=a_an, rule=args.rule or getattr(zs.rules, loaded.family),
-                    batch_size=args.batch_size or zs.batch_size)
+                    batch_size=args.batch_size or zs.batch_size, profile=profile)
     macro = m["macro"]
     print(f"{args.model}: {m['queries']} queries; N-1 macro " + ", ".join(
         f"{k} {macro[k]['mean']:.3f}" for k in ("Accuracy", "Consistency", "Consistent-Acc")
@@ -57,13 +58,15 @@ def _train(args) -> int:
     from probekit.params import read_params, section
 
     params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "consistency", ConsistencyParams)
     data = read_cloze_set(args.data)
     for rel in (*cp.train_relations, *(args.eval_relations or ())):
         data.relation(rel)
     ref = resolve_model(args.model, params.models(), params.label)
     loaded = load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype="float32")
-    m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device)
+    m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device,
+            profile=profile)
     for group in ("train", "held_out"):
         if group in m["before"]:
             before, after = m["before"][group]["macro"], m["after"][group]["macro"]
@@ -106,7 +109,8 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                     help="the scoring rule (default: the params' zeroshot.rules for the family)")
     ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
                     help="rows per forward pass (default: the params' zeroshot.batch_size); scores do not depend on it")
-    ev.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    ev.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
     ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="weights' dtype (default: the params' zeroshot.dtype)")
     ev.add_argument("--params", help=params_help)
@@ -131,6 +135,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
     co.add_argument("--eval-relations", type=_relations,
                     help="held-out relations to evaluate (default: every N-1 relation not trained on)")
-    co.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    co.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
     co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
     co.set_defaults(func=_train)

@@ -53,6 +53,16 @@ class ParamsFile:
     def label(self) -> str:
         return str(self.path) if self.path else "built-in defaults"
 
+    @property
+    def profile(self) -> str | None:
+        """The file's top-level ``profile`` (``smoke``: every protocol at a scale that checks the pipeline and
+        measures nothing; ``paper``: the papers' settings), recorded in the metrics of the protocols whose scale it
+        sets; None when absent (or when only the built-in defaults apply)."""
+        value = self.data.get("profile")
+        if value is not None and not isinstance(value, str):
+            raise ParamsError(f"{self.label}: profile: must be a string such as smoke or paper, got {value!r}")
+        return value
+
     def models(self) -> dict[str, str]:
         """Model aliases: the built-in ones, then the file's ``models`` section."""
         extra = self.data.get("models") or {}

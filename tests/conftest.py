@@ -1,16 +1,102 @@
-"""Shared fixtures: the offline mirror, and tiny random masked LMs with real tokenizers, built by the tests."""
+"""Shared fixtures: the offline mirror, and tiny random masked LMs with real tokenizers, built by the tests.
+
+The environment is made hermetic here, at import, before any test module imports huggingface_hub, transformers,
+datasets or torch (they read their variables once, at import): nothing from the caller's shell reaches a test."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("PROBES_MIRROR") or REPO.parent / "shared" / "raw").resolve()
+# The source mirror the fixtures copy from (every file sha256-checked against raw/sources.yaml): the workspace's
+# ../shared/raw, or PROBES_TEST_MIRROR. Not $PROBES_MIRROR: that one is the code under test's, and cleared below.
+MIRROR = Path(os.environ.get("PROBES_TEST_MIRROR") or REPO.parent / "shared" / "raw").resolve()
+
+# --- a hermetic environment ---------------------------------------------------------------------------------
+# Cleared: what could leak in from the caller's shell and change what the code under test does (the Hub and its
+# token, offline switches, caches, proxies, a Ray cluster, a DVC config, this project's own variables, a
+# torchrun launch, a git repository of a hook). A test that needs one sets it itself (monkeypatch.setenv, and
+# patches a constant read at import, e.g. huggingface_hub.constants.HF_HUB_OFFLINE).
+_CLEARED_PREFIXES = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "PROBES_", "DVC_", "RAY_", "AWS_", "GIT_", "ACCELERATE_")
+_CLEARED = {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "nltk_data", "sentence_transformers_home",
+            "world_size", "rank", "local_rank", "local_world_size", "master_addr", "master_port"}
+if any(module in sys.modules for module in ("huggingface_hub", "transformers", "datasets", "torch")):
+    raise RuntimeError("tests/conftest.py: huggingface_hub, transformers, datasets or torch was imported before "
+                       "the test environment was cleared (a pytest plugin?): they would keep the shell's settings")
+for _name in [n for n in os.environ if n.startswith(_CLEARED_PREFIXES) or n.lower() in _CLEARED]:
+    del os.environ[_name]
+
+# Caches and configs in a folder of this session, never the user's; removed at the end (pytest_unconfigure).
+SESSION_HOME = Path(tempfile.mkdtemp(prefix="probekit-tests-"))
+_DVC_GLOBAL = SESSION_HOME / "dvc-global"
+_DVC_GLOBAL.mkdir()
+(_DVC_GLOBAL / "config").write_text("[core]\n    check_update = false\n    analytics = false\n")
+# For every `dvc` a test runs: no update check, no analytics, no user or system config, a site cache (repo
+# locks, the updater's file) of this session instead of /var/tmp/dvc.
+DVC_ENV = {"DVC_NO_ANALYTICS": "1", "DVC_GLOBAL_CONFIG_DIR": str(_DVC_GLOBAL),
+           "DVC_SYSTEM_CONFIG_DIR": str(SESSION_HOME / "dvc-system"),
+           "DVC_SITE_CACHE_DIR": str(SESSION_HOME / "dvc-site-cache")}
+os.environ.update(
+    DVC_ENV,
+    HF_HOME=str(SESSION_HOME / "hf"),   # an empty Hub cache, no token file
+    HF_HUB_OFFLINE="1",                 # no test reaches the real Hub; one that wants a (loopback) Hub patches the constant
+    NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+    RAY_ADDRESS="local",                # ray.init starts a Ray of its own, never joins `ray start`'s
+    RAY_USAGE_STATS_ENABLED="0",
+    AWS_CONFIG_FILE=str(SESSION_HOME / "no-aws-config"), AWS_SHARED_CREDENTIALS_FILE=str(SESSION_HOME / "no-aws-creds"),
+    AWS_EC2_METADATA_DISABLED="true",
+    # One thread per process: the tiny models run several times faster than with threads that contend for
+    # the cores, and float results do not depend on the machine's core count or the shell's settings.
+    OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+)
+
+
+def dvc_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with the variables every ``dvc`` command of a test needs."""
+    return {**(os.environ if base is None else base), **DVC_ENV}
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(SESSION_HOME, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _empty_working_directory(tmp_path, monkeypatch):
+    """Every test starts in its own empty folder: a ./params.yaml, ./raw/sources.yaml or output of the folder
+    pytest was started from is never read or written."""
+    monkeypatch.chdir(tmp_path)
+
+
+# --- a skipped test fails the run ---------------------------------------------------------------------------
+# Every dependency the tests use is declared (pyproject.toml: the offline and dev extras): a missing one is an
+# error, not a skip, and so is a skip from any other cause.
+
+
+def _skipped(config) -> list:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return reporter.stats.get("skipped", []) if reporter else []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if skipped := _skipped(config):
+        terminalreporter.section("skipped tests fail this suite", red=True)
+        terminalreporter.line(f"{len(skipped)} test(s) skipped: a skip hides a missing dependency or a broken "
+                              "fixture; see the reasons above (-ra) and make them run (tests/conftest.py)", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not hasattr(session.config, "workerinput") and _skipped(session.config) and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 # Text the tiny BPE is trained on: probe phrasings, so that answer words are whole tokens both with and
 # without the byte-level space marker ("older" at the start of a line, "Ġolder" after a space).
@@ -91,28 +177,55 @@ def tiny_roberta(tmp_path_factory) -> Path:
     return path
 
 
+class MirrorSources:
+    """Sources fetched from the mirror into one raw root, as ``probes sources fetch`` stores them (the real
+    manifest), and loaders run on them with the built-in params, as ``probes tables NAME``: each once per
+    session. Tests read what they get and never change it."""
+
+    def __init__(self, raw: Path):
+        self.raw = raw
+        self._fetched: set[str] = set()
+        self._loaded: dict = {}
+
+    @staticmethod
+    def params(name: str):
+        """Loader ``name``'s built-in params (``tables.NAME`` of no params file)."""
+        from probekit import loaders
+        from probekit.params import ParamsFile, section
+
+        return section(ParamsFile(None), f"tables.{name}", loaders.get(name).params)
+
+    def fetch(self, name: str) -> Path:
+        """The raw root, now holding the sources of loader ``name``."""
+        if name not in self._fetched:
+            from probekit import loaders
+            from probekit.sources import fetch, load_manifest
+
+            assert MIRROR.is_dir(), f"no source mirror at {MIRROR}: put it at ../shared/raw or set PROBES_TEST_MIRROR"
+            manifest = load_manifest(REPO / "raw/sources.yaml")
+            for source in loaders.get(name).sources(self.params(name)):
+                fetch(manifest[source], self.raw / source, mirror=MIRROR, progress=False)
+            self._fetched.add(name)
+        return self.raw
+
+    def loaded(self, name: str):
+        """Loader ``name``'s ``Loaded`` (tables and report) on the mirror's sources."""
+        if name not in self._loaded:
+            from probekit import loaders
+
+            self._loaded[name] = loaders.get(name).fn(self.fetch(name), self.params(name))
+        return self._loaded[name]
+
+
 @pytest.fixture(scope="session")
-def source_tables(tmp_path_factory):
-    """``load(name) -> {table: DataFrame}``: a table set built once per session from the mirror, as
-    ``probes sources fetch`` + ``probes tables NAME`` would (the real manifest, a temporary raw root)."""
-    from probekit import loaders
-    from probekit.params import ParamsFile, section
-    from probekit.sources import fetch, load_manifest
+def mirror_sources(tmp_path_factory) -> MirrorSources:
+    return MirrorSources(tmp_path_factory.mktemp("raw"))
 
-    manifest = load_manifest(REPO / "raw/sources.yaml")
-    raw = tmp_path_factory.mktemp("raw")
-    cache: dict[str, dict] = {}
 
-    def load(name: str) -> dict:
-        if name not in cache:
-            loader = loaders.get(name)
-            params = section(ParamsFile(None), f"tables.{name}", loader.params)
-            for source in loader.sources(params):
-                fetch(manifest[source], raw / source, mirror=MIRROR, progress=False)
-            cache[name] = loader.fn(raw, params).tables
-        return cache[name]
-
-    return load
+@pytest.fixture(scope="session")
+def source_tables(mirror_sources):
+    """``load(name) -> {table: DataFrame}``: loader ``name``'s tables on the mirror, built once per session."""
+    return lambda name: mirror_sources.loaded(name).tables
 
 
 class LoopbackServer:

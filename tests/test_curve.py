@@ -240,7 +240,8 @@ def test_feature_cache_is_used_only_for_its_key(tiny_bert, probe, tmp_path, monk
     meta = json.loads((cache / "meta.json").read_text())
     assert meta["key"]["data_fingerprints"] == {"nolang": "fp-nolang", "original": "fp-original",
                                                 "perturbed": "fp-perturbed"}
-    assert np.load(cache / "original" / "train.npy").shape == (300, 32)
+    assert np.load(cache / "original" / "train.npy").shape == (8, 32)   # the rows the curve trains on
+    assert meta["key"]["train_rows"]["original"]["n"] == 8
 
     def no_encoder(*_args, **_kwargs):
         raise AssertionError("the encoder ran although the cache matches")
@@ -251,6 +252,56 @@ def test_feature_cache_is_used_only_for_its_key(tiny_bert, probe, tmp_path, monk
     # another dtype is another key: recomputed
     key = meta["key"] | {"dtype": "bfloat16"}
     assert features.read(cache, key) is None
+
+
+def test_features_of_the_rows_a_curve_uses_give_the_curve_of_every_row(tiny_bert, probe, tmp_path):
+    """Only the training rows of some (N, seed) subset are encoded; the curve is the one of a full cache."""
+    loaded = load(tiny_bert)
+    variants = learning_curve.read_variants(probe, "dev")
+    sizes, seeds = [4, 8], [1, 2]
+    rows = learning_curve.curve_train_rows(variants, sizes, seeds)
+    by_hand = sorted({int(i) for seed in seeds for i in np.random.default_rng(seed).permutation(300)[:8]})
+    assert rows["original"].tolist() == by_hand and 8 < len(by_hand) <= 16
+    for name in ("nolang", "perturbed"):   # the controls' rows derived from the same original rows
+        derived = learning_curve.control_rows([r["id"] for r in variants["original"]["train"]],
+                                              variants[name]["train"])[by_hand]
+        assert rows[name].tolist() == sorted(derived[derived >= 0].tolist())
+    common = dict(split="dev", device="cpu", progress=False)
+    full = mlm_curve.lm_inputs(loaded, variants, features_dir=tmp_path / "all", **common)
+    some = mlm_curve.lm_inputs(loaded, variants, features_dir=tmp_path / "some", train_rows=rows, **common)
+    stored = np.load(tmp_path / "some" / "original" / "train.npy")
+    assert stored.shape == (len(by_hand), 32)
+    assert np.allclose(np.load(tmp_path / "all" / "original" / "train.npy")[by_hand], stored, atol=1e-5)
+    args = dict(model_name="tiny", variants=variants, setting="MLP", sizes=sizes, seeds=seeds, hp=FAST, split="dev",
+                progress=False)
+    a = curve.run_curve(inputs=full, out=tmp_path / "a", **args)
+    b = curve.run_curve(inputs=some, out=tmp_path / "b", **args)
+    assert a == b
+    train_split = some.splits("original")[0]
+    outside = next(i for i in range(300) if i not in by_hand)
+    with pytest.raises(RuntimeError, match="outside the cached features"):
+        train_split.features(np.asarray([by_hand[0], outside]))
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_both_settings_in_one_run_equal_two_runs(tiny_bert, probe, tmp_path):
+    """``--setting mlp --setting linear``: one model load and one feature cache, each setting's files the bytes of
+    its own run."""
+    loaded = load(tiny_bert)
+    args = dict(model="tiny", data=probe, sizes=[4, 8], seeds=[1, 2], hp=FAST, load=lambda: loaded, progress=False)
+    both = mlm_curve.run(out=tmp_path / "both", setting=["mlp", "linear"], features_dir=tmp_path / "f", **args)
+    assert set(both) == {"mlp", "linear"} and both["mlp"]["setting"] == "MLP"
+    for setting in ("mlp", "linear"):
+        alone = mlm_curve.run(out=tmp_path / setting, setting=setting, features_dir=tmp_path / f"f-{setting}", **args)
+        assert alone == both[setting]
+        assert files_of(tmp_path / setting) == files_of(tmp_path / "both" / setting)
+    from probekit.errors import UsageError
+
+    with pytest.raises(UsageError, match="at most once"):
+        mlm_curve.run(out=tmp_path / "x", setting=["mlp", "mlp"], **args)
 
 
 def test_a_curve_needs_a_masked_lm_and_a_train_split(tiny_gpt2, probe, tmp_path):

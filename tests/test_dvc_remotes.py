@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import dvc_env
+
 BIN = Path(sys.executable).parent
 BUCKET = "probekit-dvc"
 FAKE = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
@@ -42,12 +44,12 @@ age_comparison:
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AWS_", "DVC_")) and k.lower() not in {"http_proxy", "https_proxy", "all_proxy"}}
-    env.update(FAKE, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", DVC_NO_ANALYTICS="1",
+    env.update(FAKE, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
                AWS_EC2_METADATA_DISABLED="true", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
                AWS_CONFIG_FILE=str(tmp_path / "no-aws-config"),
                AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-aws-credentials"))
     env.pop("PROBES_MIRROR", None)
-    return env
+    return dvc_env(env)   # no analytics, no update check, no user/system DVC config, a site cache of the session
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
@@ -74,9 +76,6 @@ def repo(tmp_path) -> tuple[Path, dict[str, str]]:
     env = _env(tmp_path)
     run(["git", "init", "-q"], root, env)
     run(["dvc", "init", "-q"], root, env)
-    run(["dvc", "config", "--local", "core.check_update", "false"], root, env)
-    run(["dvc", "config", "--local", "core.analytics", "false"], root, env)
-    run(["dvc", "config", "--local", "core.site_cache_dir", str(tmp_path / "site-cache")], root, env)
     (root / "dvc.yaml").write_text(DVC_YAML)
     (root / "params.yaml").write_text(PARAMS_YAML)
     blob = root / "raw" / "blob.bin"   # binary data, tracked with `dvc add`
@@ -90,9 +89,9 @@ def repo(tmp_path) -> tuple[Path, dict[str, str]]:
 @pytest.fixture(scope="module")
 def s3_endpoint():
     """moto's S3-compatible server on 127.0.0.1, a free port picked by the OS; stopped after the tests."""
-    pytest.importorskip("dvc_s3")
-    boto3 = pytest.importorskip("boto3")
-    ThreadedMotoServer = pytest.importorskip("moto.server").ThreadedMotoServer
+    import boto3
+    import dvc_s3  # noqa: F401  (the remote's plugin; the dev extra declares it)
+    from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

@@ -29,6 +29,17 @@ def probe(tmp_path_factory):
     return root / "age"
 
 
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray (2 CPUs) for this module's Ray tests, started once (seconds) and stopped after them;
+    RAY_ADDRESS=local (tests/conftest.py): never a cluster of the caller's."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
 def _spec(tmp_path, **body) -> str:
     path = tmp_path / "grid.yaml"
     path.write_text(yaml.safe_dump(body, sort_keys=False))
@@ -164,20 +175,13 @@ def test_keys_follow_the_data_the_params_and_the_options(tmp_path, probe, tiny_b
 
 
 def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, probe, tiny_bert, capsys,
-                                                                     monkeypatch):
-    pytest.importorskip("ray")
-    import ray
-
+                                                                     monkeypatch, local_ray):
     bad = tmp_path / "missing-model"
     spec = _spec(tmp_path, protocol="zeroshot", models=[str(tiny_bert), str(bad)], data=[probe.name], limit=[3, 6])
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        monkeypatch.chdir(probe.parent)   # the data's path is relative to this directory, not the workers' own
-        assert main(["grid", "--spec", spec, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 1
-        out = capsys.readouterr().out
-        assert "4 cells: 2 run, 0 cached, 2 failed" in out and f"no model folder {bad}" in out
-    finally:
-        ray.shutdown()
+    monkeypatch.chdir(probe.parent)   # the data's path is relative to this directory, not the workers' own
+    assert main(["grid", "--spec", spec, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 1
+    out = capsys.readouterr().out
+    assert "4 cells: 2 run, 0 cached, 2 failed" in out and f"no model folder {bad}" in out
     assert main(["grid", "--spec", spec, "--out", str(tmp_path / "local")]) == 1
     stored = sorted(p.name for p in (tmp_path / "ray" / "cells").iterdir())
     assert stored == sorted(p.name for p in (tmp_path / "local" / "cells").iterdir()) and len(stored) == 2
@@ -193,33 +197,30 @@ def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, p
                    for a, b in zip(x["scores"], y["scores"]))
 
 
-def test_a_killed_ray_worker_loses_no_cell_and_the_retry_completes_its_cell(tmp_path, probe, tiny_bert):
-    pytest.importorskip("ray")
+def test_a_killed_ray_worker_loses_no_cell_and_the_retry_completes_its_cell(tmp_path, probe, tiny_bert, local_ray):
     import psutil
-    import ray
 
     spec = grid.read_spec(_spec(tmp_path, protocol="zeroshot", models=str(tiny_bert), data=str(probe),
                                 limit=[2, 3, 4, 5]))
     store, params = tmp_path / "store", ParamsFile(None)
     plans, outcome, killed = grid.plan(spec, store, params), {}, []
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    try:
-        run = threading.Thread(target=lambda: outcome.update(failures=grid.run_ray(plans, store, None,
-                                                                                   progress=False)))
-        run.start()
-        deadline = time.monotonic() + 120
-        while not killed and run.is_alive() and time.monotonic() < deadline:
-            # a cell's temporary folder exists: a worker is inside run_cell; kill a worker running a cell
-            if list((store / "cells").glob(".*")) if (store / "cells").is_dir() else []:
-                for proc in psutil.process_iter(["pid", "cmdline"]):
-                    if " ".join(proc.info["cmdline"] or []).startswith("ray::_ray_cell"):
+    run = threading.Thread(target=lambda: outcome.update(failures=grid.run_ray(plans, store, None, progress=False)))
+    run.start()
+    deadline = time.monotonic() + 120
+    while not killed and run.is_alive() and time.monotonic() < deadline:
+        # a cell's temporary folder exists: a worker is inside run_cell; kill a worker running a cell (a worker
+        # of this test's Ray: a process under this one, never another program's)
+        if list((store / "cells").glob(".*")) if (store / "cells").is_dir() else []:
+            for proc in psutil.Process().children(recursive=True):
+                try:
+                    if " ".join(proc.cmdline()).startswith("ray::_ray_cell"):
                         proc.kill()
-                        killed.append(proc.info["pid"])
+                        killed.append(proc.pid)
                         break
-            time.sleep(0.01)
-        run.join(timeout=300)
-    finally:
-        ray.shutdown()
+                except psutil.NoSuchProcess:
+                    pass
+        time.sleep(0.01)
+    run.join(timeout=300)
     assert killed, "no worker was caught running a cell"
     assert outcome["failures"] == []   # the killed cell was retried and finished
     cells = store / "cells"

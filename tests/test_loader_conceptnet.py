@@ -155,12 +155,12 @@ def test_load_dump_from_raw_root(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def mirror_loaded(tmp_path_factory):
-    raw = tmp_path_factory.mktemp("raw")
-    (raw / "conceptnet_subsets").mkdir()
-    for name, mirror in MIRROR_FILES.items():
-        (raw / "conceptnet_subsets" / name).symlink_to(MIRROR / mirror)
-    return raw, get("conceptnet").fn(raw, cn.ConceptNetParams())
+def mirror_loaded(mirror_sources):
+    """``(raw, get("conceptnet").fn(raw, cn.ConceptNetParams()))`` on the mirror's subsets, the session's."""
+    assert mirror_sources.params("conceptnet") == cn.ConceptNetParams()
+    raw = mirror_sources.fetch("conceptnet")
+    assert set(MIRROR_FILES) <= {p.name for p in (raw / "conceptnet_subsets").iterdir()}
+    return raw, mirror_sources.loaded("conceptnet")
 
 
 def test_load_real_mirror_subsets(mirror_loaded):

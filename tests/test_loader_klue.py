@@ -147,7 +147,7 @@ def hub_layout(root, datasets) -> None:
 
 
 def test_hub_reads_the_hub_layout_through_datasets(tmp_path, monkeypatch):
-    datasets = pytest.importorskip("datasets")
+    import datasets
     hub = tmp_path / "hub"
     hub_layout(hub, datasets)
     real_load, calls = datasets.load_dataset, []

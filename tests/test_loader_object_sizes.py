@@ -4,7 +4,6 @@ and the real mirror (sanity facts, schema, order, contradiction counts, determin
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -269,17 +268,18 @@ def test_no_pair_sets_gives_the_anchors_only(tmp_path):
 # ------------------------------------------------------------------------------------------- real mirror
 
 @pytest.fixture(scope="module")
-def mirror_raw(tmp_path_factory) -> Path:
-    raw = tmp_path_factory.mktemp("raw")
-    (raw / "object_sizes").mkdir()
-    for name, mirror in MIRROR_FILES.items():
-        shutil.copyfile(MIRROR / mirror, raw / "object_sizes" / name)
+def mirror_raw(mirror_sources) -> Path:
+    """A raw root with the mirror's object_sizes/ (the session's)."""
+    raw = mirror_sources.fetch("object_sizes")
+    assert set(MIRROR_FILES) <= {p.name for p in (raw / "object_sizes").iterdir()}
     return raw
 
 
 @pytest.fixture(scope="module")
-def real(mirror_raw):
-    return osz.load(mirror_raw, osz.ObjectSizeParams())
+def real(mirror_sources):
+    """``osz.load(mirror_raw, osz.ObjectSizeParams())``, the session's."""
+    assert mirror_sources.params("object_sizes") == osz.ObjectSizeParams() and get("object_sizes").fn is osz.load
+    return mirror_sources.loaded("object_sizes")
 
 
 def test_real_schema_order_and_uniqueness(real):

@@ -10,11 +10,11 @@ from urllib.parse import parse_qs, urlparse
 import pandas as pd
 import pytest
 
-from conftest import MIRROR, REPO, LoopbackServer
+from conftest import LoopbackServer
 from probekit.errors import DataError, ParamsError
 from probekit.loaders import get, write_tables
 from probekit.loaders import wikidata as wd
-from probekit.sources import FetchError, fetch, load_manifest
+from probekit.sources import FetchError
 
 TEMPLATES = {"P26": "Who is [X] married to?", "P159": "Where is the headquarter of [X]?",
              "P159_similar": "Where is [X] headquartered?"}
@@ -294,17 +294,10 @@ def test_malformed_sparql_cache_is_a_data_error(tmp_path):
 
 # --- the real mirror ----------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def mirror_raw(tmp_path_factory) -> Path:
-    raw = tmp_path_factory.mktemp("raw")
-    manifest = load_manifest(REPO / "raw/sources.yaml")
-    for source in wd.sources(wd.WikidataParams()):
-        fetch(manifest[source], raw / source, mirror=MIRROR, progress=False)
-    return raw
-
-
-def test_real_mirror_facts(mirror_raw, tmp_path):
-    loaded = wd.load(mirror_raw, wd.WikidataParams())
+def test_real_mirror_facts(mirror_sources, tmp_path):
+    assert mirror_sources.params("wikidata") == wd.WikidataParams() and get("wikidata").fn is wd.load
+    mirror_raw = mirror_sources.fetch("wikidata")
+    loaded = mirror_sources.loaded("wikidata")   # wd.load(mirror_raw, wd.WikidataParams()), the session's
     facts, cities = loaded.tables["facts"], loaded.tables["cities"]
     assert list(facts.columns) == wd.FACT_COLUMNS and list(cities.columns) == wd.CITY_COLUMNS
     assert all(facts[c].map(type).eq(str).all() for c in facts.columns)

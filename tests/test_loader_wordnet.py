@@ -21,18 +21,16 @@ FILES = (*wnl.REQUIRED, "index.sense", "LICENSE")
 
 
 @pytest.fixture(scope="module")
-def raw(tmp_path_factory) -> Path:
+def raw(mirror_sources) -> Path:
     """A raw root holding wordnet/ as `probes sources fetch wordnet` stores it (flat plain files)."""
-    root = tmp_path_factory.mktemp("raw")
-    (root / "wordnet").mkdir()
-    for name in FILES:
-        shutil.copyfile(WORDNET / name, root / "wordnet" / name)
-    return root
+    return mirror_sources.fetch("wordnet")
 
 
 @pytest.fixture(scope="module")
-def loaded(raw) -> loaders.Loaded:
-    return wnl.load(raw, wnl.WordNetParams())
+def loaded(mirror_sources) -> loaders.Loaded:
+    """``wnl.load(raw, wnl.WordNetParams())``, the session's (the built-in params are the defaults)."""
+    assert mirror_sources.params("wordnet") == wnl.WordNetParams() and loaders.get("wordnet").fn is wnl.load
+    return mirror_sources.loaded("wordnet")
 
 
 def rows(df: pd.DataFrame, **eq) -> pd.DataFrame:

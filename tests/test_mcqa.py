@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from evaluators import learning_curve, mcqa
+from evaluators.mcqa import encoded
 from evaluators.models import resolve_model
 from evaluators.training import TrainingParams
 from probekit.errors import DataError, UsageError
@@ -137,7 +138,7 @@ def test_learnable_task_goes_above_chance(tmp_path):
     assert metrics["chance"] < 0.45 and metrics["curve"]["64"]["mean"] >= 0.9
 
 
-def test_intermediate_stage_is_carried_into_every_run(tmp_path):
+def test_intermediate_stage_is_carried_into_every_run(tmp_path, monkeypatch):
     """Fine-tuned first on rows whose answer is the word the stem does NOT name, the model gets the questions
     wrong after 4 more examples; without that stage it does not."""
     data = make_probe(tmp_path, 8, 40, single_hop=32)
@@ -145,9 +146,17 @@ def test_intermediate_stage_is_carried_into_every_run(tmp_path):
                   hp=TrainingParams(lr=1e-4, epochs=3), progress=False)
     warmed = mcqa.run(**common, out=tmp_path / "with", intermediate="single_hop")
     plain = mcqa.run(**common, out=tmp_path / "without")
-    assert warmed["intermediate"] == {"variant": "single_hop", "n": 32,
+    assert warmed["intermediate"] == {"variant": "single_hop", "n": 32, "limit": None,
                                       "data_fingerprint": hashlib.sha256(b"single_hop").hexdigest()}
     assert warmed["curve"]["4"]["mean"] <= 0.2 and plain["curve"]["4"]["mean"] >= 0.5
+    # the smoke profile's cap: the intermediate variant's first N training examples
+    seen = []
+    monkeypatch.setattr(mcqa, "encoded", lambda backend, path, rows: seen.append((path.parent.name, rows))
+                        or encoded(backend, path, rows))
+    capped = mcqa.run(**common, out=tmp_path / "capped", intermediate="single_hop", intermediate_limit=8)
+    assert capped["intermediate"] == warmed["intermediate"] | {"n": 8, "limit": 8}
+    first = [json.loads(line)["id"] for line in (data / "single_hop/train.jsonl").read_text().splitlines()[:8]]
+    assert [[r["id"] for r in rows] for name, rows in seen if name == "single_hop"] == [first]
 
 
 def test_deterministic(tmp_path, tiny_bert):

