@@ -226,8 +226,16 @@ def _evaluate(args) -> int:
     params = read_params(args.params)
     zs = section(params, "zeroshot", ZeroshotParams)  # what the command line leaves out
     split = args.split or zs.split
-    data, probe = _data_path(args, args.data, args.release_of, split)
-    datasets = read_split(data, split, args.limit)
+    sources = [(d, None) for d in args.data or ()] + [(None, r) for r in args.release_of or ()]
+    if not sources:
+        raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
+    inputs = {}   # output folder -> (data, probe of a release file, {variant: (path, examples)})
+    for data, release_of in sources:
+        path, probe = _data_path(args, data, release_of, split)
+        target = Path(args.out) if len(sources) == 1 else Path(args.out) / (probe or path.name)
+        if target in inputs:
+            raise UsageError(f"--data/--release-of: two of them would be written to {target}")
+        inputs[target] = (path, probe, read_split(path, split, args.limit))
 
     from evaluators.models import resolve_model
 
@@ -241,12 +249,15 @@ def _evaluate(args) -> int:
     if args.multi_token and loaded.family != "mlm":
         raise UsageError("--multi-token applies to the mask-logit rule of masked LMs only")
     rule = args.rule or getattr(zs.rules, loaded.family)
-    results = zeroshot.run(loaded, datasets, Path(args.out), split=split, rule=rule,
-                           batch_size=args.batch_size or zs.batch_size, limit=args.limit,
-                           multi_token=args.multi_token or zs.multi_token, probe=probe)
-    for variant, m in results.items():
-        flag = "" if m["zero_shot"] else "  (LM head newly initialised: not a zero-shot result)"
-        print(f"{args.model} {variant or Path(data).name}: accuracy {m['accuracy']:.3f} on {m['n']}{flag}")
+    for target, (data, probe, datasets) in inputs.items():
+        results = zeroshot.run(loaded, datasets, target, split=split, rule=rule,
+                               batch_size=args.batch_size or zs.batch_size, limit=args.limit,
+                               multi_token=args.multi_token or zs.multi_token, probe=probe)
+        for variant, m in results.items():
+            flag = "" if m["zero_shot"] else "  (LM head newly initialised: not a zero-shot result)"
+            name = Path(data).name + (f"/{variant}" if variant and len(inputs) > 1 else "")
+            print(f"{args.model} {variant if len(inputs) == 1 and variant else name}: accuracy "
+                  f"{m['accuracy']:.3f} on {m['n']}{flag}")
     return 0
 
 
@@ -454,9 +465,12 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
                                      "causal and seq2seq LMs")
     zs.add_argument("--model", required=True,
                     help="an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id")
-    zs.add_argument("--data", help="a probe folder, a variant folder, or an original oLMpics jsonl file")
-    zs.add_argument("--release-of", metavar="[SOURCE:]PROBE",
-                    help="evaluate the original release file of PROBE (source olmpics) fetched under raw/")
+    zs.add_argument("--data", action="append",
+                    help="a probe folder, a variant folder, or an original oLMpics jsonl file; once or more")
+    zs.add_argument("--release-of", metavar="[SOURCE:]PROBE", action="append",
+                    help="evaluate the original release file of PROBE (source olmpics) fetched under raw/; once or "
+                         "more. With several --data / --release-of, the model is loaded once and each is written "
+                         "to OUT/<folder name or probe>")
     zs.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
     zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant)")
     zs.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 
 from probekit.errors import UsageError
@@ -30,6 +31,18 @@ def _seeds(text: str) -> list[int]:
     if not values or len(set(values)) != len(values):
         raise argparse.ArgumentTypeError(f"expected distinct integers, got {text!r}")
     return values
+
+
+def _targets(args) -> list[tuple[Path, Path]]:
+    """``(data, out)`` per ``--data``: ``{probe}`` in ``--out`` is the data folder's name, and is required with several
+    (one process, one model or GloVe load, for every probe)."""
+    datas = [Path(d) for d in args.data]
+    if len(datas) > 1 and "{probe}" not in args.out:
+        raise UsageError(f"--out {args.out}: with several --data, put {{probe}} in it (e.g. results/curve/M/{{probe}})")
+    outs = [Path(args.out.replace("{probe}", d.name)) for d in datas]
+    if len(set(outs)) != len(outs):
+        raise UsageError(f"--data: two of them would be written to the same --out ({args.out})")
+    return list(zip(datas, outs))
 
 
 def _loader(args, params, zs):
@@ -71,16 +84,20 @@ def _curve(args) -> int:
     params = read_params(args.params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "curve", CurveParams)
-    load = None if args.model == mlm_curve.MLM_BASELINE else _loader(args, params, zs)
+    load = None if args.model == mlm_curve.MLM_BASELINE else functools.cache(_loader(args, params, zs))  # once
     settings = args.setting if len(args.setting) > 1 else args.setting[0]
-    m = mlm_curve.run(model=args.model, data=Path(args.data), out=Path(args.out), setting=settings,
-                      sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=cp.training,
-                      split=args.split or cp.split, features_dir=Path(args.features) if args.features else None,
-                      load=load, glove=args.glove or cp.glove, device=args.device,
-                      batch_size=args.batch_size or zs.batch_size, multi_token=zs.multi_token,
-                      profile=profile)
-    for curve in (m.values() if isinstance(settings, list) else [m]):
-        _print_curve(curve)
+    targets = _targets(args)
+    if args.features and len(targets) > 1 and "{probe}" not in args.features:
+        raise UsageError(f"--features {args.features}: with several --data, put {{probe}} in it")
+    for data, out in targets:
+        features = Path(args.features.replace("{probe}", data.name)) if args.features else None
+        m = mlm_curve.run(model=args.model, data=data, out=out, setting=settings,
+                          sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=cp.training,
+                          split=args.split or cp.split, features_dir=features, load=load,
+                          glove=args.glove or cp.glove, device=args.device,
+                          batch_size=args.batch_size or zs.batch_size, multi_token=zs.multi_token, profile=profile)
+        for curve in (m.values() if isinstance(settings, list) else [m]):
+            _print_curve(curve)
     return 0
 
 
@@ -92,20 +109,20 @@ def _mcqa(args) -> int:
     params = read_params(args.params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     mp = section(params, "mcqa", McqaParams)
-    data = Path(args.data)
+    targets = _targets(args)
     esim = args.model == ESIM
     model = args.model if esim else resolve_model(args.model, params.models(), params.label)
-    intermediate = args.intermediate if args.intermediate is not None else mp.intermediate.get(data.name)
     hp = mp.esim_training if esim else mp.training
 
     from evaluators import mcqa
 
-    m = mcqa.run(model=model, data=data, out=Path(args.out), sizes=args.sizes or mp.sizes,
-                 seeds=args.seeds or mp.seeds, hp=hp, split=args.split or mp.split,
-                 intermediate=intermediate or None, intermediate_limit=mp.intermediate_limit,
-                 glove=args.glove or mp.glove, device=args.device,
-                 profile=profile)
-    _print_curve(m)
+    for data, out in targets:
+        intermediate = args.intermediate if args.intermediate is not None else mp.intermediate.get(data.name)
+        m = mcqa.run(model=model, data=data, out=out, sizes=args.sizes or mp.sizes,
+                     seeds=args.seeds or mp.seeds, hp=hp, split=args.split or mp.split,
+                     intermediate=intermediate or None, intermediate_limit=mp.intermediate_limit,
+                     glove=args.glove or mp.glove, device=args.device, profile=profile)
+        _print_curve(m)
     return 0
 
 
@@ -144,9 +161,11 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                           (cu, "; or mlm-baseline (GloVe features, new head)", results),
                           (qa, " (any AutoModel encoder); or esim", results)):
         c.add_argument("--model", required=True, help=MODEL_HELP + model)
-        c.add_argument("--data", required=True, help="a probe folder (its original variant and the NO-LANG and "
-                                                     "PERTURBED controls it has) or a variant folder")
-        c.add_argument("--out", required=True, help=out)
+        c.add_argument("--data", required=True, action="append" if c is not fe else "store",
+                       help="a probe folder (its original variant and the NO-LANG and PERTURBED controls it has) or "
+                            "a variant folder" + ("; once or more (one process for all)" if c is not fe else ""))
+        c.add_argument("--out", required=True, help=out + ("" if c is fe else "; {probe} in it stands for the data "
+                                                           "folder's name (required with several --data)"))
     cu.add_argument("--setting", required=True, choices=("mlp", "linear"), action="append",
                     help="which part of the head trains; give it twice (--setting mlp --setting linear) for both "
                          "curves from one model load and one set of features, each written to OUT/<setting>")

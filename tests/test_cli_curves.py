@@ -66,3 +66,22 @@ def test_a_curve_grid_reports_through_the_olmpics_report(tiny_bert, tmp_path, ca
     assert summary[str(tiny_bert)]["LINEAR"]["WS"] == \
         round(json.loads((cell / "result/metrics.json").read_text())["WS"]["mean"], 4)
     assert (tmp_path / "store/report_curves/toy.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_several_probes_in_one_call_are_written_where_out_says(tmp_path, capsys):
+    """``--data A --data B --out .../{probe}/mlp``: one process (one GloVe load) for every probe, each result the
+    bytes of its own call; without ``{probe}`` several --data are refused before any work."""
+    probes = [write_probe(tmp_path / name, 40, 20) for name in ("toy_a", "toy_b")]
+    common = ["evaluate", "curve", "--model", "mlm-baseline", "--setting", "mlp", "--sizes", "8", "--seeds", "1"]
+    data = [arg for p in probes for arg in ("--data", str(p))]
+    assert main([*common, *data, "--out", str(tmp_path / "together/{probe}/mlp")]) == 0
+    for probe in probes:
+        assert main([*common, "--data", str(probe), "--out", str(tmp_path / "alone" / probe.name)]) == 0
+        together = tmp_path / "together" / probe.name / "mlp"
+        assert {p.name: p.read_bytes() for p in together.rglob("*") if p.is_file()} == \
+            {p.name: p.read_bytes() for p in (tmp_path / "alone" / probe.name).rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main([*common, *data, "--out", str(tmp_path / "nowhere")]) == 2
+    assert "{probe}" in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
+    assert main(["evaluate", "mcqa", "--model", "esim", *data, "--sizes", "8", "--seeds", "1",
+                 "--out", str(tmp_path / "nowhere")]) == 2

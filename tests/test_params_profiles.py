@@ -3,6 +3,7 @@ composition, and the paper profile holds the papers' settings. Nothing here runs
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -98,12 +99,26 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
     repo = Repo.init(project, no_scm=True)
     names = {stage.name for stage in repo.index.stages}
     model = "minilm" if profile == "smoke" else "roberta-large"
-    expected = {f"zeroshot@{model}-age_comparison", f"curve@{model}-antonym_negation",
-                f"mcqa@{model}-property_conjunction", f"pararel@{model}", f"consistency@{model}",
+    expected = {f"zeroshot@{model}", f"zeroshot_release@{model}", f"curve@{model}",
+                f"mcqa@{model}", f"pararel@{model}", f"consistency@{model}",
                 f"calum@{model}-rte", "generate-calum@mrpc", "report", "olmpics_report", "grid"}
     expected |= ({"calum-multitask@minilm-rte-Para-MRPC"} if profile == "smoke"
                  else {"calum-multitask@roberta-large-qqp-All", "calum@bert-base-uncased-mnli"})
     assert expected <= names
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    stages = {stage.name: stage for stage in repo.index.stages}
+    # the zero-shot stages' probes, written out in dvc.yaml, are the params' lists
+    zeroshot, release = stages[f"zeroshot@{model}"], stages[f"zeroshot_release@{model}"]
+    assert re.findall(r"--data data/probes/(\w+)", zeroshot.cmd) == params["mc_mlm_probes"]
+    assert sorted(d.def_path for d in zeroshot.deps if d.def_path.startswith("data/")) == sorted(
+        f"data/probes/{p}" for p in params["mc_mlm_probes"])
+    assert re.findall(r"--release-of (\w+)", release.cmd) == params["release_probes"]
+    assert re.findall(r"--data data/probes/(\w+)", stages["curve_baseline"].cmd) == params["mc_mlm_probes"]
+    assert re.findall(r"--data data/probes/(\w+)", stages[f"curve@{model}"].cmd) == params["mc_mlm_probes"]
+    assert re.findall(r"--data data/probes/(\w+)", stages[f"mcqa@{model}"].cmd) == params["mcqa_probes"]
+    assert re.findall(r"--data data/probes/(\w+)", stages["mcqa_baseline"].cmd) == params["mcqa_probes"]
+    assert sorted(str(o.def_path) for o in stages["curve_baseline"].outs) == sorted(
+        f"results/curve/mlm-baseline/{p}/mlp" for p in params["mc_mlm_probes"])
     for stage in repo.index.stages:   # every model-running stage runs on the profile's device
         if stage.cmd and " --model " in stage.cmd and not stage.cmd.startswith("probes audit"):
             assert f"--device {'cpu' if profile == 'smoke' else 'auto'} " in stage.cmd, stage.name

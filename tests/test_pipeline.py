@@ -54,9 +54,6 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     params = yaml.safe_load((project / "params.yaml").read_text())
     params["models"] = {"tiny": str(tiny_bert)}
-    params["release_probes"] = ["age_comparison"]
-    params["mc_mlm_probes"] = ["age_comparison", "multihop_comparison"]
-    params["mcqa_probes"] = ["property_conjunction"]
     params["curve"].update(sizes=[4, 8], seeds=[1])
     params["mcqa"].update(sizes=[4], seeds=[1])
     params["age_comparison_grid"]["values"] = {"ages": {"train": [40, 42], "dev": [15, 18]},
@@ -81,7 +78,8 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     release = json.loads((project / "results/release/tiny/age_comparison/metrics.json").read_text())
     assert release["n"] == 500 and release["variant"] == "release"
     summary = json.loads((project / "results/metrics.json").read_text())
-    assert set(summary["tiny"]) == {"age_comparison", "multihop_comparison"}
+    assert set(summary["tiny"]) == {"age_comparison", "multihop_comparison", "always_never", "antonym_negation",
+                                    "objects_comparison", "taxonomy_conjunction"}
     assert "| tiny" in (project / "results/report.md").read_text()
     assert (project / "results/zeroshot.png").read_bytes()[:4] == b"\x89PNG"
     curve = json.loads((project / "results/curve/tiny/age_comparison/linear/metrics.json").read_text())

@@ -21,7 +21,7 @@ from evaluators.zeroshot import chance_level, evaluate, run
 from probekit.errors import DataError
 from probekit.probe_dataset import read_split
 
-from conftest import MIRROR
+from conftest import MIRROR, REPO
 
 transformers.logging.set_verbosity_error()
 
@@ -403,6 +403,40 @@ def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
 
     train = run(loaded, read_split(probe, "train"), tmp_path / "train-results", split="train", progress=False)
     assert {v: m["n"] for v, m in train.items()} == {"base": 5, "no_lang": 1}
+
+
+def test_several_probes_and_release_files_in_one_call_equal_one_call_each(tiny_bert, tmp_path):
+    """``probes evaluate zeroshot --data A --data B --release-of P``: one model load, each written to
+    OUT/<folder or probe> with the bytes of its own call."""
+    from probekit.cli import main
+
+    examples = examples_for("bert")
+    for name, rows in (("toy_a", examples[:3]), ("toy_b", examples[3:6])):
+        write_variant(tmp_path / name / "base", name, "base", dev=rows, train=rows)
+    raw = tmp_path / "raw" / "olmpics"   # the release file where the manifest says
+    (raw / RELEASE_FILE.name).parent.mkdir(parents=True)
+    manifest = tmp_path / "raw" / "sources.yaml"
+    manifest.write_text((REPO / "raw" / "sources.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    from probekit.sources import load_manifest, release_file
+
+    target = raw / release_file(load_manifest(manifest), "olmpics", "age_comparison", "dev").path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(RELEASE_FILE.read_text(encoding="utf-8").splitlines(keepends=True)[:6]),
+                      encoding="utf-8")
+    common = ["evaluate", "zeroshot", "--model", str(tiny_bert), "--manifest", str(manifest), "--batch-size", "2"]
+    assert main([*common, "--data", str(tmp_path / "toy_a"), "--data", str(tmp_path / "toy_b"),
+                 "--release-of", "age_comparison", "--out", str(tmp_path / "all")]) == 0
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["age_comparison", "toy_a", "toy_b"]
+    for args, name in ((["--data", str(tmp_path / "toy_a")], "toy_a"), (["--data", str(tmp_path / "toy_b")], "toy_b"),
+                       (["--release-of", "age_comparison"], "age_comparison")):
+        single = tmp_path / "one-each" / name
+        assert main([*common, *args, "--out", str(single)]) == 0
+        alone = {str(p.relative_to(single)): p.read_bytes() for p in single.rglob("*") if p.is_file()}
+        together = {str(p.relative_to(tmp_path / "all" / name)): p.read_bytes()
+                    for p in (tmp_path / "all" / name).rglob("*") if p.is_file()}
+        assert alone == together and alone
+    assert main([*common, "--data", str(tmp_path / "toy_a"), "--data", str(tmp_path / "toy_a"),
+                 "--out", str(tmp_path / "twice")]) == 2
 
 
 # --- 6. every MLM family: the model's own head at the mask, exact ----------------------------------------
