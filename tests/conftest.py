@@ -76,6 +76,12 @@ def _empty_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The longest test (tests/test_pipeline.py: a whole `dvc repro` in subprocesses) first, so that on two
+    workers (pytest-xdist) it runs beside the rest instead of after it."""
+    items.sort(key=lambda item: item.nodeid.split("::")[0] != "tests/test_pipeline.py")
+
+
 # --- a skipped test fails the run ---------------------------------------------------------------------------
 # Every dependency the tests use is declared (pyproject.toml: the offline and dev extras): a missing one is an
 # error, not a skip, and so is a skip from any other cause.
