@@ -93,7 +93,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
     pararel = json.loads((project / "results/pararel/tiny/metrics.json").read_text())
     assert pararel["relations_evaluated"] == ["P19", "P37", "P530"] and pararel["macro"]["Consistency"]["n"] == 2
-    assert "| tiny | held_out |" in (project / "results/pararel.md").read_text()
+    assert "| tiny (smoke) | held_out |" in (project / "results/pararel.md").read_text()   # the smoke profile, marked
     signal = (project / "data/calum/rte/signal/dev.jsonl").read_text().splitlines()
     assert len(signal) == 277 and json.loads(signal[0])["sentence1"].startswith("[Sentence1] ")
     grid = [json.loads(line) for line in (project / "results/grid/summary.jsonl").read_text().splitlines()]
