@@ -5,7 +5,8 @@ A cache folder holds ``<variant>/<split>.npy`` (``[examples, hidden]`` float32, 
 ``meta.json`` keyed by what the features depend on: the model (id and revision), its dtype, and each
 variant's data fingerprint. A curve trains on the first max(N) rows of each seed's permutation only, so the
 training split may be cached for those rows alone (``train_rows``: their positions, in order; the key records
-how many and their digest): at the smoke scale's sizes that is a few hundred rows instead of thousands. A cache whose key differs from the request is recomputed, never silently used.
+how many and their digest): at the smoke scale's sizes that is a few hundred rows instead of thousands. A cache
+whose key differs from the request is recomputed, never silently used.
 The MLM-BASELINE's GloVe features (``glove.py``) are cached the same way.
 """
 

@@ -229,13 +229,10 @@ def _evaluate(args) -> int:
     sources = [(d, None) for d in args.data or ()] + [(None, r) for r in args.release_of or ()]
     if not sources:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
-    inputs = {}   # output folder -> (data, probe of a release file, {variant: (path, examples)})
-    for data, release_of in sources:
-        path, probe = _data_path(args, data, release_of, split)
-        target = Path(args.out) if len(sources) == 1 else Path(args.out) / (probe or path.name)
-        if target in inputs:
-            raise UsageError(f"--data/--release-of: two of them would be written to {target}")
-        inputs[target] = (path, probe, read_split(path, split, args.limit))
+    found = [_data_path(args, data, release_of, split) for data, release_of in sources]
+    targets = cli_curves.outs_for(args.out, [probe or path.name for path, probe in found])
+    # output folder -> (data, probe of a release file, {variant: (path, examples)})
+    inputs = {t: (path, probe, read_split(path, split, args.limit)) for t, (path, probe) in zip(targets, found)}
 
     from evaluators.models import resolve_model
 
@@ -470,9 +467,11 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     zs.add_argument("--release-of", metavar="[SOURCE:]PROBE", action="append",
                     help="evaluate the original release file of PROBE (source olmpics) fetched under raw/; once or "
                          "more. With several --data / --release-of, the model is loaded once and each is written "
-                         "to OUT/<folder name or probe>")
+                         "to --out with {probe} replaced by the folder's name or the probe")
     zs.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
-    zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant)")
+    zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant); "
+                                                  "{probe} in it stands for each --data folder's name or --release-of "
+                                                  "probe (required with several)")
     zs.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
                     help="the model's family, which picks the scoring rules (default: the params' zeroshot.scoring, "
                          "else auto: from the model's config)")

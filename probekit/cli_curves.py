@@ -33,16 +33,23 @@ def _seeds(text: str) -> list[int]:
     return values
 
 
-def _targets(args) -> list[tuple[Path, Path]]:
-    """``(data, out)`` per ``--data``: ``{probe}`` in ``--out`` is the data folder's name, and is required with several
-    (one process, one model or GloVe load, for every probe)."""
-    datas = [Path(d) for d in args.data]
-    if len(datas) > 1 and "{probe}" not in args.out:
-        raise UsageError(f"--out {args.out}: with several --data, put {{probe}} in it (e.g. results/curve/M/{{probe}})")
-    outs = [Path(args.out.replace("{probe}", d.name)) for d in datas]
+def outs_for(out: str, names: list[str]) -> list[Path]:
+    """The output folder of each input of one command (``evaluate zeroshot``, ``curve``, ``mcqa``): ``{probe}`` in
+    ``out`` stands for the input's name (a data folder's name, or a release file's probe) and is required with
+    several (one process, one model or GloVe load, for all of them)."""
+    if len(names) > 1 and "{probe}" not in out:
+        raise UsageError(f"--out {out}: with several inputs (--data, --release-of), put {{probe}} in it "
+                         f"(e.g. results/curve/M/{{probe}})")
+    outs = [Path(out.replace("{probe}", name)) for name in names]
     if len(set(outs)) != len(outs):
-        raise UsageError(f"--data: two of them would be written to the same --out ({args.out})")
-    return list(zip(datas, outs))
+        raise UsageError(f"--out {out}: two inputs would be written to the same folder")
+    return outs
+
+
+def _targets(args) -> list[tuple[Path, Path]]:
+    """``(data, out)`` per ``--data``."""
+    datas = [Path(d) for d in args.data]
+    return list(zip(datas, outs_for(args.out, [d.name for d in datas])))
 
 
 def _loader(args, params, zs):

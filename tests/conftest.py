@@ -384,6 +384,26 @@ def tiny_bart(tmp_path_factory) -> Path:
     return path
 
 
+def write_toy_cloze_set(folder: Path, relations: dict) -> Path:
+    """A ParaRel cloze set of N-1 ``relations`` (``{relation: (patterns, [(subject, object), ...])}``, every pattern
+    pair an edge) written as ``probes generate pararel`` writes it; its folder."""
+    from itertools import permutations
+
+    from probekit.cloze_dataset import write_cloze_set
+
+    rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
+    for rel, (patterns, pairs) in relations.items():
+        rows["relations"].append({"relation": rel, "class": "N-1", "candidates": sorted({o for _, o in pairs})})
+        rows["patterns"] += [{"relation": rel, "pattern_id": i, "pattern": p, "first": i == 0}
+                             for i, p in enumerate(patterns)]
+        rows["tuples"] += [{"relation": rel, "tuple_id": f"{rel}-{k}", "subject": s, "object": o}
+                           for k, (s, o) in enumerate(pairs)]
+        rows["edges"] += [{"relation": rel, "source": a, "target": b, "syntactic_change": True,
+                           "lexical_change": True, "determiner_change": False}
+                          for a, b in permutations(range(len(patterns)), 2)]
+    return write_cloze_set(folder, rows, {"params": {}}, lambda m: "card\n")
+
+
 def build_section(probe: str, section: dict, tables: dict | None = None, label: str = "t.yaml"):
     """``build_probe`` of ``probe`` with ``section`` as its params section (in a params file named ``label``)."""
     from probekit.build import build_probe

@@ -10,12 +10,13 @@ from itertools import permutations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import write_toy_cloze_set
 from pydantic import ValidationError
 
 from evaluators.consistency_training import ConsistencyParams, consistency_loss, run, train
 from evaluators.models import ModelRef, load_lm
 from evaluators.training import one_thread
-from probekit.cloze_dataset import read_cloze_set, write_cloze_set
+from probekit.cloze_dataset import read_cloze_set
 
 RELATIONS = {  # relation: (patterns, (subject, object) tuples); every object one WordPiece token
     "P37": (["the official language of [X] is [Y] .", "in [X] , people speak [Y] .", "[X] speaks [Y] ."],
@@ -34,18 +35,7 @@ PARAMS = dict(train_relations=["P37", "P138"], consistency_weight=1.0, lr=3e-3, 
 
 @pytest.fixture(scope="module")
 def cloze(tmp_path_factory):
-    rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
-    for rel, (patterns, pairs) in RELATIONS.items():
-        rows["relations"].append({"relation": rel, "class": "N-1", "candidates": sorted({o for _, o in pairs})})
-        rows["patterns"] += [{"relation": rel, "pattern_id": i, "pattern": p, "first": i == 0}
-                             for i, p in enumerate(patterns)]
-        rows["tuples"] += [{"relation": rel, "tuple_id": f"{rel}-{k}", "subject": s, "object": o}
-                           for k, (s, o) in enumerate(pairs)]
-        rows["edges"] += [{"relation": rel, "source": a, "target": b, "syntactic_change": True,
-                           "lexical_change": True, "determiner_change": False}
-                          for a, b in permutations(range(len(patterns)), 2)]
-    folder = write_cloze_set(tmp_path_factory.mktemp("cloze") / "pararel", rows, {"params": {}}, lambda m: "card\n")
-    return read_cloze_set(folder)
+    return read_cloze_set(write_toy_cloze_set(tmp_path_factory.mktemp("cloze") / "pararel", RELATIONS))
 
 
 @pytest.fixture(scope="module")

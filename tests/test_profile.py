@@ -9,16 +9,15 @@ import argparse
 import json
 import random
 import shutil
-from itertools import permutations
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import write_toy_cloze_set
 
 from evaluators import calum_report, olmpics_report, pararel_report, smoke
 from probekit import cli, cli_calum, cli_curves, cli_pararel
 from probekit.cli import main
-from probekit.cloze_dataset import write_cloze_set
 from probekit.errors import ParamsError
 from probekit.pair_dataset import write_pair_dataset
 from probekit.params import ParamsFile, read_params
@@ -239,17 +238,7 @@ RELATIONS = {  # relation: (patterns, (subject, object) tuples); every object on
 
 @pytest.fixture(scope="module")
 def cloze(tmp_path_factory) -> Path:
-    rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
-    for rel, (patterns, pairs) in RELATIONS.items():
-        rows["relations"].append({"relation": rel, "class": "N-1", "candidates": sorted({o for _, o in pairs})})
-        rows["patterns"] += [{"relation": rel, "pattern_id": i, "pattern": p, "first": i == 0}
-                             for i, p in enumerate(patterns)]
-        rows["tuples"] += [{"relation": rel, "tuple_id": f"{rel}-{k}", "subject": s, "object": o}
-                           for k, (s, o) in enumerate(pairs)]
-        rows["edges"] += [{"relation": rel, "source": a, "target": b, "syntactic_change": True,
-                           "lexical_change": True, "determiner_change": False}
-                          for a, b in permutations(range(len(patterns)), 2)]
-    return write_cloze_set(tmp_path_factory.mktemp("cloze") / "pararel", rows, {"params": {}}, lambda m: "card\n")
+    return write_toy_cloze_set(tmp_path_factory.mktemp("cloze") / "pararel", RELATIONS)
 
 
 @pytest.fixture(scope="module")

@@ -406,8 +406,8 @@ def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
 
 
 def test_several_probes_and_release_files_in_one_call_equal_one_call_each(tiny_bert, tmp_path):
-    """``probes evaluate zeroshot --data A --data B --release-of P``: one model load, each written to
-    OUT/<folder or probe> with the bytes of its own call."""
+    """``probes evaluate zeroshot --data A --data B --release-of P --out OUT/{probe}``: one model load, each written
+    to OUT/<folder or probe> with the bytes of its own call."""
     from probekit.cli import main
 
     examples = examples_for("bert")
@@ -425,7 +425,7 @@ def test_several_probes_and_release_files_in_one_call_equal_one_call_each(tiny_b
                       encoding="utf-8")
     common = ["evaluate", "zeroshot", "--model", str(tiny_bert), "--manifest", str(manifest), "--batch-size", "2"]
     assert main([*common, "--data", str(tmp_path / "toy_a"), "--data", str(tmp_path / "toy_b"),
-                 "--release-of", "age_comparison", "--out", str(tmp_path / "all")]) == 0
+                 "--release-of", "age_comparison", "--out", str(tmp_path / "all" / "{probe}")]) == 0
     assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["age_comparison", "toy_a", "toy_b"]
     for args, name in ((["--data", str(tmp_path / "toy_a")], "toy_a"), (["--data", str(tmp_path / "toy_b")], "toy_b"),
                        (["--release-of", "age_comparison"], "age_comparison")):
@@ -436,7 +436,9 @@ def test_several_probes_and_release_files_in_one_call_equal_one_call_each(tiny_b
                     for p in (tmp_path / "all" / name).rglob("*") if p.is_file()}
         assert alone == together and alone
     assert main([*common, "--data", str(tmp_path / "toy_a"), "--data", str(tmp_path / "toy_a"),
-                 "--out", str(tmp_path / "twice")]) == 2
+                 "--out", str(tmp_path / "twice" / "{probe}")]) == 2
+    assert main([*common, "--data", str(tmp_path / "toy_a"), "--data", str(tmp_path / "toy_b"),
+                 "--out", str(tmp_path / "no-placeholder")]) == 2 and not (tmp_path / "no-placeholder").exists()
 
 
 # --- 6. every MLM family: the model's own head at the mask, exact ----------------------------------------
