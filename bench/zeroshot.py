@@ -27,10 +27,11 @@ import numpy as np
 import torch
 from transformers import pipeline
 
-from evaluators.collator import Collator, batch_ids, pad_right
-from evaluators.engine import Engine
-from evaluators.models import load_lm, resolve_model
-from probekit.probe_dataset import read_jsonl
+from evaluators.engine.collator import Collator, batch_ids, pad_right
+from evaluators.engine.models import load_lm
+from evaluators.engine.scorer import Engine
+from probekit.data.jsonl import read_jsonl
+from probekit.tokens.refs import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / "data/probes/age_comparison/original/train.jsonl"
@@ -53,7 +54,7 @@ def pipeline_predictions(fill_mask, examples) -> tuple[list[str], float]:
 def whole_process(model: str, data: Path, n: int, dtype: str, device: str) -> float:
     """Wall time of a fresh ``probes evaluate zeroshot`` process."""
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "probekit.cli", "evaluate", "zeroshot", "--model", model, "--data", str(data),
+        cmd = [sys.executable, "-m", "probes.main", "evaluate", "zeroshot", "--model", model, "--data", str(data),
                "--limit", str(n), "--dtype", dtype, "--device", device, "--out", out]
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, "TQDM_DISABLE": "1"})

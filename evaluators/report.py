@@ -14,11 +14,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from evaluators.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 from probekit import atomic  # noqa: E402
+from probekit.data.jsonl import read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
-from probekit.probe_dataset import read_jsonl  # noqa: E402
-
-from .bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 
 VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
 NOT_ZERO_SHOT = "MLM head newly initialised: not a zero-shot result"

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .params import TrainingParams
+from evaluators.params import TrainingParams
 
 NO_DECAY = re.compile(r"bias|LayerNorm\.weight|layer_norm\.weight")
 """Parameters without weight decay, as in the original configs: biases and LayerNorm weights."""

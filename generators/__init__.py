@@ -37,8 +37,8 @@ class Generator:
     def format(self) -> str:
         """The dataset family the YAML declares: ``mc_mlm`` / ``mc_qa`` probes (``fn(spec, variant, params,
         tables) -> {split: rows}``), a ``cloze_set`` (ParaRel: ``fn(params_file, tables, section) -> (rows,
-        meta)``, written by :mod:`probekit.cloze_dataset`) or ``pair_cls`` (CALUM: ``fn(params_file, tables,
-        section, task) -> ({variant: {split: rows}}, meta)``, written by :mod:`probekit.pair_dataset`); the
+        meta)``, written by :mod:`probekit.data.cloze`) or ``pair_cls`` (CALUM: ``fn(params_file, tables,
+        section, task) -> ({variant: {split: rows}}, meta)``, written by :mod:`probekit.data.pairs`); the
         module's ``card(meta)`` writes the last two's README."""
         import yaml
 

@@ -6,7 +6,7 @@ from typing import Mapping
 
 from generators import register
 from generators.number_tuples import NumberParams, instantiate
-from probekit.templates import ProbeSpec, Variant
+from probekit.probes.templates import ProbeSpec, Variant
 
 
 def outcome(pair: tuple[int, int]) -> str:

@@ -1,6 +1,6 @@
 """ALWAYS-NEVER (oLMpics §4.2): how often does a statement hold? Gold comes from people, never from here.
 
-The generator turns the annotation store (:mod:`probekit.annotations`) into rows: the release's annotated
+The generator turns the annotation store (:mod:`probekit.probes.annotations`) into rows: the release's annotated
 statements (params ``release``, parsed back and fixed, each keeping its train/dev split) and the gold tables
 of ``probes annotate import`` (params ``annotations``; a statement also in the release keeps the release's
 split and takes the newer gold; a new one goes to dev with probability ``dev_share``, by a hash of its key,
@@ -31,177 +31,25 @@ template, conflicting gold...): what generating from the release fixes.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import random
 import re
 from collections import Counter, defaultdict
-from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from typing import Iterable, Mapping
 
 from generators import register
-from probekit import annotations
-from probekit.annotations import Gold
+from generators.always_never_params import AlwaysNeverParams, ExportParams
+from generators.annotated_statements import annotation_store, describe
+from probekit.data.examples import SPLITS, answer_text, make_example
 from probekit.errors import DataError
-from probekit.examples import SPLITS, answer_text, make_example
-from probekit.lexicon import zipf
-from probekit.params import ProbeParams
-from probekit.templates import ProbeSpec, Variant
+from probekit.probes import annotations
+from probekit.probes.annotations import Gold
+from probekit.probes.lexicon import zipf
+from probekit.probes.templates import ProbeSpec, Variant
 
 log = logging.getLogger("probekit.always_never")
-Split = Literal["train", "dev"]
-
-
-class ExportParams(BaseModel):
-    """How ``probes annotate export`` draws statements from ConceptNet types (see the module docstring)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    types: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # template -> slot -> IsA type(s)
-    hops: int = Field(1, ge=1, le=2)  # 2: also heads of an IsA edge to a head of the type
-    single_words: bool = True  # only one-word candidates ([a-z]+)
-    min_zipf: float = Field(3.0, ge=0)  # wordfreq Zipf frequency bounds of a candidate word
-    max_zipf: float = Field(6.2, gt=0)
-    per_template: int = Field(200, ge=1)  # statements drawn per template
-    seed: int = 13  # the draw order (with the template id)
-
-    @field_validator("types", mode="before")
-    @classmethod
-    def _lists(cls, types):
-        """A slot's type may be given as one string."""
-        if not isinstance(types, Mapping):
-            return types
-        return {t: ({s: [v] if isinstance(v, str) else v for s, v in slots.items()}
-                    if isinstance(slots, Mapping) else slots) for t, slots in types.items()}
-
-    @field_validator("types")
-    @classmethod
-    def _templates(cls, types, info: ValidationInfo):
-        spec: ProbeSpec | None = (info.context or {}).get("spec")
-        for tid, slots in types.items():
-            if spec is not None and tid not in spec.templates:
-                raise ValueError(f"no template {tid!r} in {spec.path} (have: {', '.join(spec.templates)})")
-            if set(slots) != set(annotations.SLOTS):
-                raise ValueError(f"{tid}: give the type(s) of exactly the slots {list(annotations.SLOTS)}, "
-                                 f"got {sorted(slots)}")
-            empty = [s for s, names in slots.items() if not names or not all(str(n).strip() for n in names)]
-            if empty:
-                raise ValueError(f"{tid}: empty type for slot(s) {empty}")
-        return types
-
-
-class AlwaysNeverParams(ProbeParams):
-    """Where the annotations are: the release files, gold tables, and the word fixes of the release; how
-    ``probes annotate export`` draws new statements (``export``)."""
-
-    release: dict[Split, str] = Field(default_factory=dict)  # {train, dev} jsonl files, or {} for none
-    release_fixes: dict[str, str] = Field(default_factory=dict)  # whole-word typo fixes of release stems
-    annotations: list[str] = Field(default_factory=list)  # gold CSVs (probes annotate import)
-    candidates: list[str] = Field(default_factory=list)  # candidate CSVs: to count the unannotated
-    dev_share: float = Field(0.22, ge=0, le=1)
-    export: ExportParams = Field(default_factory=ExportParams)
-
-    @field_validator("release")
-    @classmethod
-    def _both_splits(cls, release):
-        if release and set(release) != set(SPLITS):
-            raise ValueError(f"give both train and dev files, or {{}} to leave the release out; got {sorted(release)}")
-        return release
-
-    @field_validator("release_fixes")
-    @classmethod
-    def _words(cls, fixes, info: ValidationInfo):
-        bad = [w for w, r in fixes.items() if not w.strip() or not str(r).strip()]
-        if bad:
-            raise ValueError(f"empty word or fix for {bad}")
-        return fixes
-
-
-def hash_split(key: tuple, dev_share: float) -> str:
-    """dev with probability ``dev_share``, by a hash of the statement key (stable, order-independent)."""
-    digest = hashlib.sha256(json.dumps(list(key), ensure_ascii=False).encode("utf-8")).hexdigest()
-    return "dev" if int(digest[:12], 16) / 16 ** 12 < dev_share else "train"
-
-
-def annotation_store(spec: ProbeSpec, params: AlwaysNeverParams) -> tuple[dict[tuple, Gold], dict]:
-    """Every annotated statement ``{(template_id, x, y): Gold}`` (with its split) and a report: the release
-    parse, each gold table, per template the annotated and still unannotated counts, concept overlap."""
-    store: dict[tuple, Gold] = {}
-    report: dict = {"release": None, "annotations": {}}
-    if params.release:
-        missing = [f"{s}: {p}" for s, p in params.release.items() if not Path(p).is_file()]
-        if missing:
-            raise DataError(f"{spec.probe}.release: file(s) missing ({'; '.join(missing)}); fetch them: "
-                            f"probes sources fetch olmpics")
-        gold, report["release"] = annotations.parse_release(params.release, spec, params.release_fixes)
-        store.update((g.key, g) for g in gold)
-    for path in params.annotations:
-        counts = Counter()
-        for g in annotations.read_gold(path, spec):
-            old = store.get(g.key)
-            if old is None:
-                counts["new"] += 1
-                store[g.key] = replace(g, split=hash_split(g.key, params.dev_share))
-            else:
-                counts["replaced"] += 1
-                counts["gold_changed"] += old.gold != g.gold
-                store[g.key] = replace(g, split=old.split)
-        report["annotations"][str(path)] = dict(counts)
-    wanted: dict[str, set] = defaultdict(set)
-    for path in params.candidates:
-        for key in annotations.read_candidates(path, spec):
-            wanted[key[0]].add(key)
-    per_template = {}
-    for tid in spec.templates:
-        splits = Counter(g.split for g in store.values() if g.template_id == tid)
-        entry = {split: splits[split] for split in SPLITS}
-        if params.candidates:
-            entry["unannotated"] = sum(k not in store for k in wanted[tid])
-        per_template[tid] = entry
-    report["templates"] = per_template
-    report["overlap"] = concept_overlap(store.values())
-    return store, report
-
-
-def concept_overlap(golds) -> dict:
-    """How many dev subjects (x), objects (y) and (x, y) pairs also occur in train (any template)."""
-    seen = {s: defaultdict(set) for s in SPLITS}
-    for g in golds:
-        for name, value in (("x", g.x), ("y", g.y), ("pair", (g.x, g.y))):
-            seen[g.split][name].add(value)
-    return {name: {"dev": len(seen["dev"][name]), "also_in_train": len(seen["dev"][name] & seen["train"][name])}
-            for name in ("x", "y", "pair")}
-
-
-def describe(report: Mapping) -> list[str]:
-    """The report as log lines."""
-    lines = []
-    rel = report.get("release")
-    if rel:
-        rows = ", ".join(f"{s} {n}" for s, n in rel["rows"].items())
-        lines.append(f"release: {sum(rel['rows'].values())} rows ({rows}) -> {rel['statements']} annotated "
-                     f"statements; matched per template: " + ", ".join(f"{t} {n}" for t, n in rel["matched"].items()))
-        lines.append(f"release defects: stray spaces fixed {rel['spaces_fixed']}, word fixes {rel['word_fixes'] or 0}, "
-                     f"duplicate ids {rel['duplicate_ids']}, exact duplicates {rel['exact_duplicates']}, "
-                     f"conflicting statements {rel['conflicting_statements']}, "
-                     f"in train and dev {rel['in_train_and_dev']}, matching no template {rel['unmatched']}, "
-                     f"ambiguous {rel['ambiguous']}, rows left out {len(rel['left_out'])}")
-        lines += [f"release: left out {x}" for x in rel["left_out"][:5]]
-    for path, counts in report["annotations"].items():
-        lines.append(f"annotations {path}: {counts.get('new', 0)} new statements, {counts.get('replaced', 0)} "
-                     f"re-annotated ({counts.get('gold_changed', 0)} with a different gold)")
-    for tid, n in report["templates"].items():
-        todo = (f", {n['unannotated']} candidate(s) unannotated (probes annotate export)" if "unannotated" in n
-                else "" if n["train"] + n["dev"] else ": no annotations (probes annotate export lists its statements)")
-        lines.append(f"template {tid}: annotated train {n['train']}, dev {n['dev']}{todo}")
-    o = report["overlap"]
-    lines.append("train/dev concepts (not disjoint in the release): " + ", ".join(
-        f"{name} {v['also_in_train']} of {v['dev']} dev also in train" for name, v in o.items()))
-    return lines
 
 
 @register("always_never", version="1", params=AlwaysNeverParams, sources=("olmpics",))
@@ -327,7 +175,7 @@ def effective_params(params_path: str | Path | None = None) -> AlwaysNeverParams
 
 def release_problems(rows_by_split: Mapping[str, list[dict]]) -> dict[str, Counter]:
     """Per split, the release's defects that generating from it fixes or leaves out, counted as the parse of
-    :func:`probekit.annotations.parse_release_rows` finds them with the probe's ``release_fixes``: word
+    :func:`probekit.probes.annotations.parse_release_rows` finds them with the probe's ``release_fixes``: word
     fixes (``word fixed (tune -> tuna)``), stray spaces, duplicate statements, a statement in train and dev,
     conflicting gold, no or two matching templates. Malformed rows and duplicate ids are left to the fidelity
     report's generic rules."""
@@ -341,7 +189,7 @@ def release_problems(rows_by_split: Mapping[str, list[dict]]) -> dict[str, Count
 @functools.lru_cache(maxsize=None)
 def _spec() -> ProbeSpec:
     import generators
-    from probekit.templates import load_probe_spec
+    from probekit.probes.spec import load_probe_spec
 
     return load_probe_spec(generators.get("always_never").template_path)
 
@@ -353,7 +201,7 @@ def _matcher() -> annotations.Matcher:
 
 @functools.lru_cache(maxsize=None)
 def _release_lines(path: str) -> dict[int, dict]:
-    from probekit.probe_dataset import read_jsonl
+    from probekit.data.jsonl import read_jsonl
 
     rows, lines = read_jsonl(path, with_lines=True)
     return dict(zip(lines, rows))

@@ -1,6 +1,6 @@
 """ENCYCLOPEDIC COMPOSITION (oLMpics §4.5): two-hop questions over Wikidata facts, MC-QA with hard distractors.
 
-Chains come from the ``wikidata`` table set (:func:`probekit.loaders.wikidata.composition_chains`); each
+Chains come from the ``wikidata`` table set (:func:`probekit.sources.loaders.wikidata.composition_chains`); each
 subject (the entity in the question: a person, or a film) gives at most one question per template:
 
 ========================  ===============================  ==============================================
@@ -57,294 +57,17 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Literal, Mapping
 
-from pydantic import Field, ValidationInfo, field_validator
-
 from generators import register
-from probekit.errors import DataError
-from probekit.examples import SPLITS, answer_text, example_problem, make_example
-from probekit.params import ProbeParams, SplitSizes
-from probekit.templates import ProbeSpec, TemplateError, Variant
+from generators.two_hop_facts import KINDS, PROBE, ROLES, SHAPES, Triple, index
+from generators.two_hop_questions import CompositionParams, Question, questions
+from probekit.data.examples import SPLITS, answer_text, example_problem, make_example
+from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
-PROBE = "encyclopedic_composition"
 log = logging.getLogger(f"probekit.{PROBE}")
 Split = Literal["train", "dev"]
-Triple = tuple[str, str, str]
-CAPITAL_WALKS = ("P36^-1", "P1376")  # `cities.via` of a city that is the capital of that very country
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One two-hop template: its chain table, its one-hop templates and their slots."""
-
-    template: str
-    chain: str  # table of composition_chains()
-    hops: tuple[str, str]  # one-hop template ids: subject -> middle, middle -> answer
-    relations: tuple[str, str]
-    subject_slot: str
-    middle_slot: str
-
-
-KINDS = {
-    "band_year": Kind("band_year", "person_band_year", ("person_band", "band_inception"), ("P463", "P571"),
-                      "person", "band"),
-    "actor_spouse": Kind("actor_spouse", "film_actor_spouse", ("film_cast", "spouse_of"), ("P161", "P26"),
-                         "film", "actor"),
-    "founder_hq": Kind("founder_hq", "person_company_city", ("founder_company", "company_hq"), ("P112", "P159"),
-                       "person", "company"),
-}
-# template id -> (kind, hop): hop None for the two-hop template, 0 / 1 for its one-hop questions
-ROLES = {k.template: (k.template, None) for k in KINDS.values()} | {
-    h: (k.template, i) for k in KINDS.values() for i, h in enumerate(k.hops)}
-# template id -> (relations of its facts, the slot the chain starts from)
-SHAPES = {k.template: (k.relations, k.subject_slot) for k in KINDS.values()} | {
-    k.hops[0]: ((k.relations[0],), k.subject_slot) for k in KINDS.values()} | {
-    k.hops[1]: ((k.relations[1],), k.middle_slot) for k in KINDS.values()}
-
-
-class CompositionParams(ProbeParams):
-    """``size.<split>``: questions per split over the variant's templates (capped by the facts); ``choices``:
-    gold + distractors; ``year_window``: the band-year distractors' distance; ``symmetric_spouse``: chains
-    also read P26 backwards."""
-
-    size: SplitSizes
-    choices: int = Field(3, ge=2, le=10)
-    year_window: int = Field(2, ge=1, le=100)
-    symmetric_spouse: bool = True
-
-    @field_validator("year_window")
-    @classmethod
-    def _enough_years(cls, window, info: ValidationInfo):
-        choices = info.data.get("choices", 3)
-        if 2 * window < choices - 1:
-            raise ValueError(f"{window} gives {2 * window} years around the gold, fewer than the {choices - 1} "
-                             f"distractors of {choices} choices")
-        return window
-
-
-# --- the facts, indexed ------------------------------------------------------------------------
-
-class Pool:
-    """Candidates in a fixed (sorted) order, sampled without the excluded ones in time independent of the
-    pool's size (the SPARQL tables have thousands of spouses, companies, cities)."""
-
-    def __init__(self, items):
-        self.items = sorted(set(items))
-        self.members = set(self.items)
-
-    def excluded(self, exclude: set[str]) -> set[str]:
-        return exclude & self.members  # walks the smaller set
-
-    def available(self, exclude: set[str]) -> int:
-        return len(self.items) - len(self.excluded(exclude))
-
-    def sample(self, rng: random.Random, k: int, exclude: set[str]) -> list[str]:
-        """``k`` items not in ``exclude`` (fewer when there are not so many), deterministic given ``rng``."""
-        out = self.excluded(exclude)
-        drawn = rng.sample(self.items, min(len(self.items), k + len(out)))
-        return [x for x in drawn if x not in out][:k]
-
-
-@dataclass
-class Index:
-    """Distinct facts of the ``wikidata`` tables as lookups, and the chains per template."""
-
-    members: dict[str, set[str]]  # person -> bands (P463)
-    years: dict[str, set[str]]  # band -> inception years (P571)
-    cast: dict[str, set[str]]  # film -> actors (P161)
-    films: dict[str, set[str]]  # actor -> films (P161 backwards)
-    spouses: dict[str, set[str]]  # person -> spouses, P26 both ways
-    p26: set[tuple[str, str]]  # P26 (subject, object) as given
-    founded: dict[str, set[str]]  # person -> companies (P112 backwards)
-    hq: dict[str, set[str]]  # company -> cities (P159)
-    city_countries: dict[str, set[str]]  # city label -> its countries (a capital: the countries it is capital of)
-    ambiguous_cities: set[str]  # labels in several countries, none as their capital (Durham, Burlington)
-    country_cities: dict[str, Pool]
-    middles: dict[str, Pool]  # template -> the middle entities of its chains (bands, actors, companies)
-    other_middles: dict[str, Pool]  # template -> the other entities of its first relation (P463 / P161
-    # objects, P112 subjects): the fallback of the first one-hop question
-    spouse_pool: Pool  # every spouse of a film-actor-spouse chain
-    chains: dict[str, list[tuple[str, str, str]]]  # template -> sorted (subject, middle, answer)
-
-
-def index(tables: Mapping, symmetric_spouse: bool) -> Index:
-    from probekit.loaders.wikidata import composition_chains
-
-    wikidata = tables.get("wikidata") if isinstance(tables, Mapping) else None
-    if not wikidata or "facts" not in wikidata or "cities" not in wikidata:
-        raise DataError(f"{PROBE} reads the wikidata table set (tables facts and cities): run "
-                        f"`probes tables wikidata --out data/tables/wikidata` first")
-    facts, cities = wikidata["facts"], wikidata["cities"]
-    for name, df, cols in (("facts", facts, ["relation", "subject", "object"]),
-                           ("cities", cities, ["city", "country"])):
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            raise DataError(f"wikidata/{name}: missing column(s) {missing} (have: {list(df.columns)})")
-    f = facts[["relation", "subject", "object"]].drop_duplicates()
-    pairs = {r: list(zip(g["subject"], g["object"])) for r, g in f.groupby("relation")}
-
-    def forward(rel):
-        out = defaultdict(set)
-        for s, o in pairs.get(rel, ()):
-            out[s].add(o)
-        return out
-
-    def backward(rel):
-        out = defaultdict(set)
-        for s, o in pairs.get(rel, ()):
-            out[o].add(s)
-        return out
-
-    spouses = forward("P26")
-    for s, o in pairs.get("P26", ()):
-        spouses[o].add(s)
-    rows = defaultdict(set)  # city label -> {(country, via)}
-    vias = cities["via"] if "via" in cities.columns else [""] * len(cities)
-    for city, country, via in zip(cities["city"], cities["country"], vias):
-        rows[city].add((country, via))
-    city_countries, ambiguous, country_cities = {}, set(), defaultdict(set)
-    for city, found in rows.items():
-        capital = {c for c, via in found if via in CAPITAL_WALKS}
-        countries = capital if len(found) > 1 and capital else {c for c, _ in found}
-        city_countries[city] = countries
-        ambiguous |= {city} if len(countries) > 1 and not capital else set()
-        for c in countries:
-            country_cities[c].add(city)
-    chains = composition_chains(facts, symmetric_spouse=symmetric_spouse)
-    middles = {k.template: Pool(chains[k.chain].iloc[:, 1]) for k in KINDS.values()}
-    relation_ends = {"P463": {o for _, o in pairs.get("P463", ())}, "P161": {o for _, o in pairs.get("P161", ())},
-                     "P112": {s for s, _ in pairs.get("P112", ())}}
-    return Index(
-        members=forward("P463"), years=forward("P571"), cast=forward("P161"), films=backward("P161"),
-        spouses=spouses, p26=set(pairs.get("P26", ())), founded=backward("P112"), hq=forward("P159"),
-        city_countries=city_countries, ambiguous_cities=ambiguous,
-        country_cities={c: Pool(v) for c, v in country_cities.items()},
-        middles=middles, other_middles={t: Pool(relation_ends[KINDS[t].relations[0]] - m.members)
-                                        for t, m in middles.items()},
-        spouse_pool=Pool(chains["film_actor_spouse"]["spouse"]),
-        chains={k.template: [tuple(r) for r in chains[k.chain].itertuples(index=False)] for k in KINDS.values()},
-    )
-
-
-# --- one question per subject ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Question:
-    template: str
-    subject: str
-    middle: str
-    answer: str
-    distractors: tuple[str, ...]
-    facts: tuple[Triple, Triple]
-    rule: str  # which distractor rule filled the choices (for the counts)
-    hop_distractors: tuple[str, ...]  # of the first one-hop question (subject -> middle)
-
-
-def answers_of(ix: Index, template: str, subject: str) -> set[str]:
-    """Every answer of the two-hop question about ``subject``, over all its chains (both ways for P26)."""
-    if template == "band_year":
-        return {y for b in ix.members.get(subject, ()) for y in ix.years.get(b, ())}
-    if template == "actor_spouse":
-        return {s for a in ix.cast.get(subject, ()) for s in ix.spouses.get(a, ())}
-    return {c for co in ix.founded.get(subject, ()) for c in ix.hq.get(co, ())}
-
-
-Tier = tuple[str, Pool, set[str]]  # (rule name, candidates, excluded)
-
-
-def distractor_tiers(ix: Index, params: CompositionParams, template: str, subject: str, answer: str,
-                     answers: set[str]) -> tuple[list[Tier], str | None]:
-    """The candidate distractors of one chain, in tiers of preference, or the reason why there are not enough."""
-    need, exclude = params.choices - 1, answers | {answer}
-    if template == "band_year":
-        if not (answer.isdigit() and len(answer) == 4):
-            return [], "gold year is not a 4-digit year"
-        year, w = int(answer), params.year_window
-        tiers = [(f"years within +-{w}", Pool(str(y) for d in range(1, w + 1) for y in (year - d, year + d)
-                                              if 1000 <= y <= 9999), exclude)]
-        why = f"fewer than {need} years within +-{w} of the gold that are not an answer"
-    elif template == "actor_spouse":
-        cast = ix.cast.get(subject, set())
-        costars = {a for actor in cast for film in ix.films.get(actor, ()) if film != subject
-                   for a in ix.cast.get(film, ())} - cast
-        near = Pool({s for a in costars for s in ix.spouses.get(a, ())} - exclude)
-        tiers = [("spouses of co-stars", near, set()),
-                 ("spouses of other actors", ix.spouse_pool, exclude | near.members)]
-        why = f"fewer than {need} spouses of other actors"
-    else:
-        countries = ix.city_countries.get(answer, set())
-        if not countries:
-            return [], "gold city has no country in the cities table"
-        if answer in ix.ambiguous_cities:
-            return [], "gold city label is in several countries, as the capital of none"
-        (one, *more) = sorted(countries)
-        pool = ix.country_cities[one] if not more else Pool(c for k in countries for c in ix.country_cities[k].items)
-        tiers = [("cities of the gold's country", pool, exclude)]
-        why = f"fewer than {need} other cities in the gold city's country"
-    return (tiers, None) if sum(p.available(x) for _, p, x in tiers) >= need else ([], why)
-
-
-def pick(rng: random.Random, tiers: list[Tier], need: int) -> tuple[list[str], str]:
-    """``need`` candidates, the earlier tiers first; the rule names the tiers used."""
-    chosen, used = [], []
-    for name, pool, exclude in tiers:
-        got = pool.sample(rng, need - len(chosen), exclude | set(chosen))
-        if got:
-            chosen += got
-            used.append(name)
-        if len(chosen) == need:
-            break
-    return chosen, " + ".join(used)
-
-
-def first_hop_tiers(ix: Index, template: str, subject: str) -> list[Tier]:
-    """Candidates of the first one-hop question: other middles of the chains, then of the whole relation."""
-    own = {"band_year": ix.members, "actor_spouse": ix.cast, "founder_hq": ix.founded}[template].get(subject, set())
-    return [("chains", ix.middles[template], set(own)), ("relation", ix.other_middles[template], set(own))]
-
-
-def chain_facts(ix: Index, template: str, subject: str, middle: str, answer: str) -> tuple[Triple, Triple]:
-    r1, r2 = KINDS[template].relations
-    if template == "founder_hq":
-        return (r1, middle, subject), (r2, middle, answer)
-    second = (r2, middle, answer)
-    if template == "actor_spouse" and (middle, answer) not in ix.p26:
-        second = (r2, answer, middle)  # the P26 fact is given the other way round
-    return (r1, subject, middle), second
-
-
-def questions(ix: Index, params: CompositionParams, template: str, counts: dict) -> dict[str, Question]:
-    """The question of every subject that has one (subject -> question); skipped subjects counted."""
-    need = params.choices - 1
-    by_subject: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for s, m, a in ix.chains[template]:
-        by_subject[s].append((m, a))
-    skipped, rules = Counter(), Counter()
-    out = {}
-    for subject in sorted(by_subject):
-        rng = random.Random(f"{params.seed}:{PROBE}:{template}:{subject}")
-        answers = answers_of(ix, template, subject)
-        usable, reasons = [], []
-        for middle, answer in sorted(by_subject[subject]):
-            tiers, why = distractor_tiers(ix, params, template, subject, answer, answers)
-            (usable.append((middle, answer, tiers)) if why is None else reasons.append(why))
-        hop_tiers = first_hop_tiers(ix, template, subject)
-        if not usable or sum(p.available(x) for _, p, x in hop_tiers) < need:
-            skipped[min(reasons) if not usable else f"fewer than {need} other {KINDS[template].middle_slot}s "
-                                                    f"for the one-hop question"] += 1
-            continue
-        middle, answer, tiers = rng.choice(usable)
-        distractors, rule_used = pick(rng, tiers, need)
-        rules[rule_used] += 1
-        out[subject] = Question(template, subject, middle, answer, tuple(distractors),
-                                chain_facts(ix, template, subject, middle, answer), rule_used,
-                                tuple(pick(rng, hop_tiers, need)[0]))
-    counts.update({"chains": len(ix.chains[template]), "subjects": len(by_subject), "usable": len(out),
-                   "skipped": dict(sorted(skipped.items())), "distractor_rules": dict(sorted(rules.items()))})
-    return out
 
 
 # --- sizes and splits --------------------------------------------------------------------------
@@ -414,7 +137,7 @@ def availability(tables: Mapping, params: CompositionParams | None = None) -> di
     distractor rules used, questions asked and built per split (JSON-able). ``params``: the YAML defaults."""
     if params is None:
         from generators import get
-        from probekit.templates import load_probe_spec
+        from probekit.probes.spec import load_probe_spec
 
         params = CompositionParams.model_validate(load_probe_spec(get(PROBE).template_path).params)
     return make_plan(tables, params, list(KINDS)).counts

@@ -9,10 +9,10 @@ from typing import Callable, Literal, Mapping
 
 from pydantic import ValidationInfo, field_validator
 
+from probekit.data.examples import SPLITS, make_example
 from probekit.errors import ParamsError
-from probekit.examples import SPLITS, make_example
 from probekit.params import ProbeParams, SplitSizes
-from probekit.templates import ProbeSpec, TemplateError, Variant
+from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
 Split = Literal["train", "dev"]
 

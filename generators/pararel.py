@@ -1,9 +1,9 @@
 """ParaRel (Elazar et al. 2021): the pattern YAMLs of ``generators/pararel/`` x the T-REx tuples of the
-``pararel`` table set -> a cloze set (:mod:`probekit.cloze_dataset`).
+``pararel`` table set -> a cloze set (:mod:`probekit.data.cloze`).
 
 - **Patterns** come from the YAMLs, one per relation; a pattern whose id and text match a node of the
   original graph is ``original`` and keeps that graph's hand-annotated edges. Every pair's flags are also
-  computed (:mod:`probekit.pattern_edges`): a pattern a user adds (or edits) gets computed edges, and the
+  computed (:mod:`probekit.sources.pattern_edges`): a pattern a user adds (or edits) gets computed edges, and the
   card reports how the computed flags agree with the annotated ones.
 - **Tuples**: every row is kept (the original code overwrote repeated subjects silently); the card counts
   repeats. ``dedupe_subjects`` gives ParaRel* (the first tuple of each subject).
@@ -21,9 +21,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from generators import register
-from probekit.cloze_dataset import OBJECT, SUBJECT, fill
-from probekit.errors import DataError, ParamsError
+from probekit.data.cards import fingerprint_line, source_list
+from probekit.data.cloze import OBJECT, SUBJECT
+from probekit.errors import DataError, ParamsError, UsageError
 from probekit.params import ParamsFile, section
+from probekit.tokens.one_token import load_tokenizer, single_token_objects
 
 HERE = Path(__file__).resolve().parent
 PATTERN_FIELDS = ("lemma", "extended_lemma", "tense")
@@ -102,28 +104,11 @@ def selected(spec: Spec, params: ParaRelParams, label: str) -> list[str]:
     return sorted(chosen, key=lambda r: int(r[1:]))
 
 
-def single_token_objects(tokenizer, patterns: list[str], subject: str, objects: list[str]) -> dict[str, int]:
-    """``{object: token id}`` of the objects that are exactly one token at ``[Y]`` of every pattern (in
-    context, as the engine scores them; the id is the one at the first pattern)."""
-    from evaluators.statements import encode_statements
-
-    stems = [fill(p, subject) for p in patterns]
-    st = encode_statements(tokenizer, stems, [objects] * len(stems), [f"pattern {i}" for i in range(len(stems))])
-    n = len(objects)
-    return {o: int(st.first[k]) for k, o in enumerate(objects) if st.single[k::n].all()}
-
-
 def _tokenizers(specs: list[str], params_file: ParamsFile) -> dict:
-    from transformers import AutoTokenizer
-
-    from evaluators.models import resolve_model
-    from probekit.errors import UsageError
-
     out = {}
     for spec in specs:
         try:
-            out[spec] = AutoTokenizer.from_pretrained(resolve_model(spec, params_file.models(),
-                                                                    params_file.label).location)
+            out[spec] = load_tokenizer(spec, params_file.models(), params_file.label)
         except UsageError as exc:
             raise ParamsError(f"{params_file.label}: pararel.tokenizers: {exc}") from None
     return out
@@ -131,8 +116,8 @@ def _tokenizers(specs: list[str], params_file: ParamsFile) -> dict:
 
 @register("pararel", version="1", tables=("pararel",))
 def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = None):
-    """``(rows, meta)`` of the cloze set: ``rows`` per file of :data:`probekit.cloze_dataset.FILES`."""
-    from probekit import pattern_edges
+    """``(rows, meta)`` of the cloze set: ``rows`` per file of :data:`probekit.data.cloze.FILES`."""
+    from probekit.sources import pattern_edges
 
     spec = load_spec()
     params = section(params_file, section_name or "pararel", ParaRelParams, spec.params, f"{HERE / 'pararel.yaml'}")
@@ -200,7 +185,7 @@ def card(meta: dict) -> str:
     agree = "\n".join(f"| `{flag}` | {a['n']} | {a['accuracy']:.3f} | {a['kappa']:.3f} | {a['tp']} | {a['fp']} | "
                       f"{a['fn']} | {a['tn']} |" for flag, a in meta["edge_agreement"].items())
     params = yaml.safe_dump(meta["params"], sort_keys=False, default_flow_style=None).strip()
-    sources = "\n".join(f"- `{n}`: {s['license']}" for n, s in meta["sources"].items())
+    sources = source_list(meta["sources"])
     citations = "\n".join(s["citation"].strip() for s in meta["sources"].values() if "ParaRel" not in s["citation"])
     return f"""---
 pretty_name: "ParaRel (probekit)"
@@ -238,7 +223,7 @@ Params (`pararel` section):
 Sources:
 {sources}
 
-Fingerprint `{meta["fingerprint"]}` (sha256 of the params and of the files written).
+{fingerprint_line(meta)}
 
 ```bibtex
 {CITATION}

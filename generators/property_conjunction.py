@@ -40,254 +40,18 @@ satisfies the question and no other choice does; the tests check ``has`` and ``l
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import random
-import re
-from collections import Counter, defaultdict
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Mapping
-
-from pydantic import Field, PositiveInt, ValidationInfo, field_validator
+from typing import Literal, Mapping
 
 from generators import register
-from probekit.errors import DataError
-from probekit.examples import SPLITS, answer_text, example_problem, make_example
-from probekit.lexicon import zipf
-from probekit.loaders.conceptnet import canonical_relation
-from probekit.params import ProbeParams, SplitSizes
-from probekit.templates import ProbeSpec, TemplateError, Variant
+from generators.property_params import PROBE, ConjunctionParams
+from generators.property_questions import cached_plan, make_plan
+from probekit.data.examples import answer_text, example_problem, make_example
+from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-PROBE = "property_conjunction"
-log = logging.getLogger(f"probekit.{PROBE}")
 Split = Literal["train", "dev"]
-Prop = tuple[str, str]  # (predicate, object)
 SLOTS = ("p1", "o1", "p2", "o2")
 GOLDS = ("both", "first_only")
-ENUMERATE_BELOW = 40  # answers with fewer properties try every pair; others sample pairs at random
-RANDOM_TRIES = 400  # pairs tried per question for an answer with many properties
-
-
-class ConjunctionParams(ProbeParams):
-    """``size.<split>``: questions per split (capped by the edges); ``phrases``: predicate -> question phrase;
-    ``predicates``: those the questions use; ``symmetric``: predicates read both ways when checking an
-    absence; ``min_zipf``: the frequency every concept and object must reach; ``function_words``: a term
-    made of these only is no concept; ``dev_share``: share of the concepts in dev; ``max_per_answer``:
-    questions per answer concept."""
-
-    size: SplitSizes
-    phrases: dict[str, str]
-    predicates: list[str] = Field(min_length=1)
-    symmetric: list[str] = Field(default_factory=list)
-    min_zipf: float = Field(3.5, ge=0, le=8)
-    function_words: list[str] = Field(default_factory=list)
-    dev_share: float = Field(0.25, ge=0, le=1)
-    max_per_answer: PositiveInt = 5
-
-    @field_validator("phrases")
-    @classmethod
-    def _phrases(cls, phrases):
-        _conceptnet_names(phrases)
-        empty = [r for r, p in phrases.items() if not isinstance(p, str) or not p.strip() or p != " ".join(p.split())]
-        if empty:
-            raise ValueError(f"empty phrase, or stray spaces in it, for {empty}")
-        return phrases
-
-    @field_validator("predicates")
-    @classmethod
-    def _predicates(cls, predicates, info: ValidationInfo):
-        phrases = info.data.get("phrases") or {}
-        missing = [r for r in predicates if r not in phrases]
-        if missing:
-            raise ValueError(f"{missing} have no question phrase in `phrases` (have: {', '.join(phrases)})")
-        if len(set(predicates)) != len(predicates):
-            raise ValueError(f"repeated predicate(s) {sorted(r for r, n in Counter(predicates).items() if n > 1)}")
-        return predicates
-
-    @field_validator("symmetric")
-    @classmethod
-    def _symmetric(cls, symmetric):
-        _conceptnet_names(symmetric)
-        return symmetric
-
-
-def _conceptnet_names(relations) -> None:
-    """Refuse relation names not spelt as ConceptNet spells them (AtLocation, not atlocation)."""
-    bad = [r for r in relations if canonical_relation(r) != r]
-    if bad:
-        raise ValueError(f"not ConceptNet relation names (as spelt in ConceptNet, e.g. AtLocation): {bad}")
-
-
-# --- the edges, indexed --------------------------------------------------------------------------------
-
-DIGITS = re.compile(r"\b\d+\b")
-
-
-def usable_term(term: str, min_zipf: float, function_words: frozenset[str]) -> bool:
-    """Frequent enough, not made of function words only, no number in digits."""
-    return (not DIGITS.search(term) and not all(w in function_words for w in term.split())
-            and zipf(term) >= min_zipf)
-
-
-def concept_split(concept: str, dev_share: float) -> str:
-    """dev with probability ``dev_share``, by a hash of the concept (stable: no seed, no other param)."""
-    digest = hashlib.sha256(f"{PROBE}:{concept}".encode("utf-8")).hexdigest()
-    return "dev" if int(digest[:12], 16) / 16 ** 12 < dev_share else "train"
-
-
-@dataclass
-class Index:
-    holds: set[tuple[str, str, str]]  # (concept, predicate, object) that hold: the edges, symmetric ones both ways
-    props: dict[str, list[Prop]]  # usable concept -> its usable properties (sorted)
-    by_prop: dict[str, dict[Prop, list[str]]]  # split -> property -> the split's usable concepts with the edge
-    split_of: dict[str, str]  # usable concept -> split
-    counts: dict
-
-
-def edges_of(tables: Mapping) -> "pd.DataFrame":
-    """The ``conceptnet`` set's ``edges`` table (relation, head, tail), or a DataError saying how to build it."""
-    conceptnet = tables.get("conceptnet") if isinstance(tables, Mapping) else None
-    if not conceptnet or "edges" not in conceptnet:
-        raise DataError(f"{PROBE} reads the conceptnet table set (table edges): run `probes tables conceptnet`")
-    edges = conceptnet["edges"]
-    missing = [c for c in ("relation", "head", "tail") if c not in edges.columns]
-    if missing:
-        raise DataError(f"conceptnet/edges: missing column(s) {missing} (have: {list(edges.columns)})")
-    return edges
-
-
-def index(tables: Mapping, params: ConjunctionParams) -> Index:
-    """What holds (for the absence checks) and the usable concepts and properties per split."""
-    edges = edges_of(tables)
-    wanted = set(params.predicates)
-    symmetric = set(params.symmetric)
-    rows = edges.loc[edges["relation"].isin(wanted), ["relation", "head", "tail"]].drop_duplicates()
-    relations, heads, tails = (rows[c].astype(object).tolist() for c in ("relation", "head", "tail"))
-    present = set(relations)
-    absent = sorted(wanted - present)
-    if absent:
-        log.warning("%s: no conceptnet edge with predicate(s) %s (build the table with them: tables.conceptnet."
-                    "relations)", PROBE, absent)
-    holds = set(zip(heads, relations, tails))  # (concept, predicate, object): the concept has the property
-    holds.update((t, r, h) for r, h, t in zip(relations, heads, tails) if r in symmetric)
-    terms = set(heads) | set(tails)
-    function_words = frozenset(params.function_words)
-    ok = {term for term in terms if usable_term(term, params.min_zipf, function_words)}
-    props: dict[str, list[Prop]] = defaultdict(list)
-    for r, h, t in zip(relations, heads, tails):
-        if h in ok and t in ok and h != t:
-            props[h].append((r, t))
-    split_of = {c: concept_split(c, params.dev_share) for c in props}
-    by_prop: dict[str, dict[Prop, list[str]]] = {s: defaultdict(list) for s in SPLITS}
-    for c in sorted(props):
-        props[c].sort()
-        for prop in props[c]:
-            by_prop[split_of[c]][prop].append(c)
-    counts = {"edges": len(relations), "terms": len(terms), "frequent_terms": len(ok),
-              "concepts": {s: sum(v == s for v in split_of.values()) for s in SPLITS},
-              "answer_candidates": {s: sum(len(props[c]) >= 2 and split_of[c] == s for c in props) for s in SPLITS}}
-    return Index(holds, dict(props), by_prop, split_of, counts)
-
-
-# --- questions -------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Question:
-    answer: str  # has P1 and P2
-    first: str  # D1: has P1, lacks P2
-    second: str  # D2: has P2, lacks P1
-    p1: Prop
-    p2: Prop
-
-    def facts(self, gold: str) -> dict:
-        (r1, o1), (r2, o2) = self.p1, self.p2
-        return {"gold": gold, "properties": [[r1, o1], [r2, o2]],
-                "has": [[self.answer, r1, o1], [self.answer, r2, o2], [self.first, r1, o1], [self.second, r2, o2]],
-                "lacks": [[self.first, r2, o2], [self.second, r1, o1]]}
-
-
-def _pool(ix: Index, split: str, has: Prop, lacks: Prop, exclude: set[str]) -> list[str]:
-    """The split's concepts with the edge ``has`` that lack ``lacks`` (sorted), less ``exclude``."""
-    r, o = lacks
-    return [c for c in ix.by_prop[split].get(has, ()) if (c, r, o) not in ix.holds and c not in exclude]
-
-
-def _pairs(props: list[Prop], rng: random.Random):
-    """Ordered pairs of distinct properties with distinct objects, in random order (all of them for few
-    properties, else up to RANDOM_TRIES random draws)."""
-    if len(props) < ENUMERATE_BELOW:
-        pairs = [(a, b) for a in props for b in props if a != b]
-        rng.shuffle(pairs)
-        yield from pairs
-        return
-    for _ in range(RANDOM_TRIES):
-        a, b = rng.sample(props, 2)
-        yield a, b
-
-
-def nested(o1: str, o2: str) -> bool:
-    """One object's words all among the other's ("desk" / "your desk", or the same object): a pair that asks
-    one thing twice."""
-    w1, w2 = set(o1.split()), set(o2.split())
-    return w1 <= w2 or w2 <= w1
-
-
-def _question(ix: Index, split: str, answer: str, asked: set, rng: random.Random) -> Question | None:
-    """A new question for ``answer`` (not an already ``asked`` pair, in either order), or None."""
-    for p1, p2 in _pairs(ix.props[answer], rng):
-        if frozenset((p1, p2)) in asked or nested(p1[1], p2[1]):
-            continue
-        exclude = {answer, p1[1], p2[1]}
-        first = _pool(ix, split, p1, p2, exclude)
-        if not first:
-            continue
-        second = _pool(ix, split, p2, p1, exclude)
-        if not second:
-            continue
-        asked.add(frozenset((p1, p2)))
-        return Question(answer, rng.choice(first), rng.choice(second), p1, p2)
-    return None
-
-
-@dataclass(frozen=True)
-class Plan:
-    splits: dict[str, list[Question]]
-    counts: dict
-
-
-def make_plan(tables: Mapping, params: ConjunctionParams) -> Plan:
-    """The questions of each split (shared by every base variant) and the counts."""
-    ix = index(tables, params)
-    splits: dict[str, list[Question]] = {}
-    counts = dict(ix.counts, asked=dict(params.size))
-    for split in SPLITS:
-        rng = random.Random(f"{params.seed}:{PROBE}:{split}")
-        answers = sorted(c for c, p in ix.props.items() if ix.split_of[c] == split and len(p) >= 2)
-        rng.shuffle(answers)
-        asked: dict[str, set] = defaultdict(set)
-        questions: list[Question] = []
-        active = answers
-        while active and len(questions) < params.size[split]:
-            still = []
-            for a in active:
-                if len(questions) >= params.size[split]:
-                    break
-                q = _question(ix, split, a, asked[a], rng)
-                if q is None:
-                    continue
-                questions.append(q)
-                if len(asked[a]) < params.max_per_answer:
-                    still.append(a)
-            active = still
-        splits[split] = questions
-    counts["built"] = {s: len(q) for s, q in splits.items()}
-    counts["answers"] = {s: len({q.answer for q in qs}) for s, qs in splits.items()}
-    counts["predicates"] = {s: dict(Counter(r for q in qs for r in (q.p1[0], q.p2[0])).most_common())
-                            for s, qs in splits.items()}
-    return Plan(splits, counts)
 
 
 def availability(tables: Mapping, params: ConjunctionParams | None = None) -> dict:
@@ -295,34 +59,10 @@ def availability(tables: Mapping, params: ConjunctionParams | None = None) -> di
     and built per split, distinct answers, predicate uses per split. ``params``: the YAML defaults."""
     if params is None:
         from generators import get
-        from probekit.templates import load_probe_spec
+        from probekit.probes.spec import load_probe_spec
 
         params = ConjunctionParams.model_validate(load_probe_spec(get(PROBE).template_path).params)
     return make_plan(tables, params).counts
-
-
-def _log(counts: dict) -> None:
-    for s in SPLITS:
-        log.info("%s/%s: %d concepts (%d with two properties or more); %d questions over %d answers; predicates: "
-                 "%s", PROBE, s, counts["concepts"][s], counts["answer_candidates"][s], counts["built"][s],
-                 counts["answers"][s], ", ".join(f"{r} {n}" for r, n in counts["predicates"][s].items()))
-    short = [s for s in SPLITS if counts["built"][s] < counts["asked"][s]]
-    if short:
-        log.warning("%s: the edges give %s questions, fewer than size asks (%s)", PROBE,
-                    ", ".join(f"{s} {counts['built'][s]}" for s in SPLITS),
-                    ", ".join(f"{s} {counts['asked'][s]}" for s in SPLITS))
-
-
-_LAST: list = []  # (tables, params, plan) of the last plan: the variants of one build share it
-
-
-def _cached_plan(tables: Mapping, params: ConjunctionParams) -> Plan:
-    if _LAST and _LAST[0] is tables and _LAST[1] == params:
-        return _LAST[2]
-    plan = make_plan(tables, params)
-    _log(plan.counts)
-    _LAST[:] = [tables, params.model_copy(deep=True), plan]
-    return plan
 
 
 # --- rows --------------------------------------------------------------------------------------------
@@ -353,7 +93,7 @@ def generate(spec: ProbeSpec, variant: Variant, params: ConjunctionParams, table
     """The planned questions, worded by the variant's template, with the variant's gold."""
     gold = check_variant(spec, variant)
     template = spec.template(variant.template)
-    plan = _cached_plan(tables, params)
+    plan = cached_plan(tables, params)
     out = {}
     for split, questions in plan.splits.items():
         rows = []

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Mapping, TypeVar
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError
 
-from .errors import ParamsError
+from probekit.errors import ParamsError
 
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from conftest import LoopbackServer
+from helpers import LoopbackServer
 
 REPO = r"(?P<repo>[\w.-]+/[\w.-]+)"
 ROUTES = [

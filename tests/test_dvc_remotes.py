@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import dvc_env
+from helpers import dvc_env
 
 BIN = Path(sys.executable).parent
 BUCKET = "probekit-dvc"

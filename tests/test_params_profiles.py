@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from helpers import REPO
 
 CONF = REPO / "conf"
 
@@ -42,9 +42,9 @@ def test_the_committed_params_are_the_default_profile_composed(tmp_path):
 
 
 def test_the_paper_profile_holds_the_papers_settings(tmp_path):
-    from evaluators.calum import CalumEvalParams
-    from evaluators.consistency_training import ConsistencyParams
+    from evaluators.calum.finetune import CalumEvalParams
     from evaluators.params import CurveParams, McqaParams, ParaRelEvalParams, ZeroshotParams
+    from evaluators.pararel.consistency_training import ConsistencyParams
     from probekit.params import ParamsFile, section
 
     _, p = compose(tmp_path, "profile=paper")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import MIRROR, REPO
+from helpers import MIRROR, REPO
 from hub_server import FakeHub
 
 BIN = Path(sys.executable).parent

@@ -13,14 +13,22 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import write_toy_cloze_set
 
-from evaluators import calum_report, olmpics_report, pararel_report, smoke
-from probekit import cli, cli_calum, cli_curves, cli_pararel
-from probekit.cli import main
+from evaluators import smoke
+from evaluators.calum import report as calum_report
+from evaluators.olmpics import report as olmpics_report
+from evaluators.pararel import report as pararel_report
+from probekit.data.pairs import write_pair_dataset
 from probekit.errors import ParamsError
-from probekit.pair_dataset import write_pair_dataset
 from probekit.params import ParamsFile, read_params
+from probes import calum as cli_calum
+from probes import main as cli
+from probes import olmpics as cli_curves
+from probes import pararel as cli_pararel
+from probes import zeroshot as cli_zeroshot
+from probes.main import main
+
+from helpers import write_toy_cloze_set
 
 WORDS = ["dog", "cat", "horse", "cow", "bird", "fish", "red", "blue", "green", "black", "white", "brown"]
 
@@ -99,7 +107,7 @@ def test_every_device_option_offers_auto_and_keeps_cpu_by_default():
 
 
 COMMANDS = {  # subcommand -> (module, handler name, its required arguments)
-    "zeroshot": (cli, "_evaluate", ["evaluate", "zeroshot", "--model", "m", "--out", "o"]),
+    "zeroshot": (cli_zeroshot, "_evaluate", ["evaluate", "zeroshot", "--model", "m", "--out", "o"]),
     "features": (cli_curves, "_features", ["evaluate", "features", "--model", "m", "--data", "d", "--out", "o"]),
     "curve": (cli_curves, "_curve", ["evaluate", "curve", "--model", "m", "--data", "d", "--out", "o",
                                      "--setting", "mlp"]),

@@ -1,0 +1,83 @@
+"""Causal-LM rules (GPT-2, Llama-style, Pythia...), as Life-after-BERT and BEAR/lm-pub-quiz score them:
+``statement``, the log-probability of the whole statement with the choice filled in, and ``choice``, that of
+the choice's tokens only, given the words before it.
+
+Each statement splits at the choice into a context (the tokens before it) and a continuation (the choice and
+the rest). Choices whose contexts are the same token ids share one forward pass of that context: its key/value
+cache is copied to each continuation, which then runs alone. A start token (the tokenizer's own, else its BOS
+or EOS) comes first, so the statement's first word is scored too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from evaluators.engine.collator import capped_groups, grouped_batches, mask_of, pad_right, put_back
+from evaluators.engine.runner import Runner, token_log_probs
+from probekit.errors import UsageError
+from probekit.tokens.statements import Statements
+
+RULES = ("statement", "choice")
+
+
+def causal(runner: Runner, st: Statements, rule: str = "statement") -> np.ndarray:
+    """Sum of log-probabilities per statement row (natural log)."""
+    if rule not in RULES:
+        raise ValueError(f"causal rule must be one of {RULES}, got {rule!r}")
+    begin = start_tokens(runner.tokenizer, st)
+    full = [begin + ids for ids in st.ids]
+    starts, stops = len(begin) + st.start, len(begin) + st.stop
+    keys = [tuple(ids[:s]) for ids, s in zip(full, starts.tolist())]
+    group_of, first = capped_groups(keys, runner.batch_size)
+    continuations = [ids[s:] for ids, s in zip(full, starts.tolist())]
+    weights = [[1.0] * (e - s) + [float(rule == "statement")] * (len(ids) - e)
+               for ids, s, e in zip(full, starts.tolist(), stops.tolist())]
+    return _score(runner, [list(keys[row]) for row in first], group_of, continuations, weights,
+                  with_context=rule == "statement")
+
+
+def _score(runner: Runner, contexts: list[list[int]], group_of: np.ndarray, continuations: list[list[int]],
+           weights: list[list[float]], *, with_context: bool) -> np.ndarray:
+    ctx_ids, ctx_len = pad_right(contexts, runner.pad_id)
+    cont_ids, cont_len = pad_right(continuations, runner.pad_id)
+    cont_weights = np.zeros(cont_ids.shape, np.float32)
+    cont_weights[np.arange(cont_ids.shape[1]) < cont_len[:, None]] = np.concatenate(weights) if weights else []
+    longest = np.zeros(len(contexts), np.int64)
+    np.maximum.at(longest, group_of, cont_len)
+    batches, order = [], []
+    for groups, rows, local in grouped_batches(group_of, ctx_len + longest, runner.batch_size):
+        wc, wk = int(ctx_len[groups].max()), int(cont_len[rows].max())
+        batches.append((ctx_ids[groups, :wc], mask_of(ctx_len[groups], wc), cont_ids[rows, :wk],
+                        mask_of(cont_len[rows], wk), local, cont_weights[rows, :wk]))
+        order.append(rows)
+
+    def step(ctx, ctx_mask, cont, cont_mask, local, weight):
+        out = runner.model(input_ids=ctx, attention_mask=ctx_mask, use_cache=True)
+        last = ctx_mask.sum(1) - 1
+        first = out.logits[torch.arange(len(last), device=last.device), last].float().log_softmax(-1)  # [groups, V]
+        context_lp = token_log_probs(out.logits[:, :-1], ctx[:, 1:]).mul(ctx_mask[:, 1:]).sum(1) \
+            if with_context else torch.zeros(len(last), device=last.device)
+        cache = out.past_key_values
+        cache.batch_select_indices(local)  # each continuation gets its context's keys and values
+        positions = last[local, None] + 1 + torch.arange(cont.shape[1], device=cont.device)
+        logits = runner.model(input_ids=cont, attention_mask=torch.cat([ctx_mask[local], cont_mask], 1),
+                              position_ids=positions, past_key_values=cache).logits
+        token_lp = torch.cat([first[local].gather(1, cont[:, :1]),
+                              token_log_probs(logits[:, :-1], cont[:, 1:])], 1)
+        return (token_lp * weight).sum(1) + context_lp[local]
+
+    return put_back(runner.run(batches, step, "scoring (causal)"), order)
+
+
+def start_tokens(tokenizer, st: Statements) -> list[int]:
+    """What goes before each statement so that its first token has a context: nothing when the tokenizer
+    already starts with a special token (Llama's BOS), else its BOS, else its EOS (GPT-2's are one)."""
+    specials = set(tokenizer.all_special_ids)
+    if st.ids and all(ids and ids[0] in specials for ids in st.ids):
+        return []
+    for token in (tokenizer.bos_token_id, tokenizer.eos_token_id):
+        if token is not None:
+            return [token]
+    raise UsageError("causal scoring needs a start token (BOS or EOS) to score a statement's first word; this "
+                     "tokenizer has neither")

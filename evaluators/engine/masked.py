@@ -1,0 +1,118 @@
+"""Masked-LM rules: ``mask-logit`` (oLMpics' MC-MLM: the MLM head's logit of each candidate token at the mask),
+``pll`` (a pseudo-log-likelihood of multi-token choices), and the hidden state at the mask (features).
+
+The model's own MLM head runs on the mask rows only: a forward hook on the encoder keeps the hidden state at
+each row's mask, which removes nearly all of the head's cost and is exact for every MLM family (BERT,
+RoBERTa, ALBERT, DistilBERT, ELECTRA, DeBERTa-v2...): no shortcut through the output embeddings.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from evaluators.engine.masked_queries import MaskedQueries
+from evaluators.engine.runner import Runner, token_log_probs
+from probekit.errors import ProbekitError
+from probekit.tokens.statements import Statements
+
+MULTI_TOKEN_RULES = ("error", "first")
+"""``error``: a choice that is not one token is refused. ``first``: it is scored by its first in-word token."""
+
+
+class CandidateError(ProbekitError, ValueError):
+    """A choice word is not a single token of the model's vocabulary (in context), or two choices tie."""
+
+
+def check_candidates(tok, q: MaskedQueries, multi_token: str = "error") -> None:
+    """Every choice one token in context (unless ``multi_token`` is ``first``), no two of a query's choices
+    sharing their token at the mask (their scores would tie)."""
+    if multi_token not in MULTI_TOKEN_RULES:
+        raise ValueError(f"multi_token must be one of {MULTI_TOKEN_RULES}, got {multi_token!r}")
+    rep, valid = q.representative, q.tokens >= 0
+    if multi_token == "error" and not q.single[valid].all():
+        g, c = np.argwhere(valid & ~q.single)[0]
+        row = int(rep.offsets[g]) + int(c)
+        raise CandidateError(f"example {rep.example_ids[g]}: candidate {rep.words[row]!r} is not a "
+                             f"single token for this tokenizer in context (got {rep.pieces(tok, row)}); pass "
+                             f"--multi-token first to score it by its first token, or use a rule for multi-token "
+                             f"answers (--rule pll, or a causal or seq2seq model)")
+    for g, row in enumerate(q.tokens.tolist()):
+        row = [t for t in row if t >= 0]
+        if len(set(row)) != len(row):
+            words = [rep.words[r] for r in rep.rows_of(g)]
+            raise CandidateError(f"example {rep.example_ids[g]}: candidates {words} share a token at the mask "
+                                 f"({tok.convert_ids_to_tokens(row)}): their scores would tie")
+
+
+def mask_logit(runner: Runner, q: MaskedQueries, multi_token: str = "error") -> np.ndarray:
+    """Raw MLM logits of each query's candidates at its mask: ``[queries, max choices]`` (NaN-padded)."""
+    check_candidates(runner.tokenizer, q, multi_token)
+    tokens = torch.as_tensor(np.maximum(q.tokens, 0), device=runner.device)
+
+    def step(input_ids, attention_mask, cols, group):
+        return head_at(runner.model, input_ids, attention_mask, cols).gather(1, tokens[group]).float()
+
+    scores = runner.over_sequences(q.inputs, step, "scoring", per_item=(q.positions, q.group))
+    return np.where(q.candidates() >= 0, scores, np.nan)
+
+
+def pll(runner: Runner, st: Statements) -> np.ndarray:
+    """PLL-word-l2r (Kauf & Ivanova 2023) of each choice: for each of its tokens in turn, that token and the
+    later ones of the choice are masked, and the log-probability of the token is summed. For a one-token
+    choice this is its log-softmax at the mask. Returns one score per statement row."""
+    mask = runner.tokenizer.mask_token_id
+    inputs, positions, targets, owner = [], [], [], []
+    for row, ids in enumerate(st.ids):
+        s, e = int(st.start[row]), int(st.stop[row])
+        for t in range(s, e):
+            inputs.append(ids[:t] + [mask] * (e - t) + ids[e:])
+            positions.append(t)
+            targets.append(ids[t])
+            owner.append(row)
+
+    def step(input_ids, attention_mask, cols, target):
+        return token_log_probs(head_at(runner.model, input_ids, attention_mask, cols), target)
+
+    token_scores = runner.over_sequences(inputs, step, "scoring (PLL)", per_item=(
+        np.asarray(positions, np.int64), np.asarray(targets, np.int64)))
+    scores = np.zeros(len(st.ids))
+    np.add.at(scores, np.asarray(owner, np.int64), token_scores)
+    return scores
+
+
+def mask_features(runner: Runner, q: MaskedQueries) -> np.ndarray:
+    """The encoder's last hidden state at each query's mask, ``[queries, hidden]`` float32: what the MLM
+    head reads, cached as features by the learning curves."""
+    return hidden_at(runner, q.inputs, q.positions)
+
+
+def hidden_at(runner: Runner, inputs: Sequence[Sequence[int]], positions: np.ndarray) -> np.ndarray:
+    """The encoder's last hidden state at one position of each input, ``[inputs, hidden]`` float32."""
+
+    def step(input_ids, attention_mask, cols):
+        hidden = runner.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return hidden[torch.arange(len(cols), device=cols.device), cols].float()
+
+    return runner.over_sequences(inputs, step, "features", per_item=(positions,))
+
+
+def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:
+    """The MLM head's full-vocabulary logits at one position per row, ``[batch, vocab]``: the encoder's
+    output is cut to those rows (a forward hook) before the head runs."""
+    rows = torch.arange(len(cols), device=cols.device)
+
+    def keep_mask_rows(_module, _args, output):
+        gathered = output[0][rows, cols].unsqueeze(1)
+        if isinstance(output, tuple):
+            return (gathered,) + output[1:]
+        output.last_hidden_state = gathered
+        return output
+
+    handle = model.base_model.register_forward_hook(keep_mask_rows)
+    try:
+        return model(input_ids=input_ids, attention_mask=attention_mask).logits[:, 0, :]
+    finally:
+        handle.remove()

@@ -1,0 +1,129 @@
+"""Models: load a resolved model (:mod:`probekit.tokens.refs`) in the family, dtype and device asked for; a head the
+checkpoint lacks is initialised with a seed and reported once."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from probekit.errors import UsageError
+from probekit.tokens.refs import ModelRef
+
+log = logging.getLogger("probekit")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+FAMILIES = ("mlm", "causal", "seq2seq")
+HEADS = {"mlm": "masked-LM", "causal": "causal-LM", "seq2seq": "seq2seq-LM"}
+
+
+@dataclass
+class LoadedModel:
+    model: Any                 # a transformers PreTrainedModel
+    tokenizer: Any             # its fast tokenizer
+    name: str
+    model_id: str              # the spec it was loaded from (Hub id, folder or pkg:)
+    head_pretrained: bool      # False: the LM head was newly initialised (no zero-shot result)
+    dtype: str = "float32"     # the weights' dtype, as run
+    family: str = "mlm"        # mlm | causal | seq2seq: which scoring rules apply
+
+    def provenance(self) -> dict:
+        """What a result records of the model: dtype, revision (the Hub commit where known), versions."""
+        import torch
+        import transformers
+
+        from probekit import __version__
+
+        return {"dtype": self.dtype, "model_revision": getattr(self.model.config, "_commit_hash", None),
+                "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
+                "versions": {"probekit": __version__, "torch": torch.__version__,
+                             "transformers": transformers.__version__}}
+
+
+def resolve_dtype(dtype: str, device: str):
+    """``auto``: bfloat16 on a CUDA device that supports it, and on a CPU with native bf16 matmuls (AVX512-BF16
+    or AMX, where oneDNN runs them about twice as fast as fp32), else float32. Always explicit: transformers 5
+    would otherwise load a bf16 checkpoint as bf16 and an fp32 one as fp32."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype == "auto":
+        if device.startswith("cuda"):
+            fast_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        else:
+            fast_bf16 = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        dtype = "bfloat16" if fast_bf16 else "float32"
+    return getattr(torch, dtype)
+
+
+def detect_family(config, tokenizer) -> str:
+    """``--scoring auto``: the family the checkpoint's architecture names, else what its config type supports
+    (a BERT-type encoder without architecture is a masked LM when its tokenizer has a mask token)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    for arch in config.architectures or ():
+        if arch.endswith("ForMaskedLM"):
+            return "mlm"
+        if arch.endswith(("ForCausalLM", "LMHeadModel")):
+            return "causal"
+        if arch.endswith("ForConditionalGeneration") and config.is_encoder_decoder:
+            return "seq2seq"
+    if config.is_encoder_decoder:
+        return "seq2seq"
+    if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and tokenizer.mask_token is not None:
+        return "mlm"
+    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal"
+    raise UsageError(f"a {type(config).__name__} model is none of the families probekit scores (masked, causal, "
+                     f"seq2seq LM): pass --scoring if it is one")
+
+
+def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: int = 0,
+            dtype: str = "float32") -> LoadedModel:
+    """A masked, causal or seq2seq LM (``scoring``: auto detects it) with a fast tokenizer, in an explicit
+    dtype; records whether its LM head was pretrained.
+
+    ``seed`` fixes the initialisation of a head the checkpoint lacks, so outputs stay deterministic.
+    """
+    import torch
+    import transformers
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForMaskedLM,
+        AutoModelForSeq2SeqLM,
+        AutoTokenizer,
+    )
+
+    transformers.logging.set_verbosity_error()  # its load report: what matters is logged below, once
+    transformers.logging.disable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(ref.location)
+    if not tokenizer.is_fast:
+        raise UsageError(f"--model {ref.name}: a fast tokenizer is needed (offsets locate the choice in context)")
+    config = AutoConfig.from_pretrained(ref.location)
+    family = detect_family(config, tokenizer) if scoring == "auto" else scoring
+    if family not in FAMILIES:
+        raise UsageError(f"--scoring must be one of auto, {', '.join(FAMILIES)}, got {scoring!r}")
+    if family == "mlm" and tokenizer.mask_token is None:
+        raise UsageError(f"--model {ref.name}: its tokenizer has no mask token, so MC-MLM cannot score it "
+                         f"(a causal or seq2seq model is scored with --scoring causal or seq2seq)")
+    auto_class = {"mlm": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}
+    torch.manual_seed(seed)
+    torch_dtype = resolve_dtype(dtype, device)
+    try:
+        model, info = auto_class[family].from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype)
+    except ValueError as exc:
+        if "Unrecognized configuration class" not in str(exc):
+            raise
+        raise UsageError(f"--model {ref.name}: a {type(config).__name__} model has no {HEADS[family]} head") from None
+    prefix = model.base_model_prefix + "."
+    head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
+    if head_missing:
+        log.warning("%s: the %s head is not in the checkpoint and was newly initialised (seed %d; %s): "
+                    "its predictions are not zero-shot results", ref.name, HEADS[family], seed,
+                    ", ".join(head_missing[:2]) + (", ..." if len(head_missing) > 2 else ""))
+    return LoadedModel(model.to(device).eval(), tokenizer, ref.name, ref.spec, head_pretrained=not head_missing,
+                       dtype=str(torch_dtype).removeprefix("torch."), family=family)

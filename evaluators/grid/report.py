@@ -1,0 +1,81 @@
+"""An evaluation grid's tables and plots: the stored cells' ``metrics.json`` through the report code of the
+single runs (``report`` for zero-shot, ``olmpics_report`` for curves and MC-QA, ``pararel_report``,
+``calum_report``), each cell's row named by its model and what varies over the grid's cells (``minilm · limit=100``), so
+cells that differ only in an option are rows of their own."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from evaluators.grid.plan import CELL, RESULT, Planned
+
+OUT = "report.md"   # beside it: report.json, and report.png or (curves, MC-QA) a PNG per probe in CURVES
+CURVES = "report_curves"
+SEPARATOR = " · "
+SHOWN = {"curve": ("setting",), "calum": ("task", "multitask")}
+"""Options a protocol's report already tells apart (its columns or sections), so not part of a row's label."""
+
+
+def suffixes(plans: list[Planned]) -> dict[str, str]:
+    """``{key: suffix}`` appended to each cell's row name (its model, as its metrics name it): the data folder
+    where the report would not tell the cells apart by what their metrics name (ParaRel names no dataset; two
+    data folders of one name are the same probe or task), then each option whose value differs between the
+    cells, unless the report shows it (``SHOWN``). Empty where nothing varies."""
+    shown = SHOWN.get(plans[0].cell.protocol, ()) if plans else ()
+    varying = [k for k in dict.fromkeys(k for p in plans for k, _ in p.cell.options)
+               if k not in shown and len({repr(dict(p.cell.options).get(k)) for p in plans}) > 1]
+    data = list(dict.fromkeys(p.cell.data for p in plans))
+    names = {d: Path(d).name or d for d in data}
+    show_data = len(data) > 1 and (plans[0].cell.protocol == "pararel" or len(set(names.values())) < len(data))
+    if len(set(names.values())) < len(data):
+        names = {d: d for d in data}
+    out = {}
+    for p in plans:
+        options = dict(p.cell.options)
+        parts = ([f"data={names[p.cell.data]}"] if show_data else []) + [f"{k}={options.get(k)}" for k in varying]
+        out[p.key] = "".join(SEPARATOR + part for part in parts)
+    return out
+
+
+def write(plans: list[Planned], store: Path) -> list[Path]:
+    """The protocol's report of the stored cells into the store (``report.md`` and beside it); an earlier
+    report is removed when no cell is stored. Returns the paths written."""
+    from evaluators.report import iter_metrics
+
+    stored = [p for p in plans if (store / "cells" / p.key / CELL).is_file()]
+    if not stored:
+        for path in (store / OUT, store / "report.json", store / "report.png"):
+            path.unlink(missing_ok=True)
+        shutil.rmtree(store / CURVES, ignore_errors=True)
+        return []
+    suffix = suffixes(plans)
+    found = [(path, m, suffix[p.key], p.key) for p in stored
+             for path, m in iter_metrics([store / "cells" / p.key / RESULT])]
+    protocol, out = stored[0].cell.protocol, store / OUT
+    if protocol == "zeroshot":
+        from evaluators import report
+
+        df = report.frame((path, {**m, "model": m["model"] + end}) for path, m, end, _ in found)
+        return report.write(df, out=out, metrics=out.with_suffix(".json"), plot=out.with_suffix(".png"))
+    if protocol in ("curve", "mcqa"):
+        from evaluators.olmpics.report import write_results
+
+        relabelled = [(path, _curve_named(m, end)) for path, m, end, _ in found]
+        return write_results(relabelled, out_md=out, out_json=out.with_suffix(".json"), plots=store / CURVES)
+    if protocol == "pararel":   # a row per run, named by its model
+        from evaluators.pararel.report import write_results
+
+        write_results({m["model"] + end: m for _, m, end, _ in found}, out, plot_path=out.with_suffix(".png"))
+    else:   # a row per model, a column per task: the runs are the cells
+        from evaluators.calum.report import write_results
+
+        write_results({key: {**m, "model": m["model"] + end} for _, m, end, key in found}, out,
+                      out.with_suffix(".png"))
+    return [out, out.with_suffix(".json"), out.with_suffix(".png")]
+
+
+def _curve_named(m: dict, suffix: str) -> dict:
+    """A curve's metrics with the suffix on its row name: the baseline's name, or the model's."""
+    row = "baseline" if m.get("baseline") else "model"
+    return {**m, row: m[row] + suffix}

@@ -1,0 +1,185 @@
+"""What every learning-curve protocol (MC-MLM heads, MC-QA, the baselines) shares: nested seeded training
+subsets, the curve's statistics (WS, MAX, language sensitivity, mean ± std over seeds), and its result files.
+
+Subsets are nested: for one seed, the training examples are one seeded permutation of the training split,
+and the subset of size N is its first N, so the 62 examples are inside the 125 and a curve measures more
+data, not different data. A control variant (NO-LANG, PERTURBED-LANG) trains on the rows derived from the
+same original examples (``source_id``), so the control curve differs from the full one only in its language.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from evaluators.olmpics.metrics import WS_WEIGHTS, max_score, sensitivity, summary, weighted_score, ws_weights
+from probekit import atomic
+from probekit.errors import DataError, UsageError
+
+log = logging.getLogger("probekit")
+CONTROLS = ("nolang", "perturbed")
+"""The control variants a curve is compared with, when the probe has them (probekit/probes/controls.py)."""
+
+
+def check_curve(sizes: Sequence[int], seeds: Sequence[int]) -> None:
+    """Sizes positive and increasing, at most as many as WS has weights; seeds distinct: checked before any
+    model is loaded."""
+    if not sizes or any(n < 1 for n in sizes) or list(sizes) != sorted(set(sizes)):
+        raise UsageError(f"curve sizes must be positive and increasing, got {list(sizes)}")
+    if len(sizes) > len(WS_WEIGHTS):
+        raise UsageError(f"WS is defined for at most {len(WS_WEIGHTS)} curve sizes, got {len(sizes)}")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise UsageError(f"seeds must be distinct and at least one, got {list(seeds)}")
+
+
+def sizes_that_fit(sizes: Sequence[int], n_train: int, where: str) -> tuple[list[int], list[int]]:
+    """The curve's sizes the training split can fill, and those dropped (logged, and recorded by the caller)."""
+    kept = [n for n in sizes if n <= n_train]
+    dropped = [n for n in sizes if n > n_train]
+    if not kept:
+        raise DataError(f"{where}: the training split has {n_train} examples, fewer than every curve size "
+                        f"{list(sizes)}")
+    if dropped:
+        log.warning("%s: %d training examples: curve sizes %s dropped", where, n_train, dropped)
+    return kept, dropped
+
+
+def nested_order(n_train: int, seed: int) -> np.ndarray:
+    """The seed's permutation of the training split: the subset of size N is its first N indices."""
+    return np.random.default_rng(seed).permutation(n_train)
+
+
+def nested_subsets(train_ids: Sequence[str], sizes: Sequence[int], seeds: Sequence[int]) -> tuple[dict, dict]:
+    """Each seed's training rows in nested order (its first max(sizes)), and the record ``subsets.json`` keeps:
+    ``{"sizes": [...], "seeds": {seed: [train ids in order]}}``."""
+    orders = {seed: nested_order(len(train_ids), seed)[:max(sizes)] for seed in seeds}
+    return orders, {"sizes": list(sizes),
+                    "seeds": {str(seed): [train_ids[i] for i in order] for seed, order in orders.items()}}
+
+
+def curve_train_rows(variants: Mapping[str, dict], sizes: Sequence[int], seeds: Sequence[int]) -> dict[str, np.ndarray]:
+    """Each variant's training rows (sorted positions in its train split) that some (N, seed) subset of the curve
+    trains on: the rows whose features a curve needs. A control's rows are those derived from the full variant's."""
+    full_name, full = next(iter(variants.items()))
+    n_train = len(full["train"])
+    largest = max([n for n in sizes if n <= n_train], default=n_train)
+    used = np.unique(np.concatenate([nested_order(n_train, seed)[:largest] for seed in seeds]))
+    original_ids = [r["id"] for r in full["train"]]
+    rows = {full_name: used}
+    for name, v in list(variants.items())[1:]:
+        derived = control_rows(original_ids, v["train"])[used]
+        rows[name] = np.unique(derived[derived >= 0])
+    return rows
+
+
+def pair_rows(ids: Sequence[str], keys: Sequence[str]) -> np.ndarray:
+    """For each of ``ids``, the position in ``keys`` of its partner, or -1: the k-th occurrence of an id pairs
+    with its k-th occurrence in ``keys`` (release files repeat ids)."""
+    queues: dict[str, deque] = defaultdict(deque)
+    for j, key in enumerate(keys):
+        queues[key].append(j)
+    return np.asarray([queues[i].popleft() if queues[i] else -1 for i in ids], np.int64)
+
+
+def control_rows(original_ids: Sequence[str], control: Sequence[Mapping]) -> np.ndarray:
+    """For each original row, the index of the control row derived from it (``source_id``), or -1."""
+    return pair_rows(original_ids, [row.get("source_id", row["id"]) for row in control])
+
+
+def curve_statistics(accuracy: np.ndarray, sizes: Sequence[int]) -> dict:
+    """``curve`` ({N: mean, std, per_seed}), ``WS`` and ``MAX`` (each per seed, then mean ± std) of an
+    accuracy array ``[sizes, seeds]``."""
+    return {
+        "curve": {str(n): summary(row) for n, row in zip(sizes, accuracy)},
+        "WS": summary([weighted_score(col) for col in accuracy.T]),
+        "MAX": summary([max_score(col) for col in accuracy.T]),
+    }
+
+
+def sensitivity_statistics(full: np.ndarray, control: np.ndarray) -> dict:
+    """Language sensitivity per seed (accuracy arrays ``[sizes, seeds]``), then mean ± std."""
+    return summary([sensitivity(f, c) for f, c in zip(full.T, control.T)])
+
+
+def prediction_rows(rows: Sequence[Mapping], correct: np.ndarray, sizes: Sequence[int],
+                    zero_shot: np.ndarray | None) -> list[dict]:
+    """One row per dev example: its ids, gold label, zero-shot correctness and, per size, one bool per seed
+    (``correct`` is ``[sizes, seeds, examples]``): what the report's bootstrap resamples."""
+    out = []
+    for i, row in enumerate(rows):
+        record = {"id": row["id"]}
+        if "source_id" in row:
+            record["source_id"] = row["source_id"]
+        record["gold"] = row["answerKey"]
+        record["zero_shot"] = None if zero_shot is None else bool(zero_shot[i])
+        record["correct"] = {str(n): correct[k, :, i].tolist() for k, n in enumerate(sizes)}
+        out.append(record)
+    return out
+
+
+def variant_result(correct: np.ndarray, sizes: Sequence[int], zero_shot: np.ndarray | None) -> dict:
+    """A variant's curve statistics from its correctness ``[sizes, seeds, examples]``."""
+    result = curve_statistics(correct.mean(axis=2), sizes)
+    result["zero_shot"] = None if zero_shot is None else {"accuracy": float(np.mean(zero_shot))}
+    return result
+
+
+def write_results(out: Path, *, variants: Mapping[str, dict], correct: Mapping[str, np.ndarray],
+                  zero_shot: Mapping[str, np.ndarray | None], sizes: Sequence[int], dropped: Sequence[int],
+                  seeds: Sequence[int], subsets: dict, header: Mapping) -> dict:
+    """A curve's files, placed atomically: ``metrics.json`` (``header``, the full variant's data and chance,
+    its statistics, each control's, and the language sensitivity against each control, computed on the
+    original dev examples that have a control row), ``subsets.json`` and ``<variant>/predictions.jsonl``.
+    ``variants``: ``{name: {"train", "dev", "path"}}``, the full variant first. Returns the metrics."""
+    from evaluators.olmpics.zeroshot import (  # here: the report reads pair_rows without importing torch
+        chance_level,
+        describe,
+    )
+
+    full_name = next(iter(variants))
+    full = variants[full_name]
+    results = {name: variant_result(correct[name], sizes, zero_shot[name]) for name in variants}
+    controls, sens = {}, {}
+    dev_ids = [r["id"] for r in full["dev"]]
+    for name in list(variants)[1:]:
+        controls[name] = {**results[name], "variant": name}
+        aligned = control_rows(dev_ids, variants[name]["dev"])
+        keep = aligned >= 0
+        sens[name] = sensitivity_statistics(correct[full_name][:, :, keep].mean(axis=2),
+                                            correct[name][:, :, aligned[keep]].mean(axis=2))
+    metrics = {
+        **header, **describe(full["path"], None), "n": len(full["dev"]),
+        "chance": chance_level([len(r["question"]["choices"]) for r in full["dev"]]),
+        "sizes": list(sizes), "sizes_dropped": list(dropped), "seeds": list(seeds),
+        "ws_weights": ws_weights(len(sizes)).round(6).tolist(), **results[full_name], "controls": controls,
+        "sensitivity": sens,
+    }
+    with atomic.atomic_path(out) as tmp:
+        for name, v in variants.items():
+            atomic.write_jsonl(tmp / (name or full["path"].parent.name) / "predictions.jsonl",
+                               prediction_rows(v["dev"], correct[name], sizes, zero_shot[name]))
+        atomic.write_json(tmp / "subsets.json", subsets)
+        atomic.write_json(tmp / "metrics.json", metrics)
+    return metrics
+
+
+def read_variants(data: Path, split: str) -> dict[str, dict]:
+    """``{variant: {"train": rows, "dev": rows, "path": dev file}}`` for a curve: the full variant (a probe
+    folder's ``original``, or the variant folder given) first, then the probe's controls that exist."""
+    from probekit.probes.dataset import read_split
+
+    train, dev = read_split(data, "train"), read_split(data, split)
+    if "" in dev:
+        names = [""]
+    elif "original" in dev:
+        names = ["original", *(c for c in CONTROLS if c in dev)]
+    else:
+        raise DataError(f"{data}: no `original` variant folder (give a probe folder or one variant's folder)")
+    missing = [v or str(data) for v in names if v not in train]
+    if missing:
+        raise DataError(f"{data}: no train.jsonl for {missing}: a learning curve trains on it")
+    return {v: {"train": train[v][1], "dev": dev[v][1], "path": dev[v][0]} for v in names}

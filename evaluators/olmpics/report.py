@@ -1,0 +1,222 @@
+"""The oLMpics report: per probe a table in the layout of the paper's Table 2 with 95% bootstrap intervals over
+dev examples, paired differences between rows, the medal summary (the paper's Table 12), the ``dvc metrics``
+JSON and the learning-curve plots. The numbers come from :mod:`evaluators.olmpics.results`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tabulate import tabulate
+
+from evaluators import smoke
+from evaluators.olmpics import plots as olmpics_plots
+from evaluators.olmpics.metrics import ws_weights
+from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
+from evaluators.report import iter_metrics
+from probekit import atomic
+from probekit.errors import DataError
+
+MEDAL_WORDS = {"✓": "success", "✓–": "partial", "": "none", "n/a": "n/a"}
+
+
+def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> str:
+    """What every number, column and marker of the report means, and the medal rule with its thresholds
+    (``smoke_rows``: also the smoke-scale marker)."""
+    weights = ", ".join(f"{w:g}" for w in ws_weights(7))
+    success, partial = (f"{100 * rule[k]:g}" for k in ("success", "partial"))
+    smoke_line = f"\n- **{smoke.MARK}**: {smoke.LEGEND}." if smoke_rows else ""
+    return f"""Accuracies on each probe's dev split, in percent.
+- `mean ± std [low, high]`: mean and standard deviation (ddof 1) over training seeds of a learning-curve
+  statistic, and its 95% percentile bootstrap interval over dev examples ({resamples} resamples, seed {seed}):
+  a resample draws the dev examples with replacement once, applies them to every (N, seed) point of the curve and
+  recomputes the mean over seeds. The interval measures dev-example sampling, given the trained heads; the ± std
+  measures seed-to-seed variation. `value [low, high]` (zero-shot): accuracy and its interval.
+- **Zero-shot**: the checkpoint's pretrained MLM head before any training; — where there is none (MC-QA starts
+  from an untrained head). For a † row or a baseline it is an untrained head's accuracy: no knowledge.
+- **WS**: Σ w_i · acc(N_i) with the paper's weights ({weights}) from smallest N to
+  largest (the first k, renormalised, for a curve of k sizes); **MAX**: the best accuracy on the curve; each per
+  seed, then averaged.
+- **MLP** / **LINEAR**: MC-MLM, encoder frozen, the MLM head trained / only its last projection trained;
+  **MC-QA**: the whole network fine-tuned with a new choice-scoring head.
+- **pert** / **nolang**: language sensitivity to the PERTURBED-LANG / NO-LANG control on the main setting (MLP
+  for MC-MLM, MC-QA for MC-QA): the WS formula over max(0, acc(original) − acc(control)), per seed. Computed over
+  the original examples that have a control row (matched through `source_id`, k-th occurrence to k-th); the
+  interval resamples those examples.
+- **▲ / ▼**: significantly above / below the probe's baseline row in the same setting: paired bootstrap over the
+  same dev examples, 95% interval of the difference excluding 0. The baseline row is the one with a `baseline`
+  (MLM-BASELINE for MC-MLM, ESIM for MC-QA); with several, the one with the highest WS.
+- **↑**: the zero-shot interval lies entirely above chance (pretrained heads only: never † rows or baselines).
+- **†**: {NO_HEAD}.{smoke_line}
+- **Paired differences**: A − B in percentage points over the n dev examples both rows were scored on, its 95%
+  interval, and the two-sided bootstrap p = 2 × the smaller share of resampled differences ≤ 0 or ≥ 0 (resolution
+  2/{resamples}).
+
+**Medals** (rows: probes, columns: models), from the main WS (MLP WS for MC-MLM, MC-QA WS for MC-QA) against the
+baseline row's, by the paired bootstrap above:
+- **✓** (success): the model's WS exceeds the baseline's by at least {success} points with the paired interval
+  above 0, and, for MC-MLM, its zero-shot interval lies above chance (↑);
+- **✓–** (partial): otherwise, a WS margin of at least {partial} points with the paired interval above 0, or (MC-MLM)
+  a zero-shot interval above chance;
+- blank: neither; **n/a**: the probe has no baseline row to compare with; **—**: the model was not evaluated on the
+  probe's main setting."""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _interval(c: dict) -> str:
+    return f"[{_pct(c['low'])}, {_pct(c['high'])}]"
+
+
+def _marker(test: dict | None) -> str:
+    if not test or not test["holds"]:
+        return ""
+    return " ▲" if test["diff"] > 0 else " ▼"
+
+
+def _p(p: float, resamples: int) -> str:
+    return f"< {2 / resamples:.3g}" if p == 0 else f"{p:.3f}"
+
+
+def _newly_initialised(probe: Probe, label: str) -> bool:
+    return any(r.meta["lm_head"] == "newly_initialised" for r in probe.results[label].values())
+
+
+def _smoke(probe: Probe, label: str) -> bool:
+    return smoke.any_smoke(r.meta for r in probe.results[label].values())
+
+
+def probe_table(probe: Probe) -> str:
+    """The probe's main table: one row per model then baseline, the paper's Table 2 columns."""
+    settings, main = probe.settings(), MAIN[probe.protocol]
+    header = ["model", "Zero-shot", *(f"{s} {k}" for s in settings for k in ("WS", "MAX")), *CONTROLS.values()]
+    rows = []
+    for label in probe.rows:
+        zero = probe.zero_shot(label)
+        marks = (" †" if _newly_initialised(probe, label) else "") + (f" {smoke.MARK}" if _smoke(probe, label)
+                                                                      else "")
+        row = [label + marks,
+               f"{_pct(zero['mean'])} {_interval(zero)}{' ↑' if zero['above_chance'] else ''}" if zero else "—"]
+        for setting in settings:
+            for key in ("WS", "MAX"):
+                c = probe.cells[label].get(setting, {}).get(key)
+                row.append(f"{_pct(c['mean'])} ± {_pct(c['std'])} {_interval(c)}"
+                           f"{_marker(probe.vs_baseline.get((label, setting, key)))}" if c else "—")
+        for name in CONTROLS:
+            c = probe.cells[label].get(main, {}).get(name)
+            row.append(f"{_pct(c['mean'])} ± {_pct(c['std'])} {_interval(c)}" if c else "—")
+        rows.append(row)
+    return tabulate(rows, header, tablefmt="github", disable_numparse=True)
+
+
+def pairs_table(probe: Probe, resamples: int) -> str:
+    """Pairwise differences of the main WS, A − B, with interval and p."""
+    key = f"Δ {MAIN[probe.protocol]} WS"
+    rows = [[a, b, t["n"], f"{100 * t['diff']:+.1f}", _interval(t), _p(t["p_value"], resamples),
+             "yes" if t["holds"] else "no"] if t else [a, b, 0, "—", "—", "—", "no common examples"]
+            for a, b, t in probe.pairs]
+    return tabulate(rows, ["A", "B", "n", key, "95% CI", "p", "interval excludes 0"], tablefmt="github",
+                    disable_numparse=True)
+
+
+def medal_table(probes: list[Probe]) -> str:
+    """Rows: probes; columns: models (baselines excluded); cells by the documented rule."""
+    models = sorted({label for p in probes for label in p.rows if not p.is_baseline(label)})
+    rows = [[p.title, *(p.medals.get(m, "—") for m in models)] for p in probes]
+    return tabulate(rows, ["probe", *models], tablefmt="github", disable_numparse=True)
+
+
+def _curve_lines(probe: Probe) -> list[str]:
+    """n, chance, sizes and seeds of the probe's curves (one line per distinct combination), and a warning when
+    its rows were evaluated on different data."""
+    combos: dict = {}
+    for label in probe.rows:
+        for setting, r in sorted(probe.results[label].items(), key=lambda item: SETTINGS.index(item[0])):
+            m = r.meta
+            key = (m["n"], m["chance"], tuple(m["sizes"]), tuple(m["seeds"]), tuple(m.get("sizes_dropped") or ()))
+            combos.setdefault(key, []).append(f"{label} {setting}")
+    lines = []
+    for (n, chance, sizes, seeds, dropped), where in combos.items():
+        line = (f"n = {n} dev examples, chance {_pct(chance)}%, N = {', '.join(map(str, sizes))}; "
+                f"seeds {', '.join(map(str, seeds))}")
+        line += f"; sizes dropped: {', '.join(map(str, dropped))}" if dropped else ""
+        lines.append(line + (f" ({', '.join(where)})" if len(combos) > 1 else ""))
+    fingerprints = {r.meta.get("data_fingerprint") for by_setting in probe.results.values()
+                    for r in by_setting.values()}
+    if len(fingerprints) > 1:
+        lines.append(f"**⚠ the rows were evaluated on different data ({len(fingerprints)} data_fingerprints): "
+                     "compare them with care.**")
+    return lines
+
+
+def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> str:
+    """The whole report: legend, medal table, then per probe its table, footnote and paired differences."""
+    small = any(_smoke(p, label) for p in probes for label in p.rows)
+    lines = smoke.with_banner(["# oLMpics learning curves (dev), with 95% bootstrap intervals", "",
+                               legend(rule, resamples, seed, small), "", "## Medals", "", medal_table(probes), ""],
+                              small)
+    for probe in probes:
+        lines += [f"## {probe.title}", "", f"- protocol: {probe.protocol}",
+                  *(f"- {line}" for line in _curve_lines(probe)), "", probe_table(probe), ""]
+        marked = [label for label in probe.rows if _newly_initialised(probe, label)]
+        if marked:
+            lines += [f"† {', '.join(marked)}: {NO_HEAD}.", ""]
+        smoky = [label for label in probe.rows if _smoke(probe, label)]
+        if smoky:
+            lines += [f"{smoke.MARK} {', '.join(smoky)}: {smoke.LEGEND}.", ""]
+        if probe.pairs:
+            lines += [f"Paired differences in {MAIN[probe.protocol]} WS (A − B, points):", "",
+                      pairs_table(probe, resamples), ""]
+    return "\n".join(lines)
+
+
+def summary(probes: list[Probe]) -> dict:
+    """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, ..., nolang, ...}, zero_shot, medal,
+    profile}}}`` (``profile``: the params profile of the row's runs, :func:`smoke.profile_of`)."""
+    out: dict = {}
+    for probe in probes:
+        for label in probe.rows:
+            entry: dict = {}
+            zero = probe.zero_shot(label)
+            if zero:
+                entry["zero_shot"] = {"accuracy": round(zero["mean"], 4), "low": round(zero["low"], 4),
+                                      "high": round(zero["high"], 4)}
+            for setting, cells in probe.cells[label].items():
+                entry[setting] = {f"{key}{suffix}": round(c[stat], 4)
+                                  for key, c in cells.items() if key != "zero_shot"
+                                  for suffix, stat in (("", "mean"), ("_std", "std"), ("_low", "low"),
+                                                       ("_high", "high"))}
+            if label in probe.medals:
+                entry["medal"] = MEDAL_WORDS[probe.medals[label]]
+            entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())
+            out.setdefault(probe.title, {})[label] = entry
+    return out
+
+
+def write_olmpics_report(folders: list[Path], *, out_md: Path, out_json: Path | None = None,
+                         plots: Path | None = None, resamples: int = 1000, seed: int = 0,
+                         medals: dict | None = None) -> list[Path]:
+    """Write the markdown report and, when given, the ``dvc metrics`` JSON and the plots folder (a PNG and a
+    ``dvc plots`` JSON per probe); returns the paths written."""
+    found = list(iter_metrics(folders))
+    if not found:
+        raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
+    return write_results(found, out_md=out_md, out_json=out_json, plots=plots, resamples=resamples, seed=seed,
+                         medals=medals)
+
+
+def write_results(found: list[tuple[Path, dict]], *, out_md: Path, out_json: Path | None = None,
+                  plots: Path | None = None, resamples: int = 1000, seed: int = 0,
+                  medals: dict | None = None) -> list[Path]:
+    """:func:`write_olmpics_report` of ``(path, metrics)`` pairs (a curve or MC-QA metrics.json each)."""
+    rule = medal_rule(medals)
+    probes = analyse([load(path, meta) for path, meta in found], resamples=resamples, seed=seed, medals=rule)
+    atomic.write_text(out_md, markdown(probes, rule=rule, resamples=resamples, seed=seed))
+    written = [Path(out_md)]
+    if out_json:
+        atomic.write_json(out_json, summary(probes))
+        written.append(Path(out_json))
+    if plots:
+        written += olmpics_plots.write_plots(probes, Path(plots))
+    return written

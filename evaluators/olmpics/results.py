@@ -1,0 +1,288 @@
+"""The oLMpics results behind the report: learning curves read from the evaluators' folders, their statistics with
+bootstrap intervals over dev examples, paired tests between rows, and the medals.
+
+Input: ``<root>/<model>/<probe>/<setting>/metrics.json`` from the learning-curve and MC-QA evaluators, with
+``<variant>/predictions.jsonl`` beside it for ``original`` and each control."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
+from evaluators.olmpics.learning_curve import pair_rows
+from evaluators.olmpics.metrics import max_score, sensitivity, weighted_score, ws_weights
+from probekit.errors import DataError, ParamsError
+
+SETTINGS = ("MLP", "LINEAR", "MC-QA")
+MAIN = {"MC-MLM": "MLP", "MC-QA": "MC-QA"}
+CONTROLS = {"perturbed": "pert", "nolang": "nolang"}
+REQUIRED = ("protocol", "setting", "model", "baseline", "lm_head", "probe", "n", "chance", "sizes", "seeds",
+            "zero_shot", "curve", "controls")
+DEFAULT_MEDALS = {"success": 0.15, "partial": 0.05}
+NO_HEAD = "the checkpoint has no MLM head (newly initialised): its zero-shot column measures no knowledge"
+
+
+def _field(obj, path: Path, dotted: str):
+    """``obj[a][b]...`` for ``dotted = "a.b..."``; a DataError naming the file and the field when absent."""
+    for key in dotted.split("."):
+        if not isinstance(obj, dict) or key not in obj:
+            raise DataError(f"{path}: missing field '{dotted}'")
+        obj = obj[key]
+    return obj
+
+
+def _predictions(path: Path, sizes: list[int], seeds: list, control: bool):
+    """``(ids, correct [seeds, sizes, n] bool, zero_shot list, source_ids)`` from one predictions.jsonl."""
+    if not path.is_file():
+        raise DataError(f"{path}: predictions file missing")
+    ids, correct, zero, sources = [], [], [], []
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            ids.append(str(row["id"]))
+            correct.append([row["correct"][str(n)] for n in sizes])
+            zero.append(row.get("zero_shot"))
+            if control:  # as the evaluators do: a control row without source_id keeps its original's id
+                sources.append(str(row.get("source_id", row["id"])))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{line_no}: not valid JSON: {exc}") from None
+        except (KeyError, TypeError) as exc:
+            raise DataError(f"{path}:{line_no}: missing field {exc}") from None
+    try:
+        array = np.asarray(correct, dtype=bool)
+    except ValueError:
+        array = None
+    if array is None or array.shape != (len(ids), len(sizes), len(seeds)) or not ids:
+        raise DataError(f"{path}: expected one bool per seed ({len(seeds)}) and size ({len(sizes)}) on each row")
+    return ids, array.transpose(2, 1, 0), zero, sources
+
+
+def _check(path: Path, meta: dict, prefix: str, correct: np.ndarray, sizes: list[int]) -> None:
+    """The curve in metrics.json must be the one the predictions give (stale files are caught here)."""
+    accuracy = correct.mean(axis=-1)
+    for k, size in enumerate(sizes):
+        for stat in ("mean", "std"):
+            _field(meta, path, f"{prefix}curve.{size}.{stat}")
+        per_seed = _field(meta, path, f"{prefix}curve.{size}.per_seed")
+        if not np.allclose(accuracy[:, k], per_seed, atol=1e-3):
+            raise DataError(f"{path}: {prefix}curve.{size}.per_seed {per_seed} disagrees with the predictions "
+                            f"({np.round(accuracy[:, k], 4).tolist()})")
+
+
+def align(ids_a: list[str], ids_b: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Positions pairing the k-th occurrence of an id in ``ids_a`` with its k-th occurrence in ``ids_b`` (the
+    release has duplicate ids), in ``ids_a`` order; rows without a partner are dropped."""
+    partner = pair_rows(ids_a, ids_b)
+    return np.flatnonzero(partner >= 0), partner[partner >= 0]
+
+
+@dataclass
+class Result:
+    """One model's learning curve on one probe in one setting: metrics.json and its predictions as arrays."""
+
+    path: Path
+    meta: dict
+    ids: list[str]
+    correct: np.ndarray  # [seeds, sizes, n] bool
+    zero_shot: np.ndarray | None  # [n] bool; None without a zero-shot result
+    controls: dict  # name -> (original positions, control correct [seeds, sizes, m]) aligned through source_id
+
+    @property
+    def label(self) -> str:
+        return self.meta["baseline"] or self.meta["model"]
+
+    @property
+    def weights(self) -> np.ndarray:
+        return ws_weights(len(self.meta["sizes"]))
+
+
+def load(path: Path, meta: dict) -> Result:
+    """A :class:`Result` from a metrics.json and the predictions beside it; every field checked."""
+    for key in REQUIRED:
+        _field(meta, path, key)
+    if meta["setting"] not in SETTINGS or meta["protocol"] not in MAIN:
+        raise DataError(f"{path}: unknown protocol/setting {meta['protocol']!r}/{meta['setting']!r}")
+    sizes, seeds = [int(s) for s in meta["sizes"]], meta["seeds"]
+    ids, correct, zero, _ = _predictions(path.parent / "original" / "predictions.jsonl", sizes, seeds, False)
+    if len(ids) != meta["n"]:
+        raise DataError(f"{path}: n = {meta['n']} but {len(ids)} original predictions")
+    _check(path, meta, "", correct, sizes)
+    for stat in ("WS", "MAX"):
+        _field(meta, path, f"{stat}.mean")
+    zero_shot = None
+    if meta["zero_shot"] is not None:
+        _field(meta, path, "zero_shot.accuracy")
+        if any(z is None for z in zero):
+            raise DataError(f"{path}: zero_shot is set but some original predictions have zero_shot null")
+        zero_shot = np.asarray(zero, bool)
+    controls = {}
+    for name in sorted(meta["controls"]):
+        if name not in CONTROLS:
+            raise DataError(f"{path}: unknown control {name!r} (known: {', '.join(CONTROLS)})")
+        _, c_correct, _, sources = _predictions(path.parent / name / "predictions.jsonl", sizes, seeds, True)
+        _check(path, meta, f"controls.{name}.", c_correct, sizes)
+        mine, theirs = align(ids, sources)
+        if not len(mine):
+            raise DataError(f"{path}: no {name} row's source_id matches an original id")
+        controls[name] = (mine, c_correct[..., theirs])
+    return Result(path, meta, ids, correct, zero_shot, controls)
+
+
+def curve_statistics(correct: np.ndarray, weights: np.ndarray) -> dict:
+    """Vectorised WS and MAX (mean over seeds) of ``correct [seeds, sizes, n]`` on resampled examples: the
+    same resample applies to every (size, seed) row."""
+    return {"WS": lambda idx: (resample_means(correct, idx) @ weights).mean(axis=1),
+            "MAX": lambda idx: resample_means(correct, idx).max(axis=2).mean(axis=1)}
+
+
+def sensitivity_statistic(full: np.ndarray, control: np.ndarray, weights: np.ndarray):
+    """Vectorised language sensitivity (mean over seeds) of aligned ``[seeds, sizes, m]`` arrays."""
+    return lambda idx: (np.maximum(0.0, resample_means(full, idx) - resample_means(control, idx))
+                        @ weights).mean(axis=1)
+
+
+def _cell(per_seed: list[float], ci: dict, n: int) -> dict:
+    values = np.asarray(per_seed)
+    return {"mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+            "low": ci["low"], "high": ci["high"], "n": n}
+
+
+def cells(result: Result, *, resamples: int, seed: int) -> dict:
+    """``{WS, MAX, <control>...}`` cells (mean ± std over seeds, bootstrap interval) and ``zero_shot``."""
+    accuracy, weights, n = result.correct.mean(axis=-1), result.weights, len(result.ids)
+    stats = curve_statistics(result.correct, weights)
+    out = {"WS": _cell([weighted_score(a) for a in accuracy], bootstrap(stats["WS"], n, resamples=resamples,
+                                                                        seed=seed), n),
+           "MAX": _cell([max_score(a) for a in accuracy], bootstrap(stats["MAX"], n, resamples=resamples,
+                                                                   seed=seed), n)}
+    for name, (positions, control) in result.controls.items():
+        full = result.correct[..., positions]
+        per_seed = [sensitivity(f, c) for f, c in zip(full.mean(axis=-1), control.mean(axis=-1))]
+        ci = bootstrap(sensitivity_statistic(full, control, weights), len(positions), resamples=resamples,
+                       seed=seed)
+        out[name] = _cell(per_seed, ci, len(positions))
+    if result.zero_shot is not None:
+        ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed)
+        out["zero_shot"] = {"mean": ci["estimate"], "low": ci["low"], "high": ci["high"], "n": n,
+                            "above_chance": bool(ci["low"] > result.meta["chance"]
+                                                 and result.meta["lm_head"] == "pretrained")}
+    return out
+
+
+def paired(a: Result, b: Result, key: str, *, resamples: int, seed: int) -> dict | None:
+    """Paired bootstrap of ``key`` (WS or MAX), A − B, over the dev examples both were scored on."""
+    pa, pb = align(a.ids, b.ids)
+    if not len(pa):
+        return None
+    test = paired_bootstrap(curve_statistics(a.correct[..., pa], a.weights)[key],
+                            curve_statistics(b.correct[..., pb], b.weights)[key], len(pa),
+                            resamples=resamples, seed=seed)
+    return {**test, "n": len(pa)}
+
+
+def medal(test: dict | None, zero: dict | None, protocol: str, rule: dict) -> str:
+    """``✓``, ``✓–``, ``""`` or ``n/a`` (no baseline) by the rule documented in the report's legend."""
+    if test is None:
+        return "n/a"
+
+    def beats(margin: float) -> bool:
+        return test["low"] > 0 and test["diff"] >= margin - 1e-9
+
+    zero_ok = protocol == "MC-MLM" and zero is not None and zero["above_chance"]
+    if beats(rule["success"]) and (zero_ok or protocol == "MC-QA"):
+        return "✓"
+    return "✓–" if beats(rule["partial"]) or zero_ok else ""
+
+
+def medal_rule(medals: dict | None = None) -> dict:
+    """The medal thresholds: ``medals`` over :data:`DEFAULT_MEDALS`, checked."""
+    rule = {**DEFAULT_MEDALS, **(medals or {})}
+    if set(rule) != set(DEFAULT_MEDALS) or not 0 <= rule["partial"] <= rule["success"]:
+        raise ParamsError(f"medals: expected {{success, partial}} with 0 <= partial <= success, got {medals}")
+    return rule
+
+
+@dataclass
+class Probe:
+    """One probe under one protocol: its results by row label and setting, and everything computed on them."""
+
+    title: str
+    protocol: str
+    results: dict  # label -> setting -> Result
+    cells: dict  # label -> setting -> cells()
+    vs_baseline: dict  # (label, setting, key) -> paired test against the setting's baseline row
+    pairs: list  # (A, B, paired test) on the main setting's WS
+    medals: dict  # model label -> medal
+
+    def is_baseline(self, label: str) -> bool:
+        return bool(next(iter(self.results[label].values())).meta["baseline"])
+
+    @property
+    def rows(self) -> list[str]:
+        """Models, then baselines, each sorted."""
+        return sorted(self.results, key=lambda label: (self.is_baseline(label), label))
+
+    def zero_shot(self, label: str) -> dict | None:
+        """The row's zero-shot cell (the first setting, in :data:`SETTINGS` order, that has one)."""
+        return next((self.cells[label][s]["zero_shot"] for s in SETTINGS
+                     if "zero_shot" in self.cells[label].get(s, {})), None)
+
+    def settings(self) -> list[str]:
+        """The settings any row has, in :data:`SETTINGS` order."""
+        return [s for s in SETTINGS if any(s in by_setting for by_setting in self.results.values())]
+
+
+def _group(results: list[Result]) -> dict:
+    """``{(probe, protocol): {label: {setting: Result}}}``; two results for one cell are an error."""
+    groups: dict = defaultdict(lambda: defaultdict(dict))
+    for r in results:
+        cell = groups[r.meta["probe"], r.meta["protocol"]][r.label]
+        if r.meta["setting"] in cell:
+            raise DataError(f"{r.path}: a second {r.meta['setting']} result for {r.label} on {r.meta['probe']} "
+                            f"(first: {cell[r.meta['setting']].path})")
+        cell[r.meta["setting"]] = r
+    return groups
+
+
+def analyse(results: list[Result], *, resamples: int = 1000, seed: int = 0,
+            medals: dict | None = None) -> list[Probe]:
+    """Group results by probe and protocol (sorted), and compute cells, paired tests and medals."""
+    rule, groups = medal_rule(medals), _group(results)
+    protocols = defaultdict(list)
+    for probe, protocol in groups:
+        protocols[probe].append(protocol)
+    probes = []
+    for (name, protocol), by_label in sorted(groups.items()):
+        title = name if len(protocols[name]) == 1 else f"{name} ({protocol})"
+        computed = {label: {s: cells(r, resamples=resamples, seed=seed) for s, r in by_setting.items()}
+                    for label, by_setting in by_label.items()}
+        probe = Probe(title, protocol, dict(by_label), computed, {}, [], {})
+        models = [label for label in probe.rows if not probe.is_baseline(label)]
+        for setting in probe.settings():
+            baselines = sorted((computed[label][setting]["WS"]["mean"], label) for label in probe.rows
+                               if probe.is_baseline(label) and setting in by_label[label])
+            if not baselines:
+                continue
+            best = by_label[baselines[-1][1]][setting]
+            for label in models:
+                if setting in by_label[label]:
+                    for key in ("WS", "MAX"):
+                        probe.vs_baseline[label, setting, key] = paired(by_label[label][setting], best, key,
+                                                                        resamples=resamples, seed=seed)
+        main = MAIN[protocol]
+        with_main = [label for label in probe.rows if main in by_label[label]]
+        probe.pairs = [(a, b, paired(by_label[a][main], by_label[b][main], "WS", resamples=resamples, seed=seed))
+                       for i, a in enumerate(with_main) for b in with_main[i + 1:]]
+        for label in models:
+            if main in by_label[label]:
+                probe.medals[label] = medal(probe.vs_baseline.get((label, main, "WS")), probe.zero_shot(label),
+                                            protocol, rule)
+        probes.append(probe)
+    return probes

@@ -1,0 +1,80 @@
+"""Zero-shot multiple choice: MC-MLM (oLMpics §2) for masked LMs, and the same probes for every LM family
+through the engine's rules (``engine.py``).
+
+MC-MLM scores each choice by the pretrained MLM head's logit at the mask. The softmax over only the K
+candidates (the paper's mask m ∈ {0, -inf}^|V|) is monotone in the raw logits, so the prediction is the
+candidate with the highest logit; the raw logits are what we record. The other rules record log-probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from evaluators.engine.models import LoadedModel
+from evaluators.engine.scorer import Engine
+from probekit import atomic
+from probekit.sources.manifest import sha256_file
+
+
+def evaluate(engine: Engine, examples: Iterable[Mapping]) -> tuple[list[dict], dict]:
+    """Per-example predictions (input order) and metrics of a model on multiple-choice cloze examples."""
+    examples = list(examples)
+    labels = [[c["label"] for c in e["question"]["choices"]] for e in examples]
+    scores = engine.score([e["question"]["stem"] for e in examples],
+                          [[c["text"] for c in e["question"]["choices"]] for e in examples], [e["id"] for e in examples])
+    rule = engine.scoring.rule
+    predictions, ties = [], 0
+    for e, label_row, row in zip(examples, labels, scores):
+        # a tie goes to the first of the tied choices in the file's order (counted in metrics: "ties")
+        prediction = label_row[max(range(len(row)), key=row.__getitem__)]
+        ties += row.count(max(row)) > 1
+        predictions.append({"id": e["id"], "scores": row, "prediction": prediction, "gold": e["answerKey"],
+                            "correct": prediction == e["answerKey"], "rule": rule})
+    n = len(predictions)
+    metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,
+               "chance": chance_level([len(row) for row in labels]), "ties": ties, **engine.scoring.record()}
+    return predictions, metrics
+
+
+def chance_level(n_choices: Sequence[int]) -> float:
+    """Expected accuracy of a uniform guess: the mean of 1/#choices, summed exactly (0.2, not 0.2000...09)."""
+    return float(sum(Fraction(1, k) for k in n_choices) / len(n_choices)) if n_choices else 0.0
+
+
+def describe(path: Path, probe: str | None) -> dict:
+    """Probe, variant and fingerprint of a data file: from its meta.json, else (a release file) its sha256."""
+    meta = path.parent / "meta.json"
+    if meta.is_file():
+        m = json.loads(meta.read_text(encoding="utf-8"))
+        return {"probe": m["probe"], "variant": m["variant"], "data_fingerprint": m["fingerprint"]}
+    return {"probe": probe or path.stem, "variant": "release", "data_fingerprint": sha256_file(path)}
+
+
+def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], out: Path, *, split: str = "dev",
+        rule: str | None = None, batch_size: int | str = "auto", limit: int | None = None,
+        multi_token: str = "error", probe: str | None = None, progress: bool = True) -> dict[str, dict]:
+    """Evaluate each ``{variant: (path, examples)}`` (read and checked by the caller, ``limit`` applied);
+    write ``predictions.jsonl`` and ``metrics.json`` per variant under ``out``.
+
+    ``probe`` names the probe of a bare jsonl file (an original release file), which has no meta.json.
+    """
+    engine = Engine(loaded.model, loaded.tokenizer, loaded.family, rule=rule, batch_size=batch_size,
+                    multi_token=multi_token, progress=progress)
+    results = {}
+    with atomic.atomic_path(out) as tmp:
+        for variant, (path, examples) in datasets.items():
+            predictions, metrics = evaluate(engine, examples)
+            metrics.update({
+                "model": loaded.name, "model_id": loaded.model_id,
+                "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
+                "zero_shot": loaded.head_pretrained, "data": str(path), "split": split, "limit": limit,
+                **describe(path, probe), **loaded.provenance(),
+            })
+            target = tmp / variant if variant else tmp
+            atomic.write_jsonl(target / "predictions.jsonl", predictions)
+            atomic.write_json(target / "metrics.json", metrics)
+            results[variant] = metrics
+    return results

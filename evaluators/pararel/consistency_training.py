@@ -1,0 +1,215 @@
+"""ParaRel's consistency training (papers/002 §8): continue a masked LM's pretraining with
+L = λ·Lc + L_MLM on a few training relations, and measure ParaRel on held-out relations before and after.
+
+Follows the original (github yanaiela/pararel, ``pararel/ft/train_consistency.py`` with the data of
+``generate_data_ft_consistency.py``): each round takes one batch of ``batch_size`` tuples of every training
+relation in turn, each batch one optimizer step on λ·Lc (:func:`consistency_loss`) over the relation's
+candidate set; the round's first step also carries ``mlm_steps`` MLM losses (summed, as their separate
+``backward`` calls add up), each on ``mlm_batch_size`` random blocks of ``block_size`` tokens of the filled
+patterns (subject and gold object) of the training tuples, masked BERT-style (15%; 80/10/10). Gradients are
+clipped per step; the linear schedule steps once per round. Departures, all deliberate: every tuple is used
+each epoch (the original's ``drop_last`` zip trains each relation on as many batches as the smallest has)
+and the last partial MLM block is kept; padding is masked out of attention (the original attends to it);
+the candidate set is the relation's, deduplicated and single-token in context as evaluation scores it (the
+original repeats an object once per tuple, so the softmax weighs frequent objects more).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Callable
+
+import torch
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveFloat, PositiveInt
+from tqdm.auto import tqdm
+
+from evaluators import training
+from evaluators.engine.collator import mask_of, pad_right
+from evaluators.engine.models import LoadedModel
+from evaluators.engine.scorer import Engine
+from evaluators.pararel import metrics as pararel_metrics
+from evaluators.pararel.evaluate import candidates_for, evaluate
+from probekit import atomic
+from probekit.data.cloze import OBJECT, SUBJECT, ClozeSet, queries
+
+
+class ConsistencyParams(BaseModel):
+    """Defaults of the original script (its argument names in comments)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    train_relations: list[str] = ["P138", "P37", "P449"]  # the released data's relations
+    consistency_weight: float = 0.1      # λ (--loss_scaling; the paper tries 0.1, 0.5, 1)
+    lr: PositiveFloat = 6e-5             # AdamW (--learning_rate; eps 1e-8)
+    weight_decay: float = 0.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    warmup_steps: NonNegativeInt = 0     # linear schedule: rounds of warm-up, then linear decay to 0
+    max_grad_norm: PositiveFloat = 1.0
+    epochs: PositiveInt = 3
+    batch_size: PositiveInt = 8          # tuples per consistency batch (each with all its patterns)
+    mlm_probability: float = 0.15
+    mlm_steps: NonNegativeInt = 5        # MLM batches per round (--num_LAMA_steps)
+    mlm_batch_size: PositiveInt = 32     # blocks per MLM batch (--batch_size_mlm)
+    block_size: PositiveInt = 126        # tokens per MLM block, before [CLS]/[SEP]
+    limit: PositiveInt | None = 100      # training tuples per relation, its first ones (--num_tuples)
+    eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
+    seed: int = 42
+
+
+def consistency_loss(logits_at_mask: torch.Tensor, n_patterns: int) -> torch.Tensor:
+    """Lc of ``[tuples * patterns, K]`` candidate logits (tuple-major): the symmetric KL between the softmaxed
+    distributions of every pair of patterns of a tuple, **summed** over pairs and tuples, divided by K.
+
+    The original sums ``F.kl_div(first.log_softmax(0), second.softmax(0), reduction="batchmean")`` over all
+    ordered pattern pairs (``permutations``), so each unordered pair's KL(P‖Q)+KL(Q‖P) once; its tensors
+    were transposed to ``[K, pairs, tuples]``, so ``batchmean`` divides the sum by K."""
+    rows, k = logits_at_mask.shape
+    if rows % n_patterns:
+        raise ValueError(f"{rows} rows are not a whole number of tuples of {n_patterns} patterns")
+    log_q = logits_at_mask.float().reshape(-1, n_patterns, k).log_softmax(-1)
+    q = log_q.exp()
+    # (q_n - q_m)·(log q_n - log q_m) summed over candidates is KL(n‖m) + KL(m‖n); ordered pairs count it twice
+    pairs = (q[:, :, None] - q[:, None]) * (log_q[:, :, None] - log_q[:, None])
+    return pairs.sum() / (2 * k)
+
+
+class _Relation:
+    """One training relation's queries (encoded once, as evaluation encodes them) and filled patterns."""
+
+    def __init__(self, engine: Engine, data: ClozeSet, relation: str, limit: int | None):
+        candidates, _ = candidates_for(engine, data, relation)
+        q = queries(data, relation, limit)
+        self.name = relation
+        self.n_patterns = len(dict.fromkeys(q.pattern_ids))
+        self.n_tuples = len(q.stems) // self.n_patterns
+        self.encoded = engine.encode_masked(q.stems, [candidates] * len(q.stems), q.ids)
+        tuples = [t for t in data.tuples if t["relation"] == relation][:limit]
+        patterns = [p["pattern"] for p in data.patterns if p["relation"] == relation]
+        self.filled = [p.replace(SUBJECT, t["subject"]).replace(OBJECT, t["object"]) for t in tuples for p in patterns]
+
+    def logits(self, model, batch: torch.Tensor, pad_id: int, device) -> torch.Tensor:
+        """``[len(batch) * patterns, K]`` logits of the candidates' tokens at the mask."""
+        rows = (batch[:, None] + self.n_tuples * torch.arange(self.n_patterns)[None]).reshape(-1).numpy()
+        ids, attention = _pad([self.encoded.inputs[r] for r in rows], pad_id, device)
+        at_mask = model(input_ids=ids, attention_mask=attention).logits[
+            torch.arange(len(rows), device=device), torch.as_tensor(self.encoded.positions[rows], device=device)]
+        return at_mask.gather(1, torch.as_tensor(self.encoded.candidates()[rows], device=device))
+
+
+def _pad(rows: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ids padded on the right and their attention mask, on ``device``."""
+    ids, lengths = pad_right(rows, pad_id)
+    return torch.from_numpy(ids).to(device), torch.from_numpy(mask_of(lengths, ids.shape[1])).to(device)
+
+
+def _blocks(tokenizer, sentences: list[str], size: int) -> list[list[int]]:
+    """The sentences as one text, tokenized and cut into blocks of ``size`` tokens, each with special tokens."""
+    return tokenizer("\n".join(sentences), truncation=True, max_length=size + tokenizer.num_special_tokens_to_add(),
+                     return_overflowing_tokens=True, verbose=False)["input_ids"]
+
+
+def _mlm_step(model, tokenizer, blocks: list[list[int]], params: ConsistencyParams, generator, device) -> float:
+    """Backpropagate the MLM loss of a random batch of blocks, masked as the original's ``mask_tokens`` (BERT's
+    80/10/10), and return it."""
+    pick = torch.randperm(len(blocks), generator=generator)[:params.mlm_batch_size].tolist()
+    ids, attention = _pad([blocks[i] for i in pick], tokenizer.pad_token_id, "cpu")
+    special = torch.isin(ids, torch.tensor(tokenizer.all_special_ids)) | (attention == 0)
+    chosen = torch.bernoulli(torch.full(ids.shape, params.mlm_probability).masked_fill(special, 0.0),
+                             generator=generator).bool()
+    replaced = torch.bernoulli(torch.full(ids.shape, 0.8), generator=generator).bool() & chosen
+    randomised = torch.bernoulli(torch.full(ids.shape, 0.5), generator=generator).bool() & chosen & ~replaced
+    words = torch.randint(len(tokenizer), ids.shape, generator=generator)
+    labels = ids.masked_fill(~chosen, -100)
+    inputs = ids.masked_fill(replaced, tokenizer.mask_token_id).where(~randomised, words)
+    if not chosen.any():  # nothing to predict: no loss (a mean over no token is NaN)
+        return 0.0
+    loss = model(input_ids=inputs.to(device), attention_mask=attention.to(device), labels=labels.to(device)).loss
+    loss.backward()
+    return loss.item()
+
+
+def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, device="cpu", progress: bool = True,
+          log: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train ``loaded.model`` in place (left in eval mode); the history, one row per optimizer step (``log`` is
+    called with each): step, epoch, relation, loss, consistency_loss, mlm_loss (None without MLM), lr."""
+    from transformers import get_linear_schedule_with_warmup
+
+    model, tokenizer = loaded.model.to(device), loaded.tokenizer
+    engine = Engine(model, tokenizer, loaded.family)
+    relations = [_Relation(engine, data, rel, params.limit) for rel in params.train_relations]
+    blocks = _blocks(tokenizer, [s for r in relations for s in r.filled], params.block_size)
+    rounds = max(math.ceil(r.n_tuples / params.batch_size) for r in relations)
+    opt = training.optimizer(model.named_parameters(), params)
+    schedule = get_linear_schedule_with_warmup(opt, params.warmup_steps, rounds * params.epochs)
+    generator = torch.Generator().manual_seed(params.seed)
+    torch.manual_seed(params.seed)  # dropout
+    history = []
+    model.train()
+    model.zero_grad(set_to_none=True)
+    bar = tqdm(total=rounds * params.epochs * len(relations), desc="consistency training", disable=not progress)
+    for epoch in range(params.epochs):
+        orders = [torch.randperm(r.n_tuples, generator=generator).split(params.batch_size) for r in relations]
+        for k in range(rounds):
+            mlm_due = params.mlm_steps > 0
+            for rel, order in zip(relations, orders):
+                bar.update()
+                if k >= len(order):
+                    continue
+                # as the original: the MLM losses' backward first (their gradients add up), then λ·Lc's
+                mlm = sum(_mlm_step(model, tokenizer, blocks, params, generator, device)
+                          for _ in range(params.mlm_steps)) if mlm_due else None
+                lc = consistency_loss(rel.logits(model, order[k], tokenizer.pad_token_id, device), rel.n_patterns)
+                (params.consistency_weight * lc).backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), params.max_grad_norm)
+                row = {"step": len(history), "epoch": epoch, "relation": rel.name,
+                       "loss": params.consistency_weight * lc.item() + (mlm or 0.0), "consistency_loss": lc.item(),
+                       "mlm_loss": mlm, "lr": schedule.get_last_lr()[0]}
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                mlm_due = False
+                history.append(row)
+                if log:
+                    log(row)
+            schedule.step()
+    bar.close()
+    model.eval()
+    return history
+
+
+def _summary(metrics: dict) -> dict:
+    """Per N-1 relation and macro: ParaRel's METRICS."""
+    keys = pararel_metrics.METRICS
+    return {"relations": {rel: {k: m[k] for k in keys} for rel, m in metrics["relations"].items()},
+            "macro": {k: metrics["macro"][k] for k in keys}}
+
+
+def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParams, *,
+        eval_relations: list[str] | None = None, device="cpu", progress: bool = True,
+        profile: str | None = None) -> dict:
+    """Evaluate the training and held-out relations (default: every other N-1 relation), train, evaluate
+    again; write ``metrics.json``, ``history.jsonl`` and the trained ``model/`` under ``out`` (atomically).
+    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
+    for rel in (*params.train_relations, *(eval_relations or ())):
+        data.relation(rel)  # an unknown relation fails before any work
+    held_out = list(eval_relations or [r["relation"] for r in data.relations
+                                       if r["class"] == "N-1" and r["relation"] not in params.train_relations])
+    engine = Engine(loaded.model.to(device), loaded.tokenizer, loaded.family)
+    groups = {"train": params.train_relations, "held_out": held_out}
+
+    def measure() -> dict:
+        return {name: _summary(evaluate(engine, data, rels, limit=params.eval_limit, progress=progress)[1])
+                for name, rels in groups.items() if rels}
+
+    before = measure()
+    history = train(loaded, data, params, device=device, progress=progress)
+    metrics = {"before": before, "after": measure(), "history": history, "params": params.model_dump(),
+               "train_relations": params.train_relations, "eval_relations": held_out, "model": loaded.name,
+               "data": str(data.folder), "data_fingerprint": data.meta["fingerprint"], **loaded.provenance(),
+               "profile": profile}
+    with atomic.atomic_path(Path(out)) as tmp:
+        atomic.write_json(tmp / "metrics.json", metrics)
+        atomic.write_jsonl(tmp / "history.jsonl", history)
+        loaded.model.save_pretrained(tmp / "model")
+        loaded.tokenizer.save_pretrained(tmp / "model")
+    return metrics

@@ -1,0 +1,124 @@
+"""ParaRel evaluation: every (pattern, tuple) query of each relation scored over the relation's candidate
+set on the scoring engine (any family), then ParaRel's metrics (``pararel_metrics.py``).
+
+A masked LM scores a candidate by its logit at the mask (the candidate-restricted prediction of the paper);
+a candidate that is not one token in context for this model is dropped for it, with the tuples whose object
+it is, and recorded: the cloze set was filtered for the tokenizers of its params, not necessarily this one.
+Two candidates sharing their token (an uncased vocabulary) keep the first in the relation's order. The
+other rules (PLL, causal and seq2seq log-likelihoods) score multi-token objects as they are. A tie goes to
+the first candidate in the relation's order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from evaluators.engine.models import LoadedModel
+from evaluators.engine.scorer import Engine
+from evaluators.pararel import metrics as pararel_metrics
+from probekit import atomic
+from probekit.data.cloze import ClozeSet, Queries, queries
+from probekit.tokens.one_token import single_token_objects
+
+
+def candidates_for(engine: Engine, data: ClozeSet, relation: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The relation's candidates this model can score, and why each other one was dropped."""
+    candidates = list(data.relation(relation)["candidates"])
+    if engine.scoring.rule != "mask-logit":
+        return tuple(candidates), {}
+    patterns = [p["pattern"] for p in data.patterns if p["relation"] == relation]
+    subject = next((t["subject"] for t in data.tuples if t["relation"] == relation), "X")
+    single = single_token_objects(engine.tokenizer, patterns, subject, candidates)
+    dropped = {c: "not one token in every pattern" for c in candidates if c not in single}
+    kept, seen = [], {}
+    for c in (c for c in candidates if c in single):
+        token = single[c]
+        if token in seen:
+            dropped[c] = f"same token as {seen[token]!r}"
+        else:
+            seen[token] = c
+            kept.append(c)
+    return tuple(kept), dropped
+
+
+def scorable(q: Queries, candidates: tuple[str, ...]) -> tuple[Queries, int]:
+    """The queries whose gold object is among ``candidates`` (over those candidates), and how many tuples
+    were left out."""
+    keep = set(candidates)
+    rows = [i for i, g in enumerate(q.gold) if g in keep]
+    lost = len({t for t, g in zip(q.tuple_ids, q.gold) if g not in keep})
+    pick = (lambda column: [column[i] for i in rows])
+    return Queries(q.relation, pick(q.stems), candidates, pick(q.ids), pick(q.tuple_ids), pick(q.pattern_ids),
+                   pick(q.gold)), lost
+
+
+def score_relation(engine: Engine, q: Queries, top_k: int) -> list[dict]:
+    """Prediction rows of one relation's queries (input order), each with its ``top_k`` candidates."""
+    scores = engine.scores(q.stems, [q.candidates] * len(q.stems), q.ids)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]  # stable: a tie goes to the first candidate
+    top = np.take_along_axis(scores, order, axis=1)
+    rows = []
+    for i, (ranked, values) in enumerate(zip(order.tolist(), top.tolist())):
+        prediction = q.candidates[ranked[0]]
+        rows.append({"relation": q.relation, "tuple_id": q.tuple_ids[i], "pattern_id": q.pattern_ids[i],
+                     "prediction": prediction, "gold": q.gold[i], "correct": prediction == q.gold[i],
+                     "top_k": [[q.candidates[c], round(float(v), 6)] for c, v in zip(ranked, values)]})
+    return rows
+
+
+def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit: int | None = None,
+             top_k: int = 5, a_an_filter: bool = True, progress: bool = True) -> tuple[list[dict], dict]:
+    """Predictions of every query of ``relations`` and the metrics: per relation, macro over the N-1
+    relations evaluated, determinism over the N-M ones. A relation left with no query this model can score
+    is listed under ``unscored``, not averaged."""
+    import pandas as pd
+
+    predictions, dropped, scored = [], {}, []
+    for rel in tqdm(relations, desc="relations", unit="relation", disable=not progress):
+        candidates, why = candidates_for(engine, data, rel)
+        q, lost = scorable(queries(data, rel, limit), candidates)
+        dropped[rel] = {"candidates": len(candidates), "dropped_objects": why, "dropped_tuples": lost}
+        if q.stems:
+            predictions += score_relation(engine, q, top_k)
+            scored.append(rel)
+    classes = {r["relation"]: r["class"] for r in data.relations}
+    table = pd.DataFrame(predictions, columns=["relation", "tuple_id", "pattern_id", "prediction", "gold"])
+    patterns = pd.DataFrame([p for p in data.patterns if p["relation"] in scored],
+                            columns=["relation", "pattern_id", "pattern", "first"])
+    edges = pd.DataFrame([e for e in data.edges if e["relation"] in scored],
+                         columns=["relation", "source", "target", *pararel_metrics.EDGE_FLAGS])
+    metrics = pararel_metrics.evaluate(table, patterns, edges, a_an_filter=a_an_filter,
+                                       n1_relations=[r for r in scored if classes[r] == "N-1"],
+                                       nm_relations=[r for r in scored if classes[r] == "N-M"])
+    for rel in scored:
+        target = metrics["determinism"] if classes[rel] == "N-M" else metrics["relations"]
+        target[rel] |= {"class": classes[rel], "queries": int((table.relation == rel).sum()), **dropped[rel]}
+    metrics["unscored"] = {rel: {"class": classes[rel], **dropped[rel]} for rel in relations if rel not in scored}
+    return predictions, metrics
+
+
+def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[str] | None = None,
+        limit: int | None = None, top_k: int = 5, a_an_filter: bool = True, rule: str | None = None,
+        batch_size: int | str = "auto", progress: bool = True, profile: str | None = None) -> dict:
+    """Evaluate and write ``predictions.jsonl`` and ``metrics.json`` under ``out`` (atomically); ``profile``: the
+    params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
+    engine = Engine(loaded.model, loaded.tokenizer, loaded.family, rule=rule, batch_size=batch_size)
+    relations = list(relations or [r["relation"] for r in data.relations])
+    for rel in relations:
+        data.relation(rel)  # an unknown relation fails before any scoring
+    predictions, metrics = evaluate(engine, data, relations, limit=limit, top_k=top_k, a_an_filter=a_an_filter,
+                                    progress=progress)
+    metrics |= {"model": loaded.name, "model_id": loaded.model_id,
+                "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
+                "zero_shot": loaded.head_pretrained, "data": str(data.folder),
+                "data_fingerprint": data.meta["fingerprint"], "relations_evaluated": relations, "limit": limit,
+                "a_an_filter": a_an_filter, "top_k": top_k, "queries": len(predictions),
+                **engine.scoring.record(), **loaded.provenance(), "profile": profile}
+    with atomic.atomic_path(Path(out)) as tmp:
+        atomic.write_jsonl(tmp / "predictions.jsonl", predictions)
+        atomic.write_json(tmp / "metrics.json", metrics)
+    return metrics

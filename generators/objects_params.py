@@ -1,0 +1,58 @@
+"""The settings of OBJECTS COMPARISON: the probe's name, the ``object_sizes.sizes`` sources of an absolute
+and of a fitted size, and the typed params (WordNet domains, size buckets, minimum bucket gaps, fitted sizes)
+with their checks; the defaults are in ``objects_comparison.yaml``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from probekit.params import ProbeParams, SplitSizes
+
+PROBE = "objects_comparison"
+ABSOLUTE = ("breds", "size_comparisons", "breds+size_comparisons", "doq")  # sizes.source of a measured size
+FITTED = "fit"
+
+
+class ObjectsParams(ProbeParams):
+    """See the docstring of :mod:`generators.objects_comparison`; the defaults are in ``objects_comparison.yaml``."""
+
+    size: SplitSizes
+    animal_sense: Literal["first", "any"] = "first"
+    object_lexnames: list[str] = Field(min_length=1)
+    bucket_decades: float = Field(0.5, gt=0)
+    bucket_edges_m: list[float] | None = None
+    min_gap: int = Field(2, ge=1)
+    min_gap_fitted: int | None = Field(4, ge=1)
+    min_pairs_fitted: int = Field(5, ge=0)
+    prefer_absolute: bool = True
+
+    @field_validator("object_lexnames")
+    @classmethod
+    def _lexnames(cls, names):
+        bad = [n for n in names if not n.startswith("noun.")]
+        if bad:
+            raise ValueError(f"not noun lexicographer files (noun.artifact, ...): {bad}")
+        if "noun.animal" in names:
+            raise ValueError("noun.animal is the train domain; dev objects must not be animals")
+        return names
+
+    @field_validator("bucket_edges_m")
+    @classmethod
+    def _edges(cls, edges):
+        if edges is not None:
+            if not edges or any(not (e > 0 and math.isfinite(e)) for e in edges):
+                raise ValueError(f"must be positive sizes in metres, got {edges}")
+            if any(b <= a for a, b in zip(edges, edges[1:])):
+                raise ValueError(f"must be strictly ascending, got {edges}")
+        return edges
+
+    @model_validator(mode="after")
+    def _gaps(self):
+        if self.min_gap_fitted is not None and self.min_gap_fitted < self.min_gap:
+            raise ValueError(f"min_gap_fitted ({self.min_gap_fitted}) is below min_gap ({self.min_gap}): fitted "
+                             f"sizes are an ordering only, they need at least the gap of absolute ones")
+        return self

@@ -1,0 +1,1 @@
+"""Dataset folders on disk: the example schema, the one writer, cloze sets (ParaRel) and sentence-pair sets (CALUM)."""

@@ -1,0 +1,89 @@
+"""Cloze-set datasets on disk (ParaRel): patterns x tuples, not one stem per row.
+
+``<out>/``: ``relations.jsonl`` (one row per relation: class, candidate set, objects dropped per tokenizer),
+``patterns.jsonl`` (relation, pattern_id, pattern with ``[X]`` and ``[Y]``, lemma, tense, ``original``),
+``tuples.jsonl`` (relation, tuple_id, subject, object), ``edges.jsonl`` (every ordered pattern pair with
+the three ParaRel flags), ``meta.json`` (params, counts, reports, fingerprint) and a dataset card. Each
+query is a pattern with its subject in ``[X]`` and ``[MASK]`` at ``[Y]``; :func:`queries` spells them out
+as the scoring engine takes every dataset: stems, choice lists and ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from probekit.data.examples import MASK
+from probekit.data.jsonl import read_jsonl
+from probekit.data.writer import write_dataset
+from probekit.errors import DataError
+
+FILES = ("relations", "patterns", "tuples", "edges")
+SUBJECT, OBJECT = "[X]", "[Y]"
+
+
+@dataclass
+class ClozeSet:
+    folder: Path
+    relations: list[dict]
+    patterns: list[dict]
+    tuples: list[dict]
+    edges: list[dict]
+    meta: dict
+
+    def relation(self, name: str) -> dict:
+        for row in self.relations:
+            if row["relation"] == name:
+                return row
+        raise DataError(f"{self.folder}: no relation {name!r} (has: {', '.join(r['relation'] for r in self.relations)})")
+
+
+@dataclass(frozen=True)
+class Queries:
+    """One relation's queries, pattern-major: ``stems[i]`` is pattern ``pattern_ids[i]`` on ``tuple_ids[i]``."""
+
+    relation: str
+    stems: list[str]
+    candidates: tuple[str, ...]
+    ids: list[str]
+    tuple_ids: list[str]
+    pattern_ids: list[int]
+    gold: list[str]
+
+
+def fill(pattern: str, subject: str) -> str:
+    """The query of a pattern: the subject at ``[X]``, the mask at ``[Y]``."""
+    return pattern.replace(SUBJECT, subject).replace(OBJECT, MASK)
+
+
+def queries(data: ClozeSet, relation: str, limit: int | None = None) -> Queries:
+    """Every (pattern, tuple) query of ``relation`` over its candidate set; ``limit``: its first tuples."""
+    candidates = tuple(data.relation(relation)["candidates"])
+    tuples = [t for t in data.tuples if t["relation"] == relation][:limit]
+    stems, ids, tuple_ids, pattern_ids, gold = [], [], [], [], []
+    for p in (p for p in data.patterns if p["relation"] == relation):
+        for t in tuples:
+            stems.append(fill(p["pattern"], t["subject"]))
+            ids.append(f"{t['tuple_id']}/{p['pattern_id']}")
+            tuple_ids.append(t["tuple_id"])
+            pattern_ids.append(p["pattern_id"])
+            gold.append(t["object"])
+    return Queries(relation, stems, candidates, ids, tuple_ids, pattern_ids, gold)
+
+
+def write_cloze_set(out: str | Path, rows: Mapping[str, Sequence[dict]], meta: dict, card) -> Path:
+    """``rows``: every file of :data:`FILES`, written by the one writer (``card(meta)``: the README)."""
+    return write_dataset(out, {f"{name}.jsonl": rows[name] for name in FILES}, meta, card)
+
+
+def read_cloze_set(folder: str | Path) -> ClozeSet:
+    """A written cloze set; a missing file is an error naming it and the command that writes it."""
+    import json
+
+    folder = Path(folder)
+    missing = [f for f in (*(f"{n}.jsonl" for n in FILES), "meta.json") if not (folder / f).is_file()]
+    if missing:
+        raise DataError(f"{folder}: not a cloze set, missing {', '.join(missing)} (run: probes generate pararel)")
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    return ClozeSet(folder, *(read_jsonl(folder / f"{n}.jsonl") for n in FILES), meta)

@@ -1,0 +1,1 @@
+"""The Hugging Face Hub: configs, dataset cards, licences, Parquet shards, publish."""

@@ -1,0 +1,280 @@
+"""Pushing the upload folder of :mod:`probekit.hub.export` to one Hub dataset repo, and comparing with what is
+published there.
+
+One publish is one commit: the configs whose fingerprint differs from the Hub's card (their old files deleted,
+their new Parquet files added) and the new card; none when no config's ``probekit`` block changed. A network
+failure is retried (bounded, with backoff), each attempt re-reading the Hub first, so the repo is either as it
+was or fully updated. The token comes from ``HF_TOKEN`` or the saved login and is never printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from probekit import __version__
+from probekit.errors import ProbekitError, UsageError
+from probekit.hub.card import Card, render
+from probekit.hub.export import CARD, Export, export
+from probekit.hub.parquet import write_parquet
+
+RETRIES = 5       # attempts of one publish
+BACKOFF_S = 2.0   # wait before the second attempt; doubled after each failure
+
+
+class PublishError(ProbekitError):
+    """The Hub refused or could not be reached; the message says what was done."""
+
+
+@dataclass
+class Outcome:
+    repo_id: str
+    commit: str | None = None
+    url: str | None = None
+    uploaded: list[str] = field(default_factory=list)    # configs whose files were (re)uploaded
+    described: list[str] = field(default_factory=list)   # configs whose card entry alone changed
+    unchanged: list[str] = field(default_factory=list)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
+
+
+def token() -> str:
+    """``HF_TOKEN``, else the saved login."""
+    from huggingface_hub import get_token
+
+    value = get_token()
+    if not value:
+        raise UsageError("no Hugging Face token: set HF_TOKEN or log in with `hf auth login`")
+    return value
+
+
+def hub_api(token: str | None = None):
+    """An ``HfApi`` on ``$HF_ENDPOINT`` (read now, not at import) or the Hub."""
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=token, library_name="probekit",
+                 library_version=__version__)
+
+
+def one_line(exc: BaseException, secret: str | None = None) -> str:
+    """The error in one line (an HTTP error as its status, request and the server's message), no token in it."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    response = getattr(exc, "response", None) if isinstance(exc, HfHubHTTPError) else None
+    if response is not None:
+        server = " ".join(str(getattr(exc, "server_message", "") or "").split())
+        text = f"HTTP {response.status_code} on {response.request.method} {response.request.url}" + (
+            f": {server}" if server else "")
+    else:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+    text = text if len(text) <= 400 else text[:400] + "…"
+    return text.replace(secret, "<token>") if secret else text
+
+
+def _transient(exc: BaseException) -> bool:
+    import httpx
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    if isinstance(exc, HfHubHTTPError):
+        code = exc.response.status_code if exc.response is not None else None
+        return code is None or code in (408, 409, 412, 425, 429) or code >= 500
+    return isinstance(exc, (httpx.TransportError, ConnectionError, TimeoutError, LocalEntryNotFoundError))
+
+
+def hub_card(api, repo_id: str, revision: str | None = None):
+    """``(README text or None, repo info)`` of the repo at ``revision``."""
+    info = api.repo_info(repo_id, repo_type="dataset", revision=revision)
+    if CARD not in {s.rfilename for s in info.siblings or []}:
+        return None, info
+    with tempfile.TemporaryDirectory() as cache:
+        path = api.hf_hub_download(repo_id, CARD, repo_type="dataset", revision=info.sha, cache_dir=cache)
+        return Path(path).read_text(encoding="utf-8"), info
+
+
+def _norm(block) -> str:
+    return json.dumps(block, sort_keys=True)
+
+
+def restricted_refusal(blocks: dict, repo_id: str, why: str) -> str | None:
+    """The one-line refusal of a public push of restricted configs (None when there are none)."""
+    reasons: dict[str, list[str]] = {}
+    for name, b in blocks.items():
+        if b.get("restricted"):
+            reasons.setdefault(b["restricted"], []).append(name)
+    if not reasons:
+        return None
+    listed = "; ".join(f"{', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''}: {r}"
+                       for r, names in reasons.items())
+    n = sum(map(len, reasons.values()))
+    return (f"{repo_id} {why}, and {plural(n, 'config')} {'is' if n == 1 else 'are'} restricted ({listed}): "
+            f"publish them with --private, or pass --accept-restricted-licences to acknowledge their licences")
+
+
+class Upload:
+    """The configs of one publish: their card entries at once, their Parquet files (under ``folder``) only when a
+    config must be uploaded, so a publish that changes nothing converts nothing."""
+
+    def __init__(self, configs: list, data_root: Path, folder: Path,
+                 on_config: Callable[[Export], None] | None = None):
+        self.configs, self.data_root, self.folder = {c.name: c for c in configs}, data_root, folder
+        self.infos: dict = {}
+        card = Card.empty()
+        for config in configs:
+            exp = export(config, data_root)
+            card = card.update(Card.of(exp))
+            if on_config:
+                on_config(exp)
+        self.card = card
+
+    def info(self, name: str):
+        """The config's ``DatasetInfo``, its Parquet files written first if they are not yet."""
+        if name not in self.infos:
+            self.infos[name] = write_parquet(export(self.configs[name], self.data_root), self.folder)
+        return self.infos[name]
+
+
+def _plan(old_text: str | None, upload: Upload, hub_files: set[str], repo_id: str):
+    """``(operations, outcome parts)``; no operations when no config's block differs from the Hub's."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    old, local, folder = Card.parse(old_text), upload.card, upload.folder
+    changed = [n for n, b in local.blocks.items() if (old.blocks.get(n) or {}).get("fingerprint") != b["fingerprint"]]
+    described = [n for n, b in local.blocks.items()
+                 if n not in changed and _norm(old.blocks.get(n)) != _norm(b)]
+    unchanged = [n for n in local.blocks if n not in changed and n not in described]
+    if not changed and not described:
+        return [], changed, described, unchanged, ""
+    # a config whose rows did not change keeps its files on the Hub, and its DatasetInfo there
+    infos = {n: old.infos[n] if n not in changed and n in old.infos else upload.info(n) for n in local.blocks}
+    new = old.update(Card(local.blocks, infos, local.datasets, local.sources))
+    ops = []
+    for name in changed:
+        files = sorted(p.relative_to(folder).as_posix() for p in (folder / name).rglob("*.parquet"))
+        ops += [CommitOperationDelete(path) for path in sorted(hub_files)
+                if path.startswith(f"{name}/") and path not in files]
+        ops += [CommitOperationAdd(path, str(folder / path)) for path in files]
+    ops.append(CommitOperationAdd(CARD, render(new, repo_id).encode("utf-8")))
+    lines = [f"{n}: {(old.blocks.get(n) or {}).get('version', 'new')} -> {local.blocks[n]['version']}"
+             for n in changed] + [f"{n}: card entry updated ({local.blocks[n]['version']})" for n in described]
+    return ops, changed, described, unchanged, "\n".join(lines)
+
+
+def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, revision: str | None = None,
+         accept_restricted: bool = False, log: Callable[[str], None] = print) -> Outcome:
+    """Publish the configs of ``upload`` to ``repo_id`` (at branch ``revision``)."""
+    local = upload.card
+    if not private and not accept_restricted:
+        refusal = restricted_refusal(local.blocks, repo_id, "would be public (no --private)")
+        if refusal:
+            raise PublishError(refusal)
+    api, state = hub_api(token), {"sent": False}
+
+    def attempt() -> Outcome:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        if revision and revision != "main":
+            api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
+        text, info = hub_card(api, repo_id, revision)
+        if not accept_restricted and not info.private:
+            refusal = restricted_refusal(local.blocks, repo_id, "exists and is public")
+            if refusal:
+                raise PublishError(refusal)
+        ops, changed, described, unchanged, lines = _plan(text, upload, {s.rfilename for s in info.siblings or []},
+                                                          repo_id)
+        out = Outcome(repo_id, uploaded=changed, described=described, unchanged=unchanged)
+        if not ops:
+            return out
+        summary = (f"probekit: {lines.splitlines()[0]}" if len(lines.splitlines()) == 1 else
+                   f"probekit: {plural(len(changed), 'config')} uploaded, {plural(len(described), 'card entry')} "
+                   "updated")
+        state["sent"] = True
+        commit = api.create_commit(repo_id, ops, commit_message=summary, commit_description=lines,
+                                   repo_type="dataset", revision=revision, parent_commit=info.sha)
+        out.commit, out.url = commit.oid, commit.commit_url
+        return out
+
+    for n in range(1, RETRIES + 1):
+        try:
+            return attempt()
+        except ProbekitError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified just below
+            if not _transient(exc):
+                code = getattr(getattr(exc, "response", None), "status_code", None)
+                hint = (" (is the token, from HF_TOKEN or `hf auth login`, allowed to write there?)"
+                        if code in (401, 403) else "")
+                raise PublishError(f"{repo_id}: {one_line(exc, token)}{hint}") from None
+            if n == RETRIES:
+                done = ("every commit attempt failed, and a Hub commit is all or nothing: the repo is as it was or "
+                        f"fully updated (`probes versions --repo-id {repo_id}` shows which)" if state["sent"]
+                        else "nothing was committed")
+                raise PublishError(f"{repo_id}: gave up after {RETRIES} attempts (last: {one_line(exc, token)}); "
+                                   f"{done}") from None
+            wait = BACKOFF_S * 2 ** (n - 1)
+            log(f"{repo_id}: attempt {n} of {RETRIES} failed ({one_line(exc, token)}); retrying in {wait:g} s")
+            time.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+def published_card(repo_id: str | None = None, folder: str | Path | None = None, revision: str | None = None):
+    """The last published card: a Hub repo's (None when it does not exist yet) or a dry-run folder's."""
+    if folder is not None:
+        path = Path(folder) / CARD
+        if not path.is_file():
+            raise UsageError(f"--published {folder}: no {CARD} (write one with probes publish --dry-run)")
+        return Card.parse(path.read_text(encoding="utf-8"))
+    from huggingface_hub import get_token
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    secret = get_token()
+    try:
+        text, _ = hub_card(hub_api(secret), repo_id, revision)
+    except RepositoryNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001
+        raise PublishError(f"{repo_id}: cannot read the published card: {one_line(exc, secret)}") from None
+    return Card.parse(text)
+
+
+def changes(local: dict, published: dict | None) -> list[tuple[str, str, str]]:
+    """``(config, version, what changed)`` for every local config, then every published-only one."""
+    def short(h):
+        return (h or "none")[:12]
+
+    out = []
+    for name, b in local.items():
+        old = None if published is None else published.get(name)
+        if published is None:
+            out.append((name, b["version"], ""))
+            continue
+        if old is None:
+            out.append((name, b["version"], "new"))
+            continue
+        what = []
+        if old.get("version", "").split("+")[0] != b["version"].split("+")[0]:
+            what.append(f"version {old.get('version', '').split('+')[0]} -> {b['version'].split('+')[0]}")
+        if old.get("fingerprint") != b["fingerprint"]:
+            what.append(f"fingerprint {short(old.get('fingerprint'))} -> {short(b['fingerprint'])}")
+        counts, before = b["counts"], old.get("counts") or {}
+        what += [f"{s} {before.get(s, 0)} -> {counts.get(s, 0)}" for s in dict.fromkeys([*counts, *before])
+                 if before.get(s, 0) != counts.get(s, 0)]
+        added = [t for t in b["template_ids"] if t not in (old.get("template_ids") or [])]
+        removed = [t for t in old.get("template_ids") or [] if t not in b["template_ids"]]
+        if added or removed:
+            what.append("templates " + " ".join([f"+{t}" for t in added] + [f"-{t}" for t in removed]))
+        if old.get("templates_sha256") != b.get("templates_sha256"):
+            what.append(f"template file {b.get('template_file')} sha256 {short(old.get('templates_sha256'))} -> "
+                        f"{short(b.get('templates_sha256'))}")
+        rows_changed = old.get("fingerprint") != b["fingerprint"]
+        status = "changed: " if rows_changed else ("unchanged rows; " if what else "unchanged")
+        out.append((name, b["version"], status + ", ".join(what)))
+    for name, old in (published or {}).items():
+        if name not in local:
+            out.append((name, old.get("version", "?"), "published only (not in the local data)"))
+    return out

@@ -1,0 +1,2 @@
+"""Raw sources: the manifest (``raw/sources.yaml``), fetch and verify (URL or mirror), loaders (raw files -> small
+typed tables), SPARQL, word vectors, ParaRel's pattern graphs and edges."""

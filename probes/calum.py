@@ -1,0 +1,88 @@
+"""The ``probes`` subcommands of CALUM: ``evaluate calum`` and ``calum-report`` (argparse and checks only; the
+work is in ``evaluators.calum.finetune`` and ``evaluators.calum.report``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from probekit.errors import UsageError
+from probes.pararel import MODEL_HELP
+
+OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,2,3, got {text!r}") from None
+
+
+def _evaluate(args) -> int:
+    from evaluators.calum.finetune import CalumEvalParams
+    from probekit.params import read_params, section
+
+    params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    cp = section(params, "calum_eval", CalumEvalParams)
+    cp = cp.model_copy(update={k: getattr(args, k) for k in OVERRIDES if getattr(args, k) is not None})
+    if args.multitask and args.multitask not in cp.multitask:
+        raise UsageError(f"--multitask {args.multitask}: the groups in {params.label} calum_eval.multitask are "
+                         f"{', '.join(cp.multitask) or 'none'}")
+    from evaluators.calum import finetune as calum
+    from probekit.tokens.refs import resolve_model
+
+    ref = resolve_model(args.model, params.models(), params.label)
+    m = calum.run(ref, Path(args.data), args.task, Path(args.out), cp, group=args.multitask, device=args.device,
+                  profile=profile)
+    cells = ", ".join(f"{k} {100 * m[k]['mean']:.1f}" + (f"±{100 * m[k]['std']:.1f}" if m[k]["std"] else "")
+                      for k in ("accuracy", "C_R", "C_S", "C_sym") if k in m)
+    print(f"{args.model} {args.task} ({m['setting']}, {len(cp.seeds)} seed(s), {m['split']}): {cells}; "
+          f"majority class {100 * m['majority']:.1f}")
+    return 0
+
+
+def _report(args) -> int:
+    from evaluators.calum import report as calum_report
+
+    out = Path(args.out)
+    if out.suffix != ".md":
+        raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
+    calum_report.write(Path(args.results), out, Path(args.plot) if args.plot else None)
+    print(f"wrote {out} and {out.with_suffix('.json')}")
+    return 0
+
+
+def add_commands(sub, evaluate, command, params_help: str) -> None:
+    """``calum`` under ``evaluate``, and ``calum-report``."""
+    ev = command(evaluate, "calum", "CALUM: fine-tune a sequence classifier on a task's original training split "
+                                    "(early stopping on validation accuracy), predict every variant of the "
+                                    "validation split; accuracy, C_R, C_S (C_sym) per seed and mean ± std")
+    ev.add_argument("--model", required=True, help=MODEL_HELP + " (any AutoModelForSequenceClassification)")
+    ev.add_argument("--task", required=True, help="the main task: rte, mrpc, qnli, qqp, mnli, ...")
+    ev.add_argument("--data", default="data/calum", help="the task's dataset (probes generate calum --task T) or "
+                                                         "a folder of them, <task>/ each (default: data/calum)")
+    ev.add_argument("--out", required=True, help="folder for predictions.jsonl, metrics.json, history.jsonl, model/")
+    ev.add_argument("--multitask", metavar="GROUP", help="train MT-DNN-style on the main task and the tasks of "
+                                                         "this calum_eval.multitask group (e.g. Para, All)")
+    ev.add_argument("--seeds", type=_seeds, help="comma-separated seeds (default: the params' calum_eval.seeds)")
+    ev.add_argument("--limit", type=int, help="only the first N training examples of each task (smoke runs)")
+    ev.add_argument("--eval-limit", type=int, help="only the first N validation examples of each variant")
+    ev.add_argument("--max-steps", type=int, help="stop after N updates (smoke runs)")
+    ev.add_argument("--split", help="the validation split (default: the params' calum_eval.split, dev)")
+    ev.add_argument("--device", default="cpu", help="cpu, cuda (every visible GPU), cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
+    ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
+                    help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")
+    ev.add_argument("--params", help=params_help + "; section calum_eval (the paper's settings by default)")
+    ev.set_defaults(func=_evaluate)
+
+    rep = command(sub, "calum-report", "CALUM results in the layout of the paper's Table 2 (and Table 6 for "
+                                       "multitask runs), the published numbers beside ours where the model id "
+                                       "matches")
+    rep.add_argument("results", help="folder of <run>/metrics.json (probes evaluate calum)")
+    rep.add_argument("--out", required=True, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("--plot", help="PNG: C_R and C_S per task and model")
+    rep.set_defaults(func=_report)

@@ -1,0 +1,117 @@
+"""``probes generate`` (a probe dataset, ParaRel's cloze set or a CALUM pair set, from its generator) and ``probes
+fidelity`` (generated probes next to the original release). Argparse and checks only; the work is in
+:mod:`generators` and :mod:`probekit.probes`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from probekit.data.licence import licence_id
+from probekit.errors import UsageError
+from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of
+
+
+def _generate(args) -> int:
+    import generators
+    from generators.build import build_probe
+    from probekit.params import read_params
+    from probekit.probes.dataset import write_probe
+    from probekit.sources.loaders import TableSets
+
+    generator = generators.get(args.probe)
+    params = read_params(args.params)
+    given = {}  # the raw sources the generator reads directly
+    if generator.sources:
+        from probekit.sources.manifest import load_manifest, provenance
+
+        manifest = load_manifest(manifest_of(args))
+        given = {name: provenance(manifest[name]) for name in generator.sources}
+    tables = TableSets(Path(args.tables), generator.tables)
+
+    def sources() -> dict:
+        """Provenance of what the generator read: its own sources, then those of the table sets it asked for."""
+        return dict(sorted({**given, **tables.sources}.items()))
+
+    if args.section and args.section not in params.data:
+        raise UsageError(f"--section {args.section}: no such section in {params.label}")
+    if args.task and generator.format != "pair_cls":
+        raise UsageError(f"--task applies to sentence-pair datasets (calum), not {args.probe}")
+    if generator.format == "cloze_set":
+        return _generate_cloze_set(args, generator, params, tables, sources)
+    if generator.format == "pair_cls":
+        return _generate_pairs(args, generator, params, tables, sources)
+    built = build_probe(args.probe, params, tables, args.section)
+    write_probe(args.out, built, generator_version=generator.version, sources=sources())
+    for name, rows in built.variants.items():
+        print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(r)}" for split, r in rows.items()))
+    if built.not_built:
+        print(f"{args.probe}: declared in {built.spec.path.name} but not selected by {params.label} "
+              f"{args.section or args.probe}.variants, so not built: {', '.join(built.not_built)}")
+    return 0
+
+
+def _generate_cloze_set(args, generator, params, tables, sources) -> int:
+    """``sources()``: the provenance of what ``generator.fn`` read (called after it)."""
+    from probekit.data.cloze import write_cloze_set
+
+    rows, meta = generator.fn(params, tables, args.section)
+    meta |= {"license": licence_id(sources()) or "other", "sources": sources()}
+    write_cloze_set(args.out, rows, meta, generator.module.card)
+    print(f"{args.probe}: " + ", ".join(f"{name} {n}" for name, n in meta["counts"].items())
+          + f", {meta['queries']} queries")
+    return 0
+
+
+def _generate_pairs(args, generator, params, tables, sources) -> int:
+    """``sources()``: the provenance of what ``generator.fn`` read (called after it)."""
+    from probekit.data.pairs import write_pair_dataset
+
+    variants, meta = generator.fn(params, tables, args.section, args.task)
+    meta |= {"license": licence_id(sources()) or "other", "sources": sources()}
+    write_pair_dataset(args.out, variants, meta, generator.module.card)
+    for name, splits in meta["counts"].items():
+        print(f"{args.probe} {meta['task']}/{name}: " + ", ".join(f"{s} {n}" for s, n in splits.items()))
+    return 0
+
+
+def _fidelity(args) -> int:
+    from probekit.probes import fidelity
+    from probekit.sources.manifest import load_manifest, release_file
+
+    manifest_path = manifest_of(args)
+    manifest = load_manifest(manifest_path)
+
+    def release_path(probe: str, split: str) -> Path:
+        path = manifest_path.parent / "olmpics" / release_file(manifest, "olmpics", probe, split).path
+        if not path.is_file():
+            raise UsageError(f"{path}: release file missing (fetch it: probes sources fetch olmpics)")
+        return path
+
+    report = fidelity.run(Path(args.probes), release_path, Path(args.out))
+    for probe, splits in report.items():
+        broken = sum(sum(s["ours"]["problems"].values()) for s in splits.values())
+        print(f"{probe}: ours breaks {broken} construction rule(s); release: "
+              + ", ".join(f"{split} {sum(s['release']['problems'].values())}" for split, s in splits.items()))
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.json')}")
+    return 0
+
+
+def add_commands(sub, command, probes: list[str]) -> None:
+    """``probes generate`` and ``probes fidelity``."""
+    gen = command(sub, "generate", "build a probe dataset: every variant its YAML declares (or params selects)")
+    gen.add_argument("probe", choices=probes, metavar="PROBE", help=f"one of: {', '.join(probes)}")
+    gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
+    gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
+    gen.add_argument("--params", help=PARAMS_HELP)
+    gen.add_argument("--section", help="read this params section instead of PROBE's: a second dataset of the same "
+                                       "probe (e.g. age_comparison_grid, every pair for the heatmaps)")
+    gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
+    gen.add_argument("--task", help="calum: the task (GLUE: rte, mrpc, qnli, qqp, mnli; KLUE: klue_nli, klue_sts; "
+                                    "generators/calum/<language>.yaml; default: the params' calum.task)")
+    gen.set_defaults(func=_generate)
+
+    fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
+    fid.add_argument("--probes", required=True, help="folder of generated probe folders (data/probes)")
+    fid.add_argument("--out", required=True, help="markdown report to write (a .json beside it too)")
+    fid.add_argument("--manifest", help=MANIFEST_HELP)
+    fid.set_defaults(func=_fidelity)

@@ -1,0 +1,60 @@
+"""``probes grid``: expand a grid spec into cells, run the ones the results store lacks, write the summary
+(argparse and checks only; the work is in ``evaluators.grid``). A cell runs its ``probes evaluate ...`` line
+through this command's own ``main`` in this process (passed down, so nothing below imports the CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _grid(args) -> int:
+    from evaluators.grid import executors
+    from evaluators.grid import plan as grid
+    from evaluators.grid import report as grid_report
+    from evaluators.grid import store
+    from probekit.params import read_params
+
+    spec = grid.read_spec(args.spec)
+    params = read_params(args.params)
+    out = Path(args.out)
+    plans = grid.plan(spec, out, params)
+    cached = sum(p.cached for p in plans)
+    if args.dry_run:
+        for p in plans:
+            options = ", ".join(f"{k}={v}" for k, v in p.cell.options)
+            print(f"{p.key}  {'cached ' if p.cached else 'to run '}  {p.cell.model}  {p.cell.data}  {options}")
+        print(f"{len(plans)} cells: {cached} cached, {len(plans) - cached} to run")
+        return 0
+    gone = store.prune(plans, out) if args.prune else []
+    if gone:
+        print(f"pruned {len(gone)} stored cell(s) that are not cells of {args.spec}")
+    if args.executor == "ray":
+        failures = executors.run_ray(plans, out, args.params, args.run, address=args.address)
+    else:
+        failures = executors.run_local(plans, out, args.params, args.run)
+    store.write_summary(store.summary(plans, out, failures), out)
+    written = grid_report.write(plans, out)
+    for f in failures:
+        print(f"failed {f.key} ({f.cell.model}, {f.cell.data}): {f.error}")
+    print(f"{len(plans)} cells: {len(plans) - cached - len(failures)} run, {cached} cached, {len(failures)} failed; "
+          f"cells in {out / 'summary.md'}" + (f", report in {written[0]}" if written else ""))
+    return 1 if failures else 0
+
+
+def add_commands(sub, evaluate, command, params_help: str, *, run) -> None:
+    """``probes grid``; ``run``: the ``probes`` main function a cell calls with its command line."""
+    g = command(sub, "grid", "run an evaluation grid: the cross product of a spec's models, data and list-valued "
+                             "options, each cell one `probes evaluate` run cached in a results store by its key")
+    g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
+                                                 "(a list value is one more axis)")
+    g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md and summary.jsonl "
+                                                "(a row per cell), report.md (+ .json, .png: the protocol's report)")
+    g.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: the cells one after another in this process; ray: each cell a Ray task "
+                        "(pip install 'probekit[ray]')")
+    g.add_argument("--address", help="ray: the address of a running Ray cluster (default: a local Ray)")
+    g.add_argument("--dry-run", action="store_true", help="list the cells and which are cached; run nothing")
+    g.add_argument("--prune", action="store_true", help="first remove stored cells that are not cells of this spec "
+                                                        "(older code versions' keys); not for a shared store")
+    g.add_argument("--params", help=params_help + "; passed to every cell")
+    g.set_defaults(func=_grid, run=run)

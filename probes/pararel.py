@@ -1,0 +1,142 @@
+"""The ``probes`` subcommands of ParaRel: ``evaluate pararel``, ``train consistency`` and ``pararel-report``
+(argparse and checks only; the work is in ``evaluators``)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from probekit.errors import UsageError
+
+MODEL_HELP = "an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id"
+
+
+def _relations(text: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values or any(not re.fullmatch(r"P\d+", v) for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated relation ids like P19,P36, got {text!r}")
+    return values
+
+
+def _evaluate(args) -> int:
+    from evaluators.params import ParaRelEvalParams, ZeroshotParams
+    from probekit.data.cloze import read_cloze_set
+    from probekit.params import read_params, section
+
+    params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    zs, pp = section(params, "zeroshot", ZeroshotParams), section(params, "pararel_eval", ParaRelEvalParams)
+    data = read_cloze_set(args.data)
+    relations = args.relations or pp.relations
+    for rel in relations or ():
+        data.relation(rel)
+    from evaluators.engine.kept_models import scoring_lm
+    from probekit.tokens.refs import resolve_model
+
+    ref = resolve_model(args.model, params.models(), params.label)
+    from evaluators.pararel import evaluate as pararel
+
+    loaded = scoring_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=zs.seed,
+                        dtype=args.dtype or zs.dtype)
+    a_an = pp.a_an_filter if args.a_an_filter is None else args.a_an_filter
+    m = pararel.run(loaded, data, Path(args.out), relations=relations, limit=args.limit or pp.limit,
+                    top_k=args.top_k or pp.top_k, a_an_filter=a_an, rule=args.rule or getattr(zs.rules, loaded.family),
+                    batch_size=args.batch_size or zs.batch_size, profile=profile)
+    macro = m["macro"]
+    print(f"{args.model}: {m['queries']} queries; N-1 macro " + ", ".join(
+        f"{k} {macro[k]['mean']:.3f}" for k in ("Accuracy", "Consistency", "Consistent-Acc")
+        if macro.get(k, {}).get("mean") is not None))
+    return 0
+
+
+def _train(args) -> int:
+    from evaluators.engine.models import load_lm
+    from evaluators.params import ZeroshotParams
+    from evaluators.pararel.consistency_training import ConsistencyParams, run
+    from probekit.data.cloze import read_cloze_set
+    from probekit.params import read_params, section
+    from probekit.tokens.refs import resolve_model
+
+    params = read_params(args.params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "consistency", ConsistencyParams)
+    data = read_cloze_set(args.data)
+    for rel in (*cp.train_relations, *(args.eval_relations or ())):
+        data.relation(rel)
+    ref = resolve_model(args.model, params.models(), params.label)
+    loaded = load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype="float32")
+    m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device,
+            profile=profile)
+    for group in ("train", "held_out"):
+        if group in m["before"]:
+            before, after = m["before"][group]["macro"], m["after"][group]["macro"]
+            print(f"{group} relations: Consistency {before['Consistency']['mean']:.3f} -> "
+                  f"{after['Consistency']['mean']:.3f}, Accuracy {before['Accuracy']['mean']:.3f} -> "
+                  f"{after['Accuracy']['mean']:.3f}")
+    return 0
+
+
+def _report(args) -> int:
+    from evaluators.pararel import report as pararel_report
+
+    out = Path(args.out)
+    if out.suffix != ".md":
+        raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
+    pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None,
+                         Path(args.plot) if args.plot else None)
+    print(f"wrote {out} and {out.with_suffix('.json')}")
+    return 0
+
+
+def add_commands(sub, evaluate, command, params_help: str) -> None:
+    """``pararel`` under ``evaluate``, and ``pararel-report``."""
+    ev = command(evaluate, "pararel", "ParaRel: every (pattern, tuple) query scored over its relation's candidate "
+                                      "set; Accuracy, Consistency, Consistent-Acc, Succ-Patt, Succ-Objs, Know-Const, "
+                                      "Unk-Const per relation and macro-averaged; determinism on N-M relations")
+    ev.add_argument("--model", required=True, help=MODEL_HELP)
+    ev.add_argument("--data", required=True, help="a cloze-set folder (probes generate pararel)")
+    ev.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json")
+    ev.add_argument("--relations", type=_relations, help="only these relations, e.g. P19,P36 (default: the params' pararel_eval.relations, else all)")
+    ev.add_argument("--limit", type=int, help="only the first N tuples of each relation (default: the params' pararel_eval.limit, else all)")
+    ev.add_argument("--top-k", type=int, help="candidates kept per prediction (default: the params' "
+                                              "pararel_eval.top_k)")
+    ev.add_argument("--a-an-filter", action=argparse.BooleanOptionalAction, default=None,
+                    help="skip cells whose a/an before [Y] does not fit the gold object, as the original does "
+                         "(default: the params' pararel_eval.a_an_filter, true)")
+    ev.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
+                    help="the model's family (default: the params' zeroshot.scoring, else auto)")
+    ev.add_argument("--rule", choices=("mask-logit", "pll", "statement", "choice", "sentinel"),
+                    help="the scoring rule (default: the params' zeroshot.rules for the family)")
+    ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
+                    help="rows per forward pass (default: the params' zeroshot.batch_size); scores do not depend on it")
+    ev.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
+    ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
+                    help="weights' dtype (default: the params' zeroshot.dtype)")
+    ev.add_argument("--params", help=params_help)
+    ev.set_defaults(func=_evaluate)
+
+    rep = command(sub, "pararel-report", "ParaRel results in the layout of the paper's Table 3, the published "
+                                         "numbers beside ours where the model id matches")
+    rep.add_argument("results", help="folder of results/<model>/metrics.json (probes evaluate pararel)")
+    rep.add_argument("--out", required=True, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("--consistency", help="folder of <model>/metrics.json of probes train consistency: adds "
+                                           "the before/after table (paper §8)")
+    rep.add_argument("--plot", help="PNG: per N-1 relation, Accuracy against Consistency, one colour per model")
+    rep.set_defaults(func=_report)
+
+    tr = command(sub, "train", "continue training a model")
+    tr_sub = tr.add_subparsers(dest="objective", required=True, metavar="OBJECTIVE")
+    co = command(tr_sub, "consistency", "ParaRel §8: continue MLM pretraining with L = λ·Lc + L_MLM (Lc: symmetric KL "
+                                        "between the candidate distributions of a tuple's patterns) on the params' "
+                                        "consistency.train_relations; ParaRel before and after on held-out relations")
+    co.add_argument("--model", required=True, help=MODEL_HELP + " (a masked LM)")
+    co.add_argument("--data", required=True, help="a cloze-set folder (probes generate pararel)")
+    co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
+    co.add_argument("--eval-relations", type=_relations,
+                    help="held-out relations to evaluate (default: every N-1 relation not trained on)")
+    co.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+                                                    "(cuda when torch sees a GPU, else cpu)")
+    co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
+    co.set_defaults(func=_train)

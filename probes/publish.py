@@ -1,0 +1,133 @@
+"""The ``probes`` subcommands ``publish`` (every dataset folder under ``--data`` as configs of one Hub dataset repo,
+or ``--dry-run DIR``: the folder that would be uploaded) and ``versions`` (each config's version, and what changed
+since the last published card). Argparse and checks only: the work is in :mod:`probekit.hub.export`,
+:mod:`probekit.hub.card` and :mod:`probekit.hub.publish`."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from probekit.errors import UsageError
+
+_REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def _repo_id(text: str) -> str:
+    if not _REPO_ID.match(text):
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected ORG/NAME (a Hub dataset repo id), got {text!r}")
+    return text
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _describe(exp) -> None:
+    b = exp.block
+    rows = ", ".join(f"{s} {n}" for s, n in b["counts"].items())
+    print(f"{exp.name}: {b['version']} ({rows}; {b['licence']}{'; restricted' if b['restricted'] else ''})")
+
+
+def _publish(args) -> int:
+    from probekit.hub import card as hub_card
+    from probekit.hub import export as hub_export
+    from probekit.hub import publish
+
+    if not args.dry_run and not args.repo_id:
+        raise UsageError("give --repo-id ORG/NAME to publish, or --dry-run DIR to write the folder only")
+    data = Path(args.data)
+    configs = hub_export.discover(data, args.probes)
+    if args.dry_run:
+        card = hub_card.write_folder((hub_export.export(c, data) for c in configs), args.dry_run, args.repo_id,
+                                       on_config=_describe)
+        files = sum(1 for _ in Path(args.dry_run).rglob("*.parquet"))
+        print(f"dry run: wrote {publish.plural(len(card.blocks), 'config')} to {args.dry_run} ({files} Parquet "
+              f"files and {hub_export.CARD}); nothing uploaded")
+        refusal = publish.restricted_refusal(card.blocks, args.repo_id or "the repo", "would be public")
+        if refusal and not args.private and not args.accept_restricted_licences:
+            print(f"note: a push like this would be refused: {refusal}")
+        return 0
+    if not args.private and not args.accept_restricted_licences:   # refuse before building anything
+        refusal = publish.restricted_refusal({c.name: {"restricted": hub_export.restriction(c.meta)} for c in configs},
+                                             args.repo_id, "would be public (no --private)")
+        if refusal:
+            raise publish.PublishError(refusal)
+    secret = publish.token()
+    try:
+        with tempfile.TemporaryDirectory(prefix="probekit-publish-") as tmp:
+            upload = publish.Upload(configs, data, Path(tmp), on_config=_describe)
+            out = publish.push(args.repo_id, upload, token=secret, private=args.private,
+                               revision=args.revision, accept_restricted=args.accept_restricted_licences)
+    except Exception as exc:
+        if secret in str(exc):   # never let the token through, whatever raised
+            raise publish.PublishError(publish.one_line(exc, secret)) from None
+        raise
+    where = f"{args.repo_id}" + (f"@{args.revision}" if args.revision else "")
+    if out.commit is None:
+        print(f"{where}: nothing changed ({publish.plural(len(out.unchanged), 'config')} with the fingerprints of "
+              "the Hub's card): no commit")
+    else:
+        print(f"{where}: commit {out.commit[:12]}: {publish.plural(len(out.uploaded), 'config')} uploaded"
+              + (f" ({', '.join(out.uploaded)})" if len(out.uploaded) <= 5 else "")
+              + (f", {publish.plural(len(out.described), 'card entry')} updated" if out.described else "")
+              + f", {len(out.unchanged)} unchanged; {out.url}")
+    return 0
+
+
+def _versions(args) -> int:
+    from probekit.hub import export as hub_export
+    from probekit.hub import publish
+
+    if args.repo_id and args.published:
+        raise UsageError("give --repo-id or --published, not both")
+    data = Path(args.data)
+    local = {c.name: hub_export.export(c, data).block for c in hub_export.discover(data, args.probes)}
+    published, against = None, None
+    if args.repo_id or args.published:
+        card = publish.published_card(args.repo_id, args.published, args.revision)
+        against = args.published or args.repo_id
+        published = {} if card is None else {n: b for n, b in card.blocks.items()
+                                              if hub_export.selected(n, b.get("probe"), args.probes)}
+        if card is None:
+            print(f"{args.repo_id}: not published yet")
+    rows = publish.changes(local, published)
+    width = max(len(n) for n, _, _ in rows)
+    vwidth = max(len(v) for _, v, _ in rows)
+    if against:
+        print(f"compared with {against}")
+    for name, version, what in rows:
+        print(f"{name:<{width}}  {version:<{vwidth}}  {what}".rstrip())
+    return 0
+
+
+def add_commands(sub, evaluate, command, params_help: str) -> None:
+    """``publish`` and ``versions``."""
+    pub = command(sub, "publish", "publish every dataset folder under --data to one Hugging Face Hub dataset repo: "
+                                  "one config per probe and variant, Parquet shards and a generated card; only "
+                                  "configs whose fingerprint changed are uploaded, in one commit")
+    pub.add_argument("--repo-id", type=_repo_id, help="the Hub dataset repo, ORG/NAME")
+    pub.add_argument("--data", default="data", help="folder searched for dataset folders (a meta.json with a format)")
+    pub.add_argument("--probes", type=_names, help="comma-separated probe or config names (globs allowed), e.g. "
+                                                   "age_comparison,pararel-P19 (default: all)")
+    pub.add_argument("--private", action="store_true", help="create the repo private")
+    pub.add_argument("--revision", metavar="BRANCH", help="commit to this branch (created from main if missing)")
+    pub.add_argument("--dry-run", metavar="DIR", help="write the folder that would be uploaded to DIR (every config, "
+                                                      "no network) instead of pushing")
+    pub.add_argument("--accept-restricted-licences", action="store_true",
+                     help="allow a public push of configs built from non-commercial or unlicensed sources "
+                          "(probekit/hub/licence_policy.yaml; each config's card section says why)")
+    pub.set_defaults(func=_publish)
+
+    ver = command(sub, "versions", "each config's version (YAML version + fingerprint) and what changed since the "
+                                   "last published card: rows per split, fingerprint, templates")
+    ver.add_argument("--data", default="data", help="folder searched for dataset folders")
+    ver.add_argument("--probes", type=_names, help="comma-separated probe or config names (globs allowed)")
+    ver.add_argument("--repo-id", type=_repo_id, help="compare with this Hub dataset repo's card")
+    ver.add_argument("--published", metavar="DIR", help="compare with the card of a folder written by "
+                                                        "probes publish --dry-run (offline)")
+    ver.add_argument("--revision", metavar="BRANCH", help="the Hub branch to compare with (default: main)")
+    ver.set_defaults(func=_versions)

@@ -1,0 +1,74 @@
+"""``probes sources`` (list, fetch, mirror the raw sources of ``raw/sources.yaml``) and ``probes tables`` (a source
+family's raw files -> Parquet tables). Argparse and checks only; the work is in :mod:`probekit.sources`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from probekit.errors import UsageError
+from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of
+
+
+def _sources(args) -> int:
+    from probekit.sources import manifest as sources
+
+    manifest = manifest_of(args)
+    if args.action == "list":
+        return sources.cmd_list(manifest, args.dest, args.mirror)
+    if args.action == "mirror":
+        return sources.cmd_mirror(manifest, args.folder, args.unset)
+    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror)
+
+
+def _tables(args) -> int:
+    from probekit.params import read_params, section
+    from probekit.sources import loaders
+    from probekit.sources.manifest import load_manifest, provenance
+
+    loader = loaders.get(args.name)
+    params = section(read_params(args.params), f"tables.{args.name}", loader.params)
+    manifest_path = manifest_of(args)
+    manifest = load_manifest(manifest_path)
+    names = loader.sources(params)
+    unknown = [n for n in names if n not in manifest]
+    if unknown:
+        raise UsageError(f"{manifest_path}: no source(s) {unknown}, which the {args.name} loader reads")
+    loaded = loader.fn(Path(args.raw) if args.raw else manifest_path.parent, params)
+    loaded.report = {**loaded.report, "params": params.model_dump(mode="json"),
+                     "sources": {n: provenance(manifest[n]) for n in names}}
+    loaders.write_tables(loaded, Path(args.out))
+    for name, df in loaded.tables.items():
+        print(f"{args.name}/{name}: {len(df)} rows")
+    return 0
+
+
+def add_commands(sub, command, table_sets: list[str]) -> None:
+    """``probes sources`` and ``probes tables``."""
+    src = command(sub, "sources", "list, fetch or mirror the raw sources of raw/sources.yaml", """\
+list     the state of every source (files present and verified; the mirror in use)
+fetch    download a source from its official URLs, or copy it from a mirror, verifying each sha256
+mirror   set (or show, or --unset) a mirror folder for this checkout: every later fetch and `dvc repro`
+         copies from it instead of downloading (kept in raw/sources.local.yaml, not committed)""")
+    src_sub = src.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, help in (("list", "the state of every source"), ("fetch", "fetch one source, verified"),
+                         ("mirror", "set, show or forget this checkout's mirror folder")):
+        a = command(src_sub, action, help)
+        if action == "fetch":
+            a.add_argument("name", help="source name in the manifest, e.g. olmpics")
+        if action == "mirror":
+            a.add_argument("folder", nargs="?", help="mirror folder to use from now on (omit to show the current one)")
+            a.add_argument("--unset", action="store_true", help="forget the mirror: download from now on")
+        else:
+            a.add_argument("--dest", help="target folder (default: raw/NAME beside the manifest)")
+            a.add_argument("--mirror", help="copy from this folder instead of downloading, this time only "
+                                            "(default: $PROBES_MIRROR, then `probes sources mirror`)")
+        a.add_argument("--manifest", help=MANIFEST_HELP)
+        a.set_defaults(func=_sources)
+
+    tab = command(sub, "tables", "load a source family's raw files into Parquet tables (what generators read)")
+    tab.add_argument("name", choices=table_sets, metavar="NAME", help=f"one of: {', '.join(table_sets)}")
+    tab.add_argument("--out", required=True, help="folder for <table>.parquet and report.json")
+    tab.add_argument("--raw", help="folder holding one sub-folder per fetched source (default: the manifest's)")
+    tab.add_argument("--params", help=PARAMS_HELP + "; section tables.NAME")
+    tab.add_argument("--manifest", help=MANIFEST_HELP)
+    tab.set_defaults(func=_tables)

@@ -1,0 +1,160 @@
+"""The klue loader: KLUE-NLI and KLUE-STS release JSON files written here, malformed records, the Hub path on a
+small dataset in the Hub's layout (parquet, loaded by datasets), and `probes tables klue` with a params file."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import pytest
+import yaml
+
+from probekit.errors import DataError, ParamsError
+from probekit.params import ParamsFile, section
+from probekit.sources.loaders import klue, read_report, read_tables
+from probes.main import main
+
+from klue_files import NLI, STS, nli_records, sts_records, write_release
+
+
+def params(**given) -> klue.KlueParams:
+    return section(ParamsFile(None, {"tables": {"klue": given}}), "tables.klue", klue.KlueParams)
+
+
+def test_release_files(tmp_path):
+    write_release(tmp_path / "klue")
+    loaded = klue.load(tmp_path / "raw-unused", params(source="files", folder=str(tmp_path / "klue")))
+    rows = loaded.tables["pairs"]
+    assert list(rows.columns) == klue.PAIR_COLUMNS
+    assert rows.values.tolist() == [
+        ["klue_nli", "train", "klue-nli-v1_train_00000", NLI["train"][0][0], NLI["train"][0][1], "entailment", 0],
+        ["klue_nli", "train", "klue-nli-v1_train_00001", NLI["train"][1][0], NLI["train"][1][1], "contradiction", 1],
+        ["klue_nli", "train", "klue-nli-v1_train_00002", NLI["train"][2][0], NLI["train"][2][1], "neutral", 2],
+        ["klue_nli", "dev", "klue-nli-v1_dev_00000", NLI["dev"][0][0], NLI["dev"][0][1], "contradiction", 0],
+        ["klue_sts", "train", "klue-sts-v1_train_00000", STS["train"][0][0], STS["train"][0][1], "similar", 0],
+        ["klue_sts", "train", "klue-sts-v1_train_00001", STS["train"][1][0], STS["train"][1][1], "not_similar", 1],
+        ["klue_sts", "dev", "klue-sts-v1_dev_00000", STS["dev"][0][0], STS["dev"][0][1], "similar", 0]]
+    report = loaded.report
+    assert report["tasks"]["klue_sts"]["train"] == {"rows": 2, "labels": {"not_similar": 1, "similar": 1}}
+    assert report["rows"] == 7 and report["source"] == "files"
+    name = "klue-nli-v1.1_dev.json"
+    assert report["files"][name] == hashlib.sha256((tmp_path / "klue" / name).read_bytes()).hexdigest()
+    only_sts = klue.load(tmp_path, params(source="files", folder=str(tmp_path / "klue"), tasks=["klue_sts"]))
+    assert set(only_sts.tables["pairs"].task) == {"klue_sts"} and list(only_sts.report["files"]) == [
+        "klue-sts-v1.1_train.json", "klue-sts-v1.1_dev.json"]
+
+
+def test_a_missing_field_or_unknown_label_names_file_and_record(tmp_path):
+    folder = tmp_path / "klue"
+    p = params(source="files", folder=str(folder))
+    records = nli_records("train")
+    del records[1]["hypothesis"]
+    write_release(folder, **{"klue-nli-v1.1_train": records})
+    with pytest.raises(DataError, match=r"klue-nli-v1\.1_train\.json: record 1 \(guid 'klue-nli-v1_train_00001'\): "
+                                        r"missing or non-text field\(s\) \['hypothesis'\]"):
+        klue.load(tmp_path, p)
+    records = nli_records("dev")
+    records[0]["gold_label"] = "-"
+    write_release(folder, **{"klue-nli-v1.1_dev": records})
+    with pytest.raises(DataError, match=r"klue-nli-v1\.1_dev\.json: record 0 \(guid 'klue-nli-v1_dev_00000'\): "
+                                        r"gold_label '-' is missing or not one of entailment, neutral, contradiction"):
+        klue.load(tmp_path, p)
+    sts = sts_records("train")
+    sts[1]["labels"]["binary-label"] = 2
+    write_release(folder, **{"klue-sts-v1.1_train": sts})
+    with pytest.raises(DataError, match=r"klue-sts-v1\.1_train\.json: record 1 \(guid 'klue-sts-v1_train_00001'\): "
+                                        r"labels\.binary-label 2 is missing or not one of 0, 1"):
+        klue.load(tmp_path, params(source="files", folder=str(folder), tasks=["klue_sts"]))
+    del sts[1]["labels"]
+    write_release(folder, **{"klue-sts-v1.1_train": sts})
+    with pytest.raises(DataError, match=r"record 1 \(guid 'klue-sts-v1_train_00001'\): labels\.binary-label None"):
+        klue.load(tmp_path, params(source="files", folder=str(folder), tasks=["klue_sts"]))
+    other, dev = params(source="files", folder=str(folder / "other"), tasks=["klue_sts"]), "klue-sts-v1.1_dev.json"
+    write_release(folder / "other")
+    (folder / "other" / dev).write_text('{"guid": "a"}', encoding="utf-8")
+    with pytest.raises(DataError, match=r"other/klue-sts-v1\.1_dev\.json: expected a JSON list of records, got dict"):
+        klue.load(tmp_path, other)
+    (folder / "other" / dev).write_text('[{"guid": "a"}, ', encoding="utf-8")
+    with pytest.raises(DataError, match=r"other/klue-sts-v1\.1_dev\.json:1:\d+: not JSON"):
+        klue.load(tmp_path, other)
+    (folder / "other" / dev).unlink()
+    with pytest.raises(DataError, match=r"klue-sts-v1\.1_dev\.json: missing \(KLUE's release file"):
+        klue.load(tmp_path, other)
+
+
+def test_params_validation():
+    assert params().source == "hub" and params().tasks == ["klue_nli", "klue_sts"]
+    assert klue.sources(params()) == [] and klue.sources(params(source="files", folder="x")) == []
+    with pytest.raises(ParamsError, match="source: files needs `folder`"):
+        params(source="files")
+    for bad in ({"tasks": ["kornli"]}, {"tasks": []}, {"source": "mirror"}, {"splits": ["dev"]}):
+        with pytest.raises(ParamsError):
+            params(**bad)
+
+
+def hub_layout(root, datasets) -> None:
+    """A small copy of klue/klue in the Hub's layout: ``<config>/<split>-00000-of-00001.parquet`` with the Hub's
+    features (NLI ``label`` a class label; STS ``labels`` a struct whose ``binary-label`` is one)."""
+    nli = datasets.Features({"guid": datasets.Value("string"), "source": datasets.Value("string"),
+                             "premise": datasets.Value("string"), "hypothesis": datasets.Value("string"),
+                             "label": datasets.ClassLabel(names=list(klue.NLI_LABELS))})
+    sts = datasets.Features({"guid": datasets.Value("string"), "source": datasets.Value("string"),
+                             "sentence1": datasets.Value("string"), "sentence2": datasets.Value("string"),
+                             "labels": {"label": datasets.Value("float64"), "real-label": datasets.Value("float64"),
+                                        "binary-label": datasets.ClassLabel(names=["negative", "positive"])}})
+    for split, hf_split in (("train", "train"), ("dev", "validation")):
+        records = [{**{k: r[k] for k in ("guid", "premise", "hypothesis")}, "source": "NSMC",
+                    "label": klue.NLI_LABELS.index(r["gold_label"])} for r in nli_records(split)]
+        datasets.Dataset.from_list(records, features=nli).to_parquet(
+            root / "nli" / f"{hf_split}-00000-of-00001.parquet")
+        records = [{k: r[k] for k in ("guid", "source", "sentence1", "sentence2", "labels")} for r in sts_records(split)]
+        datasets.Dataset.from_list(records, features=sts).to_parquet(
+            root / "sts" / f"{hf_split}-00000-of-00001.parquet")
+
+
+def test_hub_reads_the_hub_layout_through_datasets(tmp_path, monkeypatch):
+    import datasets
+    hub = tmp_path / "hub"
+    hub_layout(hub, datasets)
+    real_load, calls = datasets.load_dataset, []
+
+    def load_dataset(path, name, revision=None):
+        calls.append((path, name, revision))
+        files = {s: str(hub / name / f"{s}-00000-of-00001.parquet") for s in ("train", "validation")}
+        return real_load("parquet", data_files=files, cache_dir=str(tmp_path / "cache"))
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    write_release(tmp_path / "klue")
+    from_hub = klue.load(tmp_path, params(hub_revision="abc"))
+    from_files = klue.load(tmp_path, params(source="files", folder=str(tmp_path / "klue")))
+    assert calls == [("klue/klue", "nli", "abc"), ("klue/klue", "sts", "abc")]
+    pd.testing.assert_frame_equal(from_hub.tables["pairs"], from_files.tables["pairs"])
+    assert from_hub.report["tasks"] == from_files.report["tasks"]
+    assert from_hub.report["dataset"] == "klue/klue" and from_hub.report["revision"] == "abc"
+
+    bad_labels = datasets.Features({"guid": datasets.Value("string"), "premise": datasets.Value("string"),
+                                    "hypothesis": datasets.Value("string"),
+                                    "label": datasets.ClassLabel(names=["yes", "no"])})
+    no_sentence2 = datasets.Dataset.from_dict({"guid": ["x"], "sentence1": ["a"]})
+    for hf_split in ("train", "validation"):
+        datasets.Dataset.from_dict({"guid": ["x"], "premise": ["p"], "hypothesis": ["h"], "label": [0]},
+                                   features=bad_labels).to_parquet(hub / "nli" / f"{hf_split}-00000-of-00001.parquet")
+        no_sentence2.to_parquet(hub / "sts" / f"{hf_split}-00000-of-00001.parquet")
+    with pytest.raises(DataError, match=r"klue/klue nli train: label is not a class label of entailment, neutral, "
+                                        r"contradiction"):
+        klue.load(tmp_path, params(tasks=["klue_nli"]))
+    with pytest.raises(DataError, match=r"klue/klue sts train: no column\(s\) \['sentence2', 'labels'\]"):
+        klue.load(tmp_path, params(tasks=["klue_sts"]))
+
+
+def test_probes_tables_klue_from_a_params_file(tmp_path, capsys):
+    write_release(tmp_path / "klue-release")
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump({"tables": {"klue": {"source": "files",
+                                                               "folder": str(tmp_path / "klue-release")}}}))
+    out = tmp_path / "tables" / "klue"
+    assert main(["tables", "klue", "--params", str(params_file), "--out", str(out)]) == 0
+    assert "klue/pairs: 7 rows" in capsys.readouterr().out
+    assert len(read_tables(out)["pairs"]) == 7
+    report = read_report(out)
+    assert report["sources"] == {} and report["params"]["source"] == "files" and len(report["files"]) == 4

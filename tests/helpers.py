@@ -1,0 +1,190 @@
+"""What tests share besides fixtures (those are in the ``conftest.py`` files): the repository and the source
+mirror, tiny-model builders, a loopback HTTP server, small dataset writers, the DVC environment of a test's
+``dvc``. Imported by ``tests/conftest.py`` before it clears the environment (``MIRROR`` reads
+``PROBES_TEST_MIRROR`` then)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# The source mirror the fixtures copy from (every file sha256-checked against raw/sources.yaml): the workspace's
+# ../shared/raw, or PROBES_TEST_MIRROR. Not $PROBES_MIRROR: that one is the code under test's, and cleared below.
+MIRROR = Path(os.environ.get("PROBES_TEST_MIRROR") or REPO.parent / "shared" / "raw").resolve()
+
+
+DVC_KEYS = ("DVC_NO_ANALYTICS", "DVC_GLOBAL_CONFIG_DIR", "DVC_SYSTEM_CONFIG_DIR", "DVC_SITE_CACHE_DIR")
+"""Set by ``tests/conftest.py`` for the whole session (``DVC_ENV``)."""
+
+
+def dvc_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with the variables every ``dvc`` command of a test needs."""
+    return {**(os.environ if base is None else base), **{k: os.environ[k] for k in DVC_KEYS}}
+
+
+# Text the tiny BPE is trained on: probe phrasings, so that answer words are whole tokens both with and
+# without the byte-level space marker ("older" at the start of a line, "Ġolder" after a space).
+_CORPUS = [
+    "A 24 year old person is older than me in age, If I am a 55 year old person.",
+    "A 31 year old person is younger than me in age, If I am a 19 year old person.",
+    "When comparing a 23 year old, a 38 year old and a 31 year old, the first is oldest .",
+    "the second is oldest . the third is oldest .",
+    "older younger first second third blah ya foo",
+    "older than younger than first second third",
+] * 200
+
+
+def _tiny_bert_config(vocab_size: int, **extra):
+    from transformers import BertConfig
+
+    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=128, **extra)
+
+
+def save_tiny_bert(path: Path, vocab: Path, model_class, **config) -> Path:
+    import torch
+    from transformers import BertTokenizerFast
+
+    tokenizer = BertTokenizerFast(str(vocab), do_lower_case=True)
+    torch.manual_seed(0)
+    model_class(_tiny_bert_config(tokenizer.vocab_size, **config)).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+class MirrorSources:
+    """Sources fetched from the mirror into one raw root, as ``probes sources fetch`` stores them (the real
+    manifest), and loaders run on them with the built-in params, as ``probes tables NAME``: each once per
+    session. Tests read what they get and never change it."""
+
+    def __init__(self, raw: Path):
+        self.raw = raw
+        self._fetched: set[str] = set()
+        self._loaded: dict = {}
+
+    @staticmethod
+    def params(name: str):
+        """Loader ``name``'s built-in params (``tables.NAME`` of no params file)."""
+        from probekit.params import ParamsFile, section
+        from probekit.sources import loaders
+
+        return section(ParamsFile(None), f"tables.{name}", loaders.get(name).params)
+
+    def fetch(self, name: str) -> Path:
+        """The raw root, now holding the sources of loader ``name``."""
+        if name not in self._fetched:
+            from probekit.sources import loaders
+            from probekit.sources.manifest import fetch, load_manifest
+
+            assert MIRROR.is_dir(), f"no source mirror at {MIRROR}: put it at ../shared/raw or set PROBES_TEST_MIRROR"
+            manifest = load_manifest(REPO / "raw/sources.yaml")
+            for source in loaders.get(name).sources(self.params(name)):
+                fetch(manifest[source], self.raw / source, mirror=MIRROR, progress=False)
+            self._fetched.add(name)
+        return self.raw
+
+    def loaded(self, name: str):
+        """Loader ``name``'s ``Loaded`` (tables and report) on the mirror's sources."""
+        if name not in self._loaded:
+            from probekit.sources import loaders
+
+            self._loaded[name] = loaders.get(name).fn(self.fetch(name), self.params(name))
+        return self._loaded[name]
+
+
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 in a thread; a subclass answers each request of ``methods`` in
+    ``respond(request)`` with ``(status, body, headers)`` (no body sent for HEAD). ``close()`` stops it."""
+
+    methods: tuple[str, ...] = ("GET",)
+    protocol = "HTTP/1.0"
+
+    def __init__(self, path: str = ""):
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = outer.protocol
+
+            def serve(self):
+                code, body, headers = outer.respond(self)
+                self.send_response(code)
+                for k, v in {"Content-Length": str(len(body)), **(headers or {})}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        for method in self.methods:
+            setattr(Handler, f"do_{method}", Handler.serve)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def write_toy_cloze_set(folder: Path, relations: dict) -> Path:
+    """A ParaRel cloze set of N-1 ``relations`` (``{relation: (patterns, [(subject, object), ...])}``, every pattern
+    pair an edge) written as ``probes generate pararel`` writes it; its folder."""
+    from itertools import permutations
+
+    from probekit.data.cloze import write_cloze_set
+
+    rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
+    for rel, (patterns, pairs) in relations.items():
+        rows["relations"].append({"relation": rel, "class": "N-1", "candidates": sorted({o for _, o in pairs})})
+        rows["patterns"] += [{"relation": rel, "pattern_id": i, "pattern": p, "first": i == 0}
+                             for i, p in enumerate(patterns)]
+        rows["tuples"] += [{"relation": rel, "tuple_id": f"{rel}-{k}", "subject": s, "object": o}
+                           for k, (s, o) in enumerate(pairs)]
+        rows["edges"] += [{"relation": rel, "source": a, "target": b, "syntactic_change": True,
+                           "lexical_change": True, "determiner_change": False}
+                          for a, b in permutations(range(len(patterns)), 2)]
+    return write_cloze_set(folder, rows, {"params": {}}, lambda m: "card\n")
+
+
+def build_section(probe: str, section: dict, tables: dict | None = None, label: str = "t.yaml"):
+    """``build_probe`` of ``probe`` with ``section`` as its params section (in a params file named ``label``)."""
+    from generators.build import build_probe
+    from probekit.params import ParamsFile
+
+    return build_probe(probe, ParamsFile(Path(label), {probe: section}), tables=tables)
+
+
+def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot: bool, pairs, predict,
+                 chance: float = 0.5) -> float:
+    """A zero-shot result of ``model`` on an age-comparison ``variant`` of ``pairs`` as ``probes evaluate zeroshot``
+    writes it (``predict(a, b)`` -> label), with its dev file under ``data_root``; its accuracy."""
+    from probekit.atomic import write_json, write_jsonl
+
+    data = data_root / variant / "dev.jsonl"
+    rows, predictions = [], []
+    for n, (a, b) in enumerate(pairs):
+        choices = [{"label": "A", "text": "younger"}, {"label": "B", "text": "older"}]
+        rows.append({"id": f"{variant}{n}", "question": {"stem": "…", "choices": choices},
+                     "answerKey": "A" if a < b else "B", "args": {"age1": a, "age2": b}})
+        label = predict(a, b)
+        predictions.append({"id": f"{variant}{n}", "scores": [0.0, 0.0], "prediction": label,
+                            "gold": rows[-1]["answerKey"], "correct": label == rows[-1]["answerKey"]})
+    write_jsonl(data, rows)
+    out = root / model / "age_comparison" / variant
+    write_jsonl(out / "predictions.jsonl", predictions)
+    accuracy = sum(p["correct"] for p in predictions) / len(predictions)
+    write_json(out / "metrics.json", {"model": model, "probe": "age_comparison", "variant": variant, "n": len(rows),
+                                      "accuracy": accuracy, "chance": chance, "zero_shot": zero_shot,
+                                      "data": str(data.resolve())})
+    return accuracy
+
+
+PAIRS = [(a, b) for a in range(15, 20) for b in range(15, 20) if a != b]

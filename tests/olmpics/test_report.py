@@ -1,0 +1,111 @@
+"""The report stage: table, dvc metrics, bar plot and pair heatmaps, honest about what each number is."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evaluators import report
+from evaluators.olmpics import heatmap
+from probekit.atomic import write_jsonl
+from probekit.errors import DataError
+
+from helpers import PAIRS, fake_result
+
+
+def percentile_interval(correct: list[bool], other: list[bool] | None = None, *, resamples: int = 1000, seed: int = 0,
+                        level: float = 0.95) -> tuple[float, float, float]:
+    """``(accuracy, low, high)`` of ``correct`` (or of the difference ``correct`` − ``other`` on the same
+    resamples), recomputed here from the definition in evaluators/bootstrap.py: resample r holds the example
+    indices ``default_rng(seed).integers(0, n, size=(resamples, n))[r]``, the bounds are the percentiles of the
+    resampled statistic. Each resample's outcomes are gathered one by one, not counted as the module does."""
+    a = np.asarray(correct, float)
+    b = np.zeros_like(a) if other is None else np.asarray(other, float)
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))
+    values = [a[row].mean() - b[row].mean() for row in idx]
+    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return a.mean() - b.mean(), low, high
+
+
+def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m1", "original", True, PAIRS, lambda a, b: "A" if a < b else "B")
+    fake_result(results, tmp_path / "data", "m2", "original", False, PAIRS, lambda a, b: "B",
+                 chance=sum([1 / 5] * 10) / 10)  # 0.20000000000000004 before rounding
+    written = report.run([results], out=tmp_path / "r.md", metrics=tmp_path / "m.json", plot=tmp_path / "p.png")
+    assert written == [tmp_path / "r.md", tmp_path / "m.json", tmp_path / "p.png"]
+    table = (tmp_path / "r.md").read_text()
+    # the intervals, recomputed here: m1 is always right, m2 (always "B") right exactly when a > b
+    m1, m2 = [True] * len(PAIRS), [a > b for a, b in PAIRS]
+    acc2, low2, high2 = percentile_interval(m2)
+    assert percentile_interval(m1) == (1.0, 1.0, 1.0) and low2 < acc2 == 0.5 < high2
+    diff, low_d, high_d = percentile_interval(m1, m2)
+    assert 0 < low_d < diff == 0.5 < high_d   # the difference holds
+    assert f"| m2      | age_comparison | original  | {acc2:.3f} [{low2:.3f}, {high2:.3f}] | 20  |" in table
+    assert f"| age_comparison | original  | m1  | m2  | {diff:+.3f} [{low_d:+.3f}, {high_d:+.3f}] | 0.000 | yes" in table
+    assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000] | 20  | 0.500    | +0.500      | zero-shot " \
+        in table
+    assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] | 20  | 0.200    | +0.300      | † not zero-" \
+        "shot |" in table
+    # the two models scored the same examples: a paired bootstrap says the difference holds
+    assert "| age_comparison | original  | m1  | m2  | +0.500 [+0.300, +0.750] | 0.000 | yes     |" in table
+    assert "**† m2: MLM head newly initialised: not a zero-shot result.**" in table
+    for column in ("**model**", "**accuracy**", "**n**", "**chance**", "**vs chance**", "**setup**"):
+        assert column in table
+    assert json.loads((tmp_path / "m.json").read_text()) == {
+        "m1": {"age_comparison": {"original": {"accuracy": 1.0, "accuracy_low": 1.0, "accuracy_high": 1.0, "n": 20,
+                                               "chance": 0.5, "zero_shot": True, "lm_head": "pretrained"}}},
+        "m2": {"age_comparison": {"original": {"accuracy": 0.5, "accuracy_low": 0.25, "accuracy_high": 0.7, "n": 20,
+                                               "chance": 0.2, "zero_shot": False, "lm_head": "newly_initialised"}}}}
+    assert (round(low2, 4), round(high2, 4)) == (0.25, 0.7)
+    fig = report.bar_figure(report.collect([results]))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]
+    assert all(label.get_rotation() > 0 for ax in fig.axes for label in ax.get_xticklabels())
+
+
+def test_heatmaps_say_not_zero_shot_and_explain_missing_pairs(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m", "original", False, PAIRS[:-3], lambda a, b: "A")
+    [panel] = heatmap.pair_panels([results])["m"]
+    fig = heatmap.figure("m", [panel])
+    assert "not a zero-shot result" in fig._suptitle.get_text()
+    ax = fig.axes[0]
+    assert "17 of 20 pairs" in ax.get_title()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["predicts older", "predicts younger",
+                                                                   "pair not in the data"]
+
+
+def test_heatmap_panels_hold_every_pair_and_one_file_per_model(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m1", "original", True, PAIRS, lambda a, b: "A" if a < b else "B")
+    fake_result(results, tmp_path / "data", "m1", "nolang", True, PAIRS, lambda a, b: "A")
+    fake_result(results, tmp_path / "data", "m2", "original", False, PAIRS, lambda a, b: "B")
+    panels = heatmap.pair_panels([results])
+    original = next(p for p in panels["m1"] if p["title"] == "age_comparison/original")
+    assert original["words"] == ["older", "younger"]
+    assert sorted(original["points"]) == sorted((a, b, "younger" if a < b else "older") for a, b in PAIRS)
+    written = heatmap.run([results], tmp_path / "heatmaps")
+    assert [p.name for p in written] == ["m1.png", "m2.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)
+
+
+def test_heatmap_keeps_rows_whose_ids_repeat(tmp_path):
+    """Release files repeat ids (compositional_comparison dev: 480 unique of 500): join by position, not id."""
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "m", "original", True, PAIRS, lambda a, b: "A")
+    data = tmp_path / "data/original/dev.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    preds_path = results / "m/age_comparison/original/predictions.jsonl"
+    preds = [json.loads(line) for line in preds_path.read_text().splitlines()]
+    for r, p in zip(rows, preds):
+        r["id"] = p["id"] = "same-id"
+    write_jsonl(data, rows)
+    write_jsonl(preds_path, preds)
+    [panel] = heatmap.pair_panels([results])["m"]
+    assert sorted(panel["points"]) == sorted((a, b, "younger") for a, b in PAIRS)
+    write_jsonl(preds_path, [{**p, "id": "other"} for p in preds])
+    with pytest.raises(DataError, match=r"predictions.jsonl:1: id 'other' is not row 1"):
+        heatmap.pair_panels([results])
