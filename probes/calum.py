@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.pararel import MODEL_HELP
+from probes.options import MODEL_HELP, report_out
 
 OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
 
@@ -21,7 +21,7 @@ def _seeds(text: str) -> list[int]:
 
 
 def _evaluate(args) -> int:
-    from evaluators.calum.finetune import CalumEvalParams
+    from evaluators.calum.params import CalumEvalParams
     from probekit.params import read_params, section
 
     params = read_params(args.params)
@@ -47,9 +47,7 @@ def _evaluate(args) -> int:
 def _report(args) -> int:
     from evaluators.calum import report as calum_report
 
-    out = Path(args.out)
-    if out.suffix != ".md":
-        raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
+    out = report_out(args.out)
     calum_report.write(Path(args.results), out, Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")
     return 0

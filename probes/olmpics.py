@@ -8,9 +8,9 @@ import functools
 from pathlib import Path
 
 from probekit.errors import UsageError
+from probes.options import MODEL_HELP
 
 ESIM = "esim"  # evaluators.olmpics.mcqa.ESIM, named here so that no model module is imported to parse arguments
-MODEL_HELP = "an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id"
 
 
 def _sizes(text: str) -> list[int]:

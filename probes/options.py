@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from probekit.errors import UsageError
+
 PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
 
 
@@ -34,3 +36,14 @@ def manifest_of(args) -> Path:
     from probekit.sources.manifest import default_manifest
 
     return Path(args.manifest) if args.manifest else default_manifest()
+
+
+MODEL_HELP = "an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id"
+
+
+def report_out(out: str) -> Path:
+    """A report command's ``--out`` (``pararel-report``, ``calum-report``): the markdown file, its JSON beside it."""
+    out = Path(out)
+    if out.suffix != ".md":
+        raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
+    return out

@@ -7,9 +7,7 @@ import argparse
 import re
 from pathlib import Path
 
-from probekit.errors import UsageError
-
-MODEL_HELP = "an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id"
+from probes.options import MODEL_HELP, report_out
 
 
 def _relations(text: str) -> list[str]:
@@ -80,9 +78,7 @@ def _train(args) -> int:
 def _report(args) -> int:
     from evaluators.pararel import report as pararel_report
 
-    out = Path(args.out)
-    if out.suffix != ".md":
-        raise UsageError(f"--out {out}: the markdown report (…/name.md); its JSON is written beside it")
+    out = report_out(args.out)
     pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None,
                          Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")

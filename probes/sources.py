@@ -10,7 +10,7 @@ from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of
 
 
 def _sources(args) -> int:
-    from probekit.sources import manifest as sources
+    from probekit.sources import fetch as sources
 
     manifest = manifest_of(args)
     if args.action == "list":

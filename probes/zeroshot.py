@@ -8,7 +8,7 @@ from pathlib import Path
 
 from probekit.errors import UsageError
 from probes import olmpics as cli_curves
-from probes.options import MANIFEST_HELP, PARAMS_HELP, batch_size, given, manifest_of, positive
+from probes.options import MANIFEST_HELP, MODEL_HELP, PARAMS_HELP, batch_size, given, manifest_of, positive
 
 
 def _data_path(args, data: str | None, release_of: str | None, split: str) -> tuple[Path, str | None]:
@@ -142,7 +142,7 @@ def add_evaluate(ev_sub, command) -> None:
     zs = command(ev_sub, "zeroshot", "zero-shot multiple choice: MC-MLM for masked LMs, log-likelihood rules for "
                                      "causal and seq2seq LMs")
     zs.add_argument("--model", required=True,
-                    help="an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id")
+                    help=MODEL_HELP)
     zs.add_argument("--data", action="append",
                     help="a probe folder, a variant folder, or an original oLMpics jsonl file; once or more")
     zs.add_argument("--release-of", metavar="[SOURCE:]PROBE", action="append",
@@ -182,7 +182,7 @@ def add_commands(sub, command) -> None:
     aud = command(sub, "audit", "how each answer word is tokenized in context per model, and the examples "
                                 "mask-logit's single-token rule leaves (loads tokenizers only)")
     aud.add_argument("--model", action="append", required=True,
-                     help="an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id; "
+                     help=MODEL_HELP + "; "
                           "repeat it to compare models on the examples all of them can score")
     aud.add_argument("--data", action="append",
                      help="a probe folder, a variant folder, or an oLMpics jsonl file of MC-MLM data (repeatable)")

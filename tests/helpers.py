@@ -80,7 +80,8 @@ class MirrorSources:
         """The raw root, now holding the sources of loader ``name``."""
         if name not in self._fetched:
             from probekit.sources import loaders
-            from probekit.sources.manifest import fetch, load_manifest
+            from probekit.sources.fetch import fetch
+            from probekit.sources.manifest import load_manifest
 
             assert MIRROR.is_dir(), f"no source mirror at {MIRROR}: put it at ../shared/raw or set PROBES_TEST_MIRROR"
             manifest = load_manifest(REPO / "raw/sources.yaml")

@@ -16,6 +16,7 @@ import torch
 
 from evaluators import smoke
 from evaluators.calum import report as calum_report
+from evaluators.calum import results as calum_results
 from evaluators.olmpics import report as olmpics_report
 from evaluators.pararel import report as pararel_report
 from probekit.data.pairs import write_pair_dataset
@@ -349,4 +350,4 @@ def test_a_calum_profile_that_is_no_string_is_a_data_error(calum_smoke, tmp_path
     m = _metrics(bad / "tiny-rte")
     (bad / "tiny-rte" / "metrics.json").write_text(json.dumps({**m, "profile": 1}))
     with pytest.raises(DataError, match="profile must be a string"):
-        calum_report.read_results(bad)
+        calum_results.read_results(bad)

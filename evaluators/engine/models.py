@@ -28,15 +28,23 @@ class LoadedModel:
 
     def provenance(self) -> dict:
         """What a result records of the model: dtype, revision (the Hub commit where known), versions."""
-        import torch
-        import transformers
+        return provenance(self.model.config, self.dtype)
 
-        from probekit import __version__
 
-        return {"dtype": self.dtype, "model_revision": getattr(self.model.config, "_commit_hash", None),
-                "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
-                "versions": {"probekit": __version__, "torch": torch.__version__,
-                             "transformers": transformers.__version__}}
+def provenance(config, dtype: str, *, attn_implementation: bool = True) -> dict:
+    """What a result records of a model of ``config`` run in ``dtype``: dtype, revision (the Hub commit where
+    known), the attention implementation (``attn_implementation=False``: not recorded, as in CALUM's
+    metrics.json), versions."""
+    import torch
+    import transformers
+
+    from probekit import __version__
+
+    record = {"dtype": dtype, "model_revision": getattr(config, "_commit_hash", None)}
+    if attn_implementation:
+        record["attn_implementation"] = getattr(config, "_attn_implementation", None)
+    return record | {"versions": {"probekit": __version__, "torch": torch.__version__,
+                                  "transformers": transformers.__version__}}
 
 
 def resolve_dtype(dtype: str, device: str):

@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Sequence
 from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
 from probekit import atomic
-from probekit.sources.manifest import sha256_file
+from probekit.sources.fetch import sha256_file
 
 
 def evaluate(engine: Engine, examples: Iterable[Mapping]) -> tuple[list[dict], dict]:

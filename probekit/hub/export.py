@@ -1,6 +1,6 @@
 """probekit's datasets as one Hugging Face Hub dataset repo: one config per probe variant, found from the dataset
 folders' ``meta.json`` ``format`` (one small exporter per format, nothing per probe), Parquet shards in the layout
-``Dataset.push_to_hub`` writes (``<config>/<split>-00000-of-00001.parquet``, ``hub_parquet``) and the root dataset card (``hub_card``).
+``Dataset.push_to_hub`` writes (``<config>/<split>-00000-of-00001.parquet``, :mod:`parquet`) and the root dataset card (:mod:`card`).
 
 A config's version is its YAML's semantic version + ``+`` + the first 12 hex of its fingerprint, the sha256 of
 exactly the rows published: changing one variant changes only its config.

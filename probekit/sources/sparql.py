@@ -12,7 +12,8 @@ import requests
 
 from probekit import atomic
 from probekit.errors import DataError
-from probekit.sources.manifest import FetchError, make_session
+from probekit.sources.fetch import make_session
+from probekit.sources.manifest import FetchError
 
 WDQS = "https://query.wikidata.org/sparql"
 DEFAULT_USER_AGENT = ("probekit/0.1 (oLMpics-style probe generator; https://github.com/probekit/probekit; "

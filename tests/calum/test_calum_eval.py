@@ -10,8 +10,8 @@ import torch
 
 import generators.calum as calum_generator
 from evaluators.calum import finetune as calum
-from evaluators.calum.finetune import CalumEvalParams
 from evaluators.calum.multitask import MASKED_LOGIT, MultitaskClassifier
+from evaluators.calum.params import CalumEvalParams
 from probekit.data.pairs import write_pair_dataset
 from probekit.errors import DataError, UsageError
 from probekit.params import ParamsFile

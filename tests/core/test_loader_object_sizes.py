@@ -360,7 +360,7 @@ def test_cli_fetch_and_tables(mirror_raw, tmp_path):
     """``probes sources fetch`` from the mirror with this loader's manifest entry, then ``probes tables``."""
     import yaml
 
-    from probekit.sources.manifest import sha256_file
+    from probekit.sources.fetch import sha256_file
     from probes.main import main
 
     files = [{"path": name, "url": f"https://example.invalid/{name}", "sha256": sha256_file(MIRROR / mirror),

@@ -67,7 +67,8 @@ def test_other_globals_and_other_objects_are_refused(tmp_path):
 
 
 def test_the_pararel_source_fetches_verified_from_the_mirror_and_reads_safely(tmp_path):
-    from probekit.sources.manifest import fetch, load_manifest
+    from probekit.sources.fetch import fetch
+    from probekit.sources.manifest import load_manifest
 
     from helpers import REPO
 

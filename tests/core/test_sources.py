@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from probekit.sources import fetch as fetching
 from probekit.sources import manifest as sources
 from probekit.sources.manifest import ChecksumError, FetchError, ManifestError
 from probes.main import main
@@ -124,7 +125,7 @@ def test_fetch_from_mirror_copies_plain_and_gunzips_gz(tmp_path):
     (mirror / "toy" / "a.jsonl").write_bytes(DATA)
     (mirror / "toy" / "b.jsonl.gz").write_bytes(DATA_GZ)
     src = load_toy(tmp_path, entry(**{"a.jsonl": {}, "b.jsonl": {"mirror": "toy/b.jsonl.gz"}}))
-    paths = sources.fetch(src, tmp_path / "out", mirror=mirror)
+    paths = fetching.fetch(src, tmp_path / "out", mirror=mirror)
     assert paths == [tmp_path / "out" / "a.jsonl", tmp_path / "out" / "b.jsonl"]
     assert all(p.read_bytes() == DATA for p in paths)
     assert sorted(os.listdir(tmp_path / "out")) == ["a.jsonl", "b.jsonl"]
@@ -132,18 +133,18 @@ def test_fetch_from_mirror_copies_plain_and_gunzips_gz(tmp_path):
 
 def test_fetch_real_olmpics_from_shared_mirror(tmp_path):
     src = sources.load_manifest(REPO / "raw" / "sources.yaml")["olmpics"]
-    paths = sources.fetch(src, tmp_path / "olmpics", mirror=MIRROR, progress=False)
+    paths = fetching.fetch(src, tmp_path / "olmpics", mirror=MIRROR, progress=False)
     assert len(paths) == 16
-    states = sources.status(src, tmp_path / "olmpics")
+    states = fetching.status(src, tmp_path / "olmpics")
     assert [s for _, s in states] == ["ok"] * 16
     for f, _ in states:
-        assert sources.sha256_file(tmp_path / "olmpics" / f.path) == f.sha256
+        assert fetching.sha256_file(tmp_path / "olmpics" / f.path) == f.sha256
 
 
 def test_missing_mirror_file_is_an_error_naming_the_path(tmp_path):
     src = load_toy(tmp_path, entry(**{"a.jsonl": {}}))
     with pytest.raises(FetchError, match=str(tmp_path / "mirror" / "toy" / "a.jsonl")):
-        sources.fetch(src, tmp_path / "out", mirror=tmp_path / "mirror")
+        fetching.fetch(src, tmp_path / "out", mirror=tmp_path / "mirror")
 
 
 def test_checksum_mismatch_keeps_previous_good_copy(tmp_path):
@@ -151,17 +152,17 @@ def test_checksum_mismatch_keeps_previous_good_copy(tmp_path):
     (mirror / "toy").mkdir(parents=True)
     (mirror / "toy" / "a.jsonl").write_bytes(DATA)
     out = tmp_path / "out"
-    sources.fetch(load_toy(tmp_path, entry(**{"a.jsonl": {}})), out, mirror=mirror)
+    fetching.fetch(load_toy(tmp_path, entry(**{"a.jsonl": {}})), out, mirror=mirror)
     # a new release is announced, but the mirror serves damaged bytes
     new = DATA + b'{"id": "2"}\n'
     (mirror / "toy" / "a.jsonl").write_bytes(new[:-3])
     src = load_toy(tmp_path, entry(**{"a.jsonl": {"sha256": sha(new)}}))
     with pytest.raises(ChecksumError) as err:
-        sources.fetch(src, out, mirror=mirror)
+        fetching.fetch(src, out, mirror=mirror)
     assert "a.jsonl" in str(err.value) and sha(new) in str(err.value) and sha(new[:-3]) in str(err.value)
     assert (out / "a.jsonl").read_bytes() == DATA
     assert os.listdir(out) == ["a.jsonl"]
-    assert [s for _, s in sources.status(src, out)] == ["corrupt"]
+    assert [s for _, s in fetching.status(src, out)] == ["corrupt"]
 
 
 def test_already_good_file_is_not_copied_again(tmp_path):
@@ -169,10 +170,10 @@ def test_already_good_file_is_not_copied_again(tmp_path):
     (mirror / "toy").mkdir(parents=True)
     (mirror / "toy" / "a.jsonl").write_bytes(DATA)
     src = load_toy(tmp_path, entry(**{"a.jsonl": {}}))
-    target = sources.fetch(src, tmp_path / "out", mirror=mirror)[0]
+    target = fetching.fetch(src, tmp_path / "out", mirror=mirror)[0]
     os.utime(target, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
     # a mirror without the file would fail any copy attempt
-    assert sources.fetch(src, tmp_path / "out", mirror=tmp_path / "empty") == [target]
+    assert fetching.fetch(src, tmp_path / "out", mirror=tmp_path / "empty") == [target]
     assert target.stat().st_mtime_ns == 1_000_000_000_000_000_000
 
 
@@ -216,7 +217,7 @@ def gz_source(tmp_path, server, **extra) -> sources.Source:
 
 
 def test_download_gunzips_and_verifies(tmp_path, server):
-    paths = sources.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
+    paths = fetching.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
     assert paths[0].read_bytes() == DATA
     assert os.listdir(tmp_path / "out") == ["a.jsonl"]
 
@@ -224,16 +225,16 @@ def test_download_gunzips_and_verifies(tmp_path, server):
 def test_download_checksum_mismatch_leaves_nothing_behind(tmp_path, server):
     src = gz_source(tmp_path, server, download_sha256="0" * 64)
     with pytest.raises(ChecksumError, match="download"):
-        sources.fetch(src, tmp_path / "out", progress=False)
+        fetching.fetch(src, tmp_path / "out", progress=False)
     src = gz_source(tmp_path, server, sha256="1" * 64)
     with pytest.raises(ChecksumError, match="1" * 64):
-        sources.fetch(src, tmp_path / "out", progress=False)
+        fetching.fetch(src, tmp_path / "out", progress=False)
     assert os.listdir(tmp_path / "out") == []
 
 
 def test_download_retries_after_503(tmp_path, server):
     server.fail_first = 1
-    paths = sources.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
+    paths = fetching.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
     assert paths[0].read_bytes() == DATA
     assert len(server.requests) == 2
 
@@ -242,7 +243,7 @@ def test_download_resumes_partial_file_with_range(tmp_path, server):
     src = gz_source(tmp_path, server)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "a.jsonl.part").write_bytes(DATA_GZ[:40])
-    assert sources.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
+    assert fetching.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
     assert server.requests == [("/c/a.jsonl.gz", "bytes=40-")]
     assert os.listdir(tmp_path / "out") == ["a.jsonl"]
 
@@ -252,7 +253,7 @@ def test_download_restarts_when_server_ignores_range(tmp_path, server):
     src = gz_source(tmp_path, server)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "a.jsonl.part").write_bytes(b"stale bytes from another file")
-    assert sources.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
+    assert fetching.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
 
 
 def test_download_error_says_how_to_use_a_mirror_and_keeps_good_files(tmp_path, server):
@@ -264,7 +265,7 @@ def test_download_error_says_how_to_use_a_mirror_and_keeps_good_files(tmp_path, 
     (out / "a.jsonl").write_bytes(DATA)  # already verified from an earlier fetch
     with pytest.raises(FetchError, match=r"b.jsonl: cannot download .*/nope.gz: HTTPError: 404.*"
                                          r"probes sources mirror DIR"):
-        sources.fetch(src, out, progress=False)
+        fetching.fetch(src, out, progress=False)
     assert sorted(os.listdir(out)) == ["a.jsonl"] and (out / "a.jsonl").read_bytes() == DATA
 
 
@@ -273,7 +274,7 @@ def test_unreachable_host_is_a_fetch_error(tmp_path):
     src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": "http://127.0.0.1:9/a.gz"}}))
     with pytest.raises(FetchError, match=r"a.jsonl: cannot download http://127.0.0.1:9/a.gz: "
                                          r"NewConnectionError: .*Connection refused; .*PROBES_MIRROR=DIR$"):
-        sources.fetch(src, tmp_path / "out", session=sources.make_session(retries=0), progress=False)
+        fetching.fetch(src, tmp_path / "out", session=fetching.make_session(retries=0), progress=False)
 
 
 # --- zip archives: one download, several stored members ---------------------------------------
@@ -309,45 +310,45 @@ def test_manifest_reads_zip_member(tmp_path, server):
 
 def test_zip_downloaded_once_for_all_its_members(tmp_path, server):
     out = tmp_path / "out"
-    paths = sources.fetch(zip_source(tmp_path, server), out, progress=False)
+    paths = fetching.fetch(zip_source(tmp_path, server), out, progress=False)
     assert [p.read_bytes() for p in paths] == [DATA, DATA_B]
     assert server.requests == [("/pkg/w.zip", None)]
     assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]  # the archive is not kept
     # all good: nothing is downloaded again
-    assert sources.fetch(zip_source(tmp_path, server), out, progress=False) == paths
+    assert fetching.fetch(zip_source(tmp_path, server), out, progress=False) == paths
     assert len(server.requests) == 1
 
 
 def test_zip_member_checksum_mismatch_keeps_previous_good_copy(tmp_path, server):
     out = tmp_path / "out"
-    sources.fetch(zip_source(tmp_path, server), out, progress=False)
+    fetching.fetch(zip_source(tmp_path, server), out, progress=False)
     # a new release is announced, but the server's archive holds damaged bytes
     new = DATA_B + b"c\tthird\n"
     src = zip_source(tmp_path, server, sha256=sha(new))
     server.files["/pkg/w.zip"] = make_zip({"w/a.jsonl": DATA, "w/b.txt": new[:-3]})
     with pytest.raises(ChecksumError) as err:
-        sources.fetch(src, out, progress=False)
+        fetching.fetch(src, out, progress=False)
     assert "b.txt" in str(err.value) and sha(new) in str(err.value) and sha(new[:-3]) in str(err.value)
     assert (out / "b.txt").read_bytes() == DATA_B and (out / "a.jsonl").read_bytes() == DATA
     assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]
-    assert [s for _, s in sources.status(src, out)] == ["ok", "corrupt"]
+    assert [s for _, s in fetching.status(src, out)] == ["ok", "corrupt"]
 
 
 def test_zip_download_checksum_and_missing_member_are_errors(tmp_path, server):
     out = tmp_path / "out"
     src = zip_source(tmp_path, server, a_extra={"download_sha256": "3" * 64})
     with pytest.raises(ChecksumError, match=r"a.jsonl \(download .*/pkg/w.zip\).*" + "3" * 64):
-        sources.fetch(src, out, progress=False)
+        fetching.fetch(src, out, progress=False)
     assert os.listdir(out) == []
     src = zip_source(tmp_path, server, member="w/nope.txt")
     with pytest.raises(FetchError, match=r"b.txt: archive .* has no member 'w/nope.txt'"):
-        sources.fetch(src, out, progress=False)
+        fetching.fetch(src, out, progress=False)
     assert os.listdir(out) == ["a.jsonl"]
     server.files["/pkg/w.zip"] = b"not a zip" * 10
     src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/pkg/w.zip", "compression": "zip",
                                                   "member": "w/a.jsonl"}}))
     with pytest.raises(FetchError, match="a.jsonl: cannot decompress"):
-        sources.fetch(src, tmp_path / "out2", progress=False)
+        fetching.fetch(src, tmp_path / "out2", progress=False)
     assert os.listdir(tmp_path / "out2") == []
 
 
@@ -355,8 +356,8 @@ def test_zip_download_resumes_partial_archive(tmp_path, server):
     src = zip_source(tmp_path, server)
     out = tmp_path / "out"
     out.mkdir()
-    (out / sources._archive_part_name(server.url + "/pkg/w.zip")).write_bytes(ZIP[:100])
-    assert [p.read_bytes() for p in sources.fetch(src, out, progress=False)] == [DATA, DATA_B]
+    (out / fetching._archive_part_name(server.url + "/pkg/w.zip")).write_bytes(ZIP[:100])
+    assert [p.read_bytes() for p in fetching.fetch(src, out, progress=False)] == [DATA, DATA_B]
     assert server.requests == [("/pkg/w.zip", "bytes=100-")]
     assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]
 
@@ -367,7 +368,7 @@ def test_zip_from_mirror_plain_member_or_archive(tmp_path, server):
     (mirror / "toy" / "a.jsonl").write_bytes(DATA)  # the plain member
     (mirror / "toy" / "w.zip").write_bytes(ZIP)  # or the archive itself
     src = zip_source(tmp_path, server, mirror="toy/w.zip")
-    paths = sources.fetch(src, tmp_path / "out", mirror=mirror, progress=False)
+    paths = fetching.fetch(src, tmp_path / "out", mirror=mirror, progress=False)
     assert [p.read_bytes() for p in paths] == [DATA, DATA_B]
     assert server.requests == []
 

@@ -264,6 +264,6 @@ def test_a_crash_is_raised_for_a_retry_and_an_input_error_is_not(tmp_path):
     with pytest.raises(RuntimeError):   # under Ray: raised, so the task is retried
         grid_store.run_cell(planned, tmp_path, None, crash, raise_crash=True)
     input_error = lambda argv: (_ for _ in ()).throw(DataError("d: no such probe"))  # noqa: E731
-    failure = grid_store.run_cell(planned, tmp_path, None, input_error, raise_crash=True)   # the same on every attempt: reported
+    failure = grid_store.run_cell(planned, tmp_path, None, input_error, raise_crash=True)   # same every attempt: reported
     assert failure.error == "probes evaluate zeroshot: error: d: no such probe"
     assert list((tmp_path / "cells").iterdir()) == []
