@@ -37,10 +37,10 @@ class Failure:
 def run_cell(planned: Planned, store: Path, params: str | None, command: Command, *,
              raise_crash: bool = False) -> Failure | None:
     """Run one cell with ``command`` (``probes evaluate ...``) in this process, in a temporary folder renamed
-    into the store when it succeeded: the cell appears complete or not at all, and only once (renaming a folder onto a stored one
-    fails, so a second attempt that finishes later keeps the first). An error of the command (bad input: the
-    same on every attempt) comes back as a :class:`Failure`; so does a crash (out of memory, a lost file
-    system...), or it is raised with ``raise_crash``, for a retry."""
+    into the store when it succeeded: the cell appears complete or not at all, and only once (renaming a folder
+    onto a stored one fails, so a second attempt that finishes later keeps the first). An error of the command
+    (bad input: the same on every attempt) comes back as a :class:`Failure`; so does a crash (out of memory, a
+    lost file system...), or it is raised with ``raise_crash``, for a retry."""
     cells = store / "cells"
     target = cells / planned.key
     if (target / CELL).is_file():   # stored meanwhile (a retried task whose first attempt finished)
