@@ -17,13 +17,13 @@ def _sources(args) -> int:
         return sources.cmd_list(manifest, args.dest, args.mirror)
     if args.action == "mirror":
         return sources.cmd_mirror(manifest, args.folder, args.unset)
-    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror)
+    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror, args.record_checksums)
 
 
 def _tables(args) -> int:
     from probekit.params import read_params, section
     from probekit.sources import loaders
-    from probekit.sources.manifest import load_manifest, provenance
+    from probekit.sources.manifest import load_manifest, provenance, with_recorded
 
     loader = loaders.get(args.name)
     params = section(read_params(args.params), f"tables.{args.name}", loader.params)
@@ -35,7 +35,7 @@ def _tables(args) -> int:
         raise UsageError(f"{manifest_path}: no source(s) {unknown}, which the {args.name} loader reads")
     loaded = loader.fn(Path(args.raw) if args.raw else manifest_path.parent, params)
     loaded.report = {**loaded.report, "params": params.model_dump(mode="json"),
-                     "sources": {n: provenance(manifest[n]) for n in names}}
+                     "sources": {n: provenance(with_recorded(manifest[n], manifest_path)) for n in names}}
     loaders.write_tables(loaded, Path(args.out))
     for name, df in loaded.tables.items():
         print(f"{args.name}/{name}: {len(df)} rows")
@@ -46,7 +46,8 @@ def add_commands(sub, command, table_sets: list[str]) -> None:
     """``probes sources`` and ``probes tables``."""
     src = command(sub, "sources", "list, fetch or mirror the raw sources of raw/sources.yaml", """\
 list     the state of every source (files present and verified; the mirror in use)
-fetch    download a source from its official URLs, or copy it from a mirror, verifying each sha256
+fetch    download a source from its official URLs, or copy it from a mirror, verifying each sha256 (a file
+         the manifest marks `unconfirmed`: against the one recorded by `fetch NAME --record-checksums`)
 mirror   set (or show, or --unset) a mirror folder for this checkout: every later fetch and `dvc repro`
          copies from it instead of downloading (kept in raw/sources.local.yaml, not committed)""")
     src_sub = src.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -55,6 +56,10 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
         a = command(src_sub, action, help)
         if action == "fetch":
             a.add_argument("name", help="source name in the manifest, e.g. olmpics")
+            a.add_argument("--record-checksums", action="store_true",
+                           help="download files whose sha256 is 'unconfirmed' in the manifest (and none recorded "
+                                "yet) unverified, and record the sha256 got in raw/sources.local.yaml: every "
+                                "later fetch verifies against it")
         if action == "mirror":
             a.add_argument("folder", nargs="?", help="mirror folder to use from now on (omit to show the current one)")
             a.add_argument("--unset", action="store_true", help="forget the mirror: download from now on")

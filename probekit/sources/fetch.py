@@ -1,6 +1,7 @@
 """Fetching a source of the manifest (:mod:`probekit.sources.manifest`): from its official URLs, or copied from a
 mirror folder, every file verified against its sha256 before it is put in place (atomically), archives unpacked;
-the state of a fetched source, and the ``probes sources`` list, fetch and mirror actions."""
+a file the manifest marks ``unconfirmed`` only on request, its sha256 then recorded for every later fetch; the
+state of a fetched source, and the ``probes sources`` list, fetch and mirror actions."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ from probekit.sources.manifest import (
     Source,
     SourceFile,
     load_manifest,
+    record_checksums,
     resolve_mirror,
     set_mirror,
+    with_recorded,
 )
 
 _CHUNK = 1 << 20
@@ -62,8 +65,11 @@ def make_session(retries: int = 5, backoff_factor: float = 0.5) -> requests.Sess
 
 
 def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike | None = None,
-          session: requests.Session | None = None, progress: bool = True) -> list[Path]:
+          session: requests.Session | None = None, progress: bool = True, unverified: bool = False) -> list[Path]:
     """Store every file of ``source`` in ``dest_dir``, verified; files already good are left alone.
+
+    A file without a sha256 (``unconfirmed`` in the manifest, none recorded: see :func:`cmd_fetch`) is a
+    ``FetchError`` before anything is fetched, unless ``unverified``: then it is stored as served, unchecked.
 
     Copies from ``mirror`` when given, else downloads each file's URL. A mirror file ending in ``.gz`` is
     gunzipped; for a ``compression: zip`` file the mirror holds the plain member (or, ending in ``.zip``,
@@ -71,6 +77,11 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
     as ``<name>.<hash>.part`` beside them while in use, removed at the end; an interrupted download is
     resumed by the next call). A failure leaves every stored file as it was. Files in ``dest_dir`` that the
     manifest does not list are named, not deleted. Returns the stored paths."""
+    unconfirmed = [f.path for f in source.files if f.sha256 is None]
+    if unconfirmed and not unverified:
+        raise FetchError(f"{source.name}: {_some(unconfirmed)}: no sha256 to verify against (unconfirmed in the "
+                         f"manifest, none recorded here); run `probes sources fetch {source.name} "
+                         "--record-checksums` once to download it unverified and record what it got")
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     stored = []
@@ -79,7 +90,7 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
     try:
         for f in source.files:
             target = dest_dir / f.path
-            if not (target.is_file() and sha256_file(target) == f.sha256):
+            if not (f.sha256 is not None and target.is_file() and sha256_file(target) == f.sha256):
                 if mirror is not None:
                     src = Path(mirror) / f.mirror
                     if not src.is_file():
@@ -163,7 +174,13 @@ def _place(src: Path, unpack: str | None, f: SourceFile, target: Path) -> None:
                     shutil.copyfileobj(fin, fout, _CHUNK)
         except (gzip.BadGzipFile, zipfile.BadZipFile, EOFError, zlib.error) as e:
             raise FetchError(f"{f.path}: cannot decompress {src}: {e}") from e
-        _check(tmp, f.sha256, f.path)
+        if f.sha256 is not None:
+            _check(tmp, f.sha256, f.path)
+
+
+def _some(names: list[str], n: int = 3) -> str:
+    """The first ``n`` of ``names``, and how many more (bounded, for one-line messages)."""
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
 
 def _check(path: Path, expected: str, label: str) -> None:
@@ -193,11 +210,13 @@ def _download(url: str, part: Path, session: requests.Session, progress: bool, l
 
 
 def status(source: Source, dest_dir: str | os.PathLike) -> list[tuple[SourceFile, str]]:
-    """Each file of ``source`` with its state in ``dest_dir``: "ok", "missing" or "corrupt"."""
+    """Each file of ``source`` with its state in ``dest_dir``: "ok", "missing", "corrupt", or "unconfirmed"
+    (present, but there is no sha256 to verify it against)."""
     out = []
     for f in source.files:
         target = Path(dest_dir) / f.path
-        state = "missing" if not target.is_file() else "ok" if sha256_file(target) == f.sha256 else "corrupt"
+        state = ("missing" if not target.is_file() else "unconfirmed" if f.sha256 is None
+                 else "ok" if sha256_file(target) == f.sha256 else "corrupt")
         out.append((f, state))
     return out
 
@@ -208,10 +227,10 @@ def cmd_list(manifest_path, dest_root=None, mirror=None) -> int:
     mirror, origin = resolve_mirror(mirror, manifest_path)
     rows = [("source", "licence", "files ok", "state") + (("in mirror",) if mirror else ())]
     for name, src in load_manifest(manifest_path).items():
-        states = [s for _, s in status(src, dest_root / name)]
+        states = [s for _, s in status(with_recorded(src, manifest_path), dest_root / name)]
         ok, n = states.count("ok"), len(states)
-        state = ("ok" if ok == n else "corrupt" if "corrupt" in states
-                 else "missing" if ok == 0 else "incomplete")
+        state = next((s for s in ("corrupt", "unconfirmed") if s in states), None) or (
+            "ok" if ok == n else "missing" if ok == 0 else "incomplete")
         row = (name, src.license, f"{ok}/{n}", state)
         if mirror:
             row += (f"{sum((mirror / f.mirror).is_file() for f in src.files)}/{n}",)
@@ -223,18 +242,31 @@ def cmd_list(manifest_path, dest_root=None, mirror=None) -> int:
     return 0
 
 
-def cmd_fetch(manifest_path, name, dest=None, mirror=None) -> int:
-    """`probes sources fetch NAME`: every file verified in place, or a ``FetchError``/``ManifestError``."""
+def cmd_fetch(manifest_path, name, dest=None, mirror=None, record: bool = False) -> int:
+    """`probes sources fetch NAME`: every file verified in place, or a ``FetchError``/``ManifestError``.
+
+    A file ``unconfirmed`` in the manifest is verified against the sha256 this checkout recorded for it; with
+    none recorded, the fetch refuses unless ``record``: then it is stored unverified (said on stderr)
+    and the sha256 of what was stored is recorded in ``sources.local.yaml``, as ``dvc import-url`` does."""
     manifest = load_manifest(manifest_path)
     if name not in manifest:
         raise ManifestError(f"{manifest_path}: no source {name!r} (known: {', '.join(manifest)})")
+    source = with_recorded(manifest[name], manifest_path)
     dest = Path(dest) if dest else Path(manifest_path).parent / name
     mirror, origin = resolve_mirror(mirror, manifest_path)
     try:
-        paths = fetch(manifest[name], dest, mirror=mirror)
+        paths = fetch(source, dest, mirror=mirror, unverified=record)
+        seen = {f.path: sha256_file(dest / f.path) for f in source.files if f.sha256 is None}
     except OSError as e:
         raise FetchError(f"{name}: {e}") from None
-    print(f"{name}: {len(paths)} files verified in {dest}" + (f" (mirror {mirror}, from {origin})" if mirror else ""))
+    via = f" (mirror {mirror}, from {origin})" if mirror else ""
+    if seen:
+        local = record_checksums(manifest_path, name, seen)
+        for path, digest in seen.items():
+            print(f"{name}: {path}: NOT verified (no confirmed sha256 yet); recorded its sha256 {digest} in "
+                  f"{local}: every later fetch verifies against it", file=sys.stderr)
+    print(f"{name}: {len(paths) - len(seen)} files verified" + (f", {len(seen)} recorded unverified" if seen else "")
+          + f" in {dest}{via}")
     return 0
 
 
@@ -242,7 +274,7 @@ def cmd_mirror(manifest_path, folder=None, unset=False) -> int:
     """`probes sources mirror [DIR] [--unset]`: show, set or forget this checkout's mirror."""
     if folder or unset:
         local = set_mirror(manifest_path, None if unset else folder)
-        print(f"mirror forgotten ({local} removed)" if unset else f"mirror set in {local}: every later fetch "
+        print(f"mirror forgotten (in {local})" if unset else f"mirror set in {local}: every later fetch "
               f"(and `dvc repro`) of this checkout copies from {resolve_mirror(None, manifest_path)[0]}")
         return 0
     mirror, origin = resolve_mirror(None, manifest_path)

@@ -1,11 +1,12 @@
 """Raw sources: the manifest (``raw/sources.yaml``: each source's files, URLs, sha256s, licence and citation)
-parsed and checked, and this checkout's mirror folder (``raw/sources.local.yaml``). Fetching: :mod:`fetch`."""
+parsed and checked, and this checkout's local settings (``raw/sources.local.yaml``, git-ignored): its mirror folder
+and the sha256s recorded on the first download of files the manifest marks ``unconfirmed``. Fetching: :mod:`fetch`."""
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -19,7 +20,10 @@ _SOURCE_OPTIONAL = ("license_id",)  # SPDX / Hub licence id of the data (cc-by-s
 _FILE_FIELDS = ("path", "url", "sha256", "mirror")
 _FILE_OPTIONAL = ("compression", "member", "download_sha256", "probe", "split")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-LOCAL_CONFIG = "sources.local.yaml"  # beside the manifest, git-ignored: this checkout's mirror
+UNCONFIRMED = "unconfirmed"  # a file's sha256 in the manifest when no digest is known yet (no fake value)
+LOCAL_CONFIG = "sources.local.yaml"  # beside the manifest, git-ignored: this checkout's mirror and recorded sha256s
+_LOCAL_HEADER = ("# This checkout's source settings (probes sources mirror, probes sources fetch --record-checksums);"
+                 "\n# not committed.\n")
 
 
 class ManifestError(ProbekitError, ValueError):
@@ -38,7 +42,7 @@ class ChecksumError(FetchError):
 class SourceFile:
     path: str  # stored file name inside the source's folder
     url: str  # official download location
-    sha256: str  # of the stored (decompressed) bytes
+    sha256: str | None  # of the stored (decompressed) bytes; None: ``unconfirmed`` in the manifest
     mirror: str  # path relative to the mirror root
     compression: str | None = None  # of the download; "gzip" is decompressed, "zip" has ``member`` extracted
     member: str | None = None  # with compression "zip": the archive member stored (``wordnet/data.noun``)
@@ -82,8 +86,15 @@ def _parse_source(manifest: Path, name: str, entry) -> Source:
         where = f"files[{i}]."
         f = SourceFile(**_strings(raw, _FILE_FIELDS, _FILE_OPTIONAL, (), fail, where))
         for field in ("sha256", "download_sha256"):
-            if getattr(f, field) is not None and not _HEX64.fullmatch(getattr(f, field)):
-                fail(where + field, f"must be 64 lowercase hex digits, got {getattr(f, field)!r}")
+            value = getattr(f, field)
+            if value is None or (field == "sha256" and value == UNCONFIRMED):
+                continue
+            if not _HEX64.fullmatch(value) or value == "0" * 64:
+                alternative = f" or {UNCONFIRMED!r} (no digest known yet)" if field == "sha256" else ""
+                fail(where + field, f"must be 64 lowercase hex digits{alternative}, not a placeholder, "
+                                    f"got {value[:80]!r}")
+        if f.sha256 == UNCONFIRMED:
+            f = replace(f, sha256=None)
         if f.compression not in COMPRESSIONS:
             fail(where + "compression", f"must be one of {COMPRESSIONS[1:]} or absent, got {f.compression!r}")
         if f.compression == "zip" and f.member is None:
@@ -128,7 +139,8 @@ def release_file(manifest: dict[str, Source], source: str, probe: str, split: st
 
 
 def provenance(source: Source) -> dict:
-    """What a dataset built from ``source`` records of it: licence, licence id, citation, file sha256s."""
+    """What a dataset built from ``source`` records of it: licence, licence id, citation, file sha256s (None:
+    ``unconfirmed`` and none recorded; pass :func:`with_recorded`'s source to include the recorded ones)."""
     return {"license": source.license, "license_id": source.license_id, "citation": source.citation,
             "files": {f.path: f.sha256 for f in source.files}}
 
@@ -142,6 +154,29 @@ def default_manifest() -> Path:
     return installed if installed.is_file() else here
 
 
+def _read_local(manifest: str | os.PathLike) -> tuple[Path, dict]:
+    """This checkout's ``sources.local.yaml`` beside ``manifest`` and its mapping (empty when there is none)."""
+    local = Path(manifest).parent / LOCAL_CONFIG
+    if not local.is_file():
+        return local, {}
+    try:
+        data = yaml.safe_load(local.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ManifestError(f"{local}: cannot read: {' '.join(str(e).split())[:200]}") from None
+    if not isinstance(data, dict):
+        raise ManifestError(f"{local}: expected a mapping ('mirror': folder, 'checksums': source -> file -> sha256)")
+    return local, data
+
+
+def _write_local(local: Path, data: dict) -> Path:
+    """Write (atomically) or, when ``data`` is empty, remove this checkout's local settings."""
+    if data:
+        write_text(local, _LOCAL_HEADER + yaml.safe_dump(data, sort_keys=False))
+    else:
+        local.unlink(missing_ok=True)
+    return local
+
+
 def resolve_mirror(explicit: str | os.PathLike | None, manifest: str | os.PathLike) -> tuple[Path | None, str]:
     """The mirror folder and where that choice came from: ``explicit`` (--mirror), else ``$PROBES_MIRROR``,
     else this checkout's ``sources.local.yaml`` beside the manifest, else none (download)."""
@@ -149,26 +184,53 @@ def resolve_mirror(explicit: str | os.PathLike | None, manifest: str | os.PathLi
         return Path(explicit), "--mirror"
     if os.environ.get("PROBES_MIRROR"):
         return Path(os.environ["PROBES_MIRROR"]), "$PROBES_MIRROR"
-    local = Path(manifest).parent / LOCAL_CONFIG
-    if local.is_file():
-        try:
-            mirror = (yaml.safe_load(local.read_text(encoding="utf-8")) or {}).get("mirror")
-        except (yaml.YAMLError, AttributeError) as e:
-            raise ManifestError(f"{local}: not a mapping with a 'mirror' folder: {' '.join(str(e).split())}") from None
-        if mirror:
-            return Path(mirror), str(local)
+    local, data = _read_local(manifest)
+    if data.get("mirror"):
+        return Path(data["mirror"]), str(local)
     return None, "none: downloads from the official URLs"
 
 
 def set_mirror(manifest: str | os.PathLike, folder: str | os.PathLike | None) -> Path:
-    """Record ``folder`` (absolute) as this checkout's mirror, or forget it (``None``); returns the file."""
-    local = Path(manifest).parent / LOCAL_CONFIG
+    """Record ``folder`` (absolute) as this checkout's mirror, or forget it (``None``; recorded sha256s are
+    kept); returns the local settings file."""
+    local, data = _read_local(manifest)
     if folder is None:
-        local.unlink(missing_ok=True)
-        return local
+        data.pop("mirror", None)
+        return _write_local(local, data)
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise FetchError(f"mirror {folder}: no such folder")
-    write_text(local, "# This checkout's source mirror (probes sources mirror); not committed.\n"
-                      + yaml.safe_dump({"mirror": str(folder)}))
-    return local
+    return _write_local(local, {"mirror": str(folder), **{k: v for k, v in data.items() if k != "mirror"}})
+
+
+def recorded_checksums(manifest: str | os.PathLike) -> dict[str, dict[str, str]]:
+    """The sha256s this checkout recorded on first downloads (``checksums:`` of ``sources.local.yaml``):
+    source -> stored file name -> digest, each checked."""
+    local, data = _read_local(manifest)
+    checksums = data.get("checksums") or {}
+    if not isinstance(checksums, dict):
+        raise ManifestError(f"{local}: 'checksums' must be a mapping of source to file to sha256")
+    for source, files in checksums.items():
+        for name, digest in (files.items() if isinstance(files, dict) else [("<entry>", files)]):
+            if not isinstance(digest, str) or not _HEX64.fullmatch(digest):
+                raise ManifestError(f"{local}: 'checksums.{source}.{name}' must be 64 lowercase hex digits, "
+                                    f"got {str(digest)[:80]!r}")
+    return checksums
+
+
+def with_recorded(source: Source, manifest: str | os.PathLike) -> Source:
+    """``source`` with the sha256s this checkout recorded filled in for its ``unconfirmed`` files; a confirmed
+    sha256 of the manifest always wins over a recorded one."""
+    recorded = recorded_checksums(manifest).get(source.name) or {}
+    return replace(source, files=tuple(replace(f, sha256=recorded[f.path]) if f.sha256 is None and f.path in recorded
+                                       else f for f in source.files))
+
+
+def record_checksums(manifest: str | os.PathLike, source: str, digests: dict[str, str]) -> Path:
+    """Add ``digests`` (stored file name -> sha256) of ``source`` to this checkout's recorded sha256s, keeping
+    the mirror and every other record; returns the local settings file."""
+    recorded_checksums(manifest)  # a malformed file is an error, never overwritten
+    local, data = _read_local(manifest)
+    checksums = data.setdefault("checksums", {})
+    checksums[source] = {**(checksums.get(source) or {}), **digests}
+    return _write_local(local, data)

@@ -73,6 +73,9 @@ def _drop(key):
     (lambda e: e.update(files=[]), "files"),
     (lambda e: e["files"][0].pop("url"), "files[0].url"),
     (lambda e: e["files"][0].update(sha256="abc123"), "files[0].sha256"),
+    (lambda e: e["files"][0].update(sha256="0" * 64), "files[0].sha256"),  # a placeholder, not a digest
+    (lambda e: e["files"][0].update(sha256=None), "files[0].sha256"),
+    (lambda e: e["files"][0].update(download_sha256="unconfirmed"), "files[0].download_sha256"),
     (lambda e: e["files"][0].update(download_sha256="Z" * 64), "files[0].download_sha256"),
     (lambda e: e["files"][0].update(compression="bzip2"), "files[0].compression"),
     (lambda e: e["files"][0].update(compression="zip"), "files[0].member"),
@@ -95,6 +98,17 @@ def test_manifest_error_names_file_source_and_field(tmp_path, edit, field):
     assert str(path) in msg and "'toy'" in msg and f"'{field}'" in msg
 
 
+def test_unconfirmed_sha256_is_explicit(tmp_path):
+    """`sha256: unconfirmed` is the only stand-in for an unknown digest: it parses to None, and the real manifest
+    uses it for the two sources no offline download could check."""
+    src = load_toy(tmp_path, entry(**{"a.jsonl": {"sha256": "unconfirmed"}, "b.jsonl": {}}))
+    assert [f.sha256 for f in src.files] == [None, sha(DATA)]
+    with pytest.raises(ManifestError, match=r"'files\[0\].sha256' must be 64 lowercase hex digits or 'unconfirmed'"):
+        load_toy(tmp_path, entry(**{"a.jsonl": {"sha256": "0" * 64}}))
+    real = sources.load_manifest(REPO / "raw" / "sources.yaml")
+    assert {name for name, s in real.items() if any(f.sha256 is None for f in s.files)} == {"doq", "conceptnet_dump"}
+
+
 def test_release_file_and_resolve_mirror(tmp_path, monkeypatch):
     manifest = sources.load_manifest(write_manifest(tmp_path, entry(**{
         "a.jsonl": {"probe": "p", "split": "train"}, "b.jsonl": {"probe": "p", "split": "dev"}})))
@@ -115,6 +129,22 @@ def test_release_file_and_resolve_mirror(tmp_path, monkeypatch):
     assert not local.exists()
     with pytest.raises(FetchError, match="no such folder"):
         sources.set_mirror(manifest_path, tmp_path / "absent")
+
+
+def test_recorded_checksums_share_the_local_file_with_the_mirror(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    manifest_path = write_manifest(tmp_path, entry(**{"a.jsonl": {"sha256": "unconfirmed"}, "b.jsonl": {}}))
+    (tmp_path / "kept").mkdir()
+    sources.set_mirror(manifest_path, tmp_path / "kept")
+    local = sources.record_checksums(manifest_path, "toy", {"a.jsonl": sha(b"x"), "b.jsonl": sha(b"y")})
+    assert sources.resolve_mirror(None, manifest_path)[0] == tmp_path / "kept"  # the mirror is kept
+    src = sources.with_recorded(sources.load_manifest(manifest_path)["toy"], manifest_path)
+    assert [f.sha256 for f in src.files] == [sha(b"x"), sha(DATA)]  # a confirmed sha256 wins over a recorded one
+    sources.set_mirror(manifest_path, None)  # forgetting the mirror keeps the recorded sha256s
+    assert local.is_file() and sources.recorded_checksums(manifest_path)["toy"]["a.jsonl"] == sha(b"x")
+    local.write_text(yaml.safe_dump({"checksums": {"toy": {"a.jsonl": "abc"}}}))
+    with pytest.raises(ManifestError, match=rf"{local}: 'checksums.toy.a.jsonl' must be 64 lowercase hex"):
+        sources.with_recorded(src, manifest_path)
 
 
 # --- fetch from a mirror ----------------------------------------------------------------------
@@ -223,7 +253,7 @@ def test_download_gunzips_and_verifies(tmp_path, server):
 
 
 def test_download_checksum_mismatch_leaves_nothing_behind(tmp_path, server):
-    src = gz_source(tmp_path, server, download_sha256="0" * 64)
+    src = gz_source(tmp_path, server, download_sha256="5" * 64)
     with pytest.raises(ChecksumError, match="download"):
         fetching.fetch(src, tmp_path / "out", progress=False)
     src = gz_source(tmp_path, server, sha256="1" * 64)
@@ -421,3 +451,49 @@ def test_cmd_fetch_reports_http_and_checksum_errors_in_one_line(tmp_path, server
     bad.write_text("toy: {description: x}\n")
     assert main(["sources", "fetch", "toy", "--manifest", str(bad)]) == 1
     assert str(bad) in capsys.readouterr().err
+
+
+def test_first_download_of_an_unconfirmed_file_is_refused_then_recorded_then_verified(tmp_path, server, capsys,
+                                                                                     monkeypatch):
+    """As `dvc import-url`: no sha256 known, so the first download needs --record-checksums, says nothing was
+    verified and records what it got (this checkout only); every later fetch, and list, verify against it."""
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    server.files["/a.jsonl"] = DATA
+    manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/a.jsonl", "sha256": "unconfirmed"}}))
+    tracked = manifest.read_bytes()
+    local, stored = tmp_path / "sources.local.yaml", tmp_path / "toy" / "a.jsonl"
+    fetch = ["sources", "fetch", "toy", "--manifest", str(manifest)]
+
+    assert main(fetch) == 1  # refused: one line that says what to run, nothing downloaded or written
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "toy: a.jsonl: no sha256" in err
+    assert "run `probes sources fetch toy --record-checksums`" in err
+    assert server.requests == [] and not local.exists() and not stored.parent.exists()
+
+    assert main([*fetch, "--record-checksums"]) == 0
+    out, err = capsys.readouterr()
+    assert f"toy: a.jsonl: NOT verified (no confirmed sha256 yet); recorded its sha256 {sha(DATA)} in {local}" in err
+    assert "toy: 0 files verified, 1 recorded unverified in" in out
+    assert stored.read_bytes() == DATA and manifest.read_bytes() == tracked  # the tracked manifest is unchanged
+    assert yaml.safe_load(local.read_text()) == {"checksums": {"toy": {"a.jsonl": sha(DATA)}}}
+    assert main(["sources", "list", "--manifest", str(manifest)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split() == ["toy", "CC0", "1/1", "ok"]
+
+    assert main(fetch) == 0  # verified against the recorded sha256: already good, not downloaded again
+    assert "toy: 1 files verified in" in capsys.readouterr().out and len(server.requests) == 1
+
+    # the server now serves other bytes: a later fetch fails, with or without the flag, keeping the good copy
+    changed = DATA + b"changed\n"
+    server.files["/a.jsonl"] = changed
+    stored.unlink()
+    for args in (fetch, [*fetch, "--record-checksums"]):
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "a.jsonl: sha256 mismatch" in err and sha(DATA) in err and sha(changed) in err
+    assert not stored.exists() and yaml.safe_load(local.read_text())["checksums"]["toy"]["a.jsonl"] == sha(DATA)
+    stored.write_bytes(changed)
+    assert main(["sources", "list", "--manifest", str(manifest)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split() == ["toy", "CC0", "0/1", "corrupt"]
+    with pytest.raises(ChecksumError, match=sha(changed)):
+        fetching.fetch(sources.with_recorded(sources.load_manifest(manifest)["toy"], manifest), tmp_path / "out",
+                       progress=False)
