@@ -67,10 +67,7 @@ def resolve_dtype(dtype: str, device: str):
 def detect_family(config, tokenizer) -> str:
     """``--scoring auto``: the family the checkpoint's architecture names, else what its config type supports
     (a BERT-type encoder without architecture is a masked LM when its tokenizer has a mask token)."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, MODEL_FOR_MASKED_LM_MAPPING  # {config class: model class}
 
     for arch in config.architectures or ():
         if arch.endswith("ForMaskedLM"):
@@ -81,9 +78,9 @@ def detect_family(config, tokenizer) -> str:
             return "seq2seq"
     if config.is_encoder_decoder:
         return "seq2seq"
-    if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and tokenizer.mask_token is not None:
+    if type(config) in MODEL_FOR_MASKED_LM_MAPPING and tokenizer.mask_token is not None:
         return "mlm"
-    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+    if type(config) in MODEL_FOR_CAUSAL_LM_MAPPING:
         return "causal"
     raise UsageError(f"a {type(config).__name__} model is none of the families probekit scores (masked, causal, "
                      f"seq2seq LM): pass --scoring if it is one")

@@ -1,6 +1,6 @@
-"""The root dataset card of a probekit Hub repo: YAML (``configs`` and ``dataset_info`` by ``datasets``' own
-helpers, the Hub's fields, a ``probekit`` block per config) and a section per config; parsed back to compare a
-publish with what the Hub holds; and the whole upload folder written at once."""
+"""The root dataset card of a probekit Hub repo: YAML (``configs`` and ``dataset_info`` as ``push_to_hub`` writes
+them, in the Hub's documented card format; the Hub's fields; a ``probekit`` block per config) and a section per
+config; parsed back to compare a publish with what the Hub holds; and the whole upload folder written at once."""
 
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_
 
 @dataclass
 class Card:
-    """What the root card is made of: per config its ``probekit`` block and ``DatasetInfo``; the dataset folders
-    (construction rule, fingerprint) and the sources (licence, file checksums) the configs name."""
+    """What the root card is made of: per config its ``probekit`` block and ``dataset_info`` entry; the dataset
+    folders (construction rule, fingerprint) and the sources (licence, file checksums) the configs name."""
 
     blocks: dict[str, dict]
-    infos: dict  # {config: datasets.info.DatasetInfo}
+    infos: dict  # {config: its dataset_info entry (config_name, features, splits, sizes)}
     datasets: dict  # {folder: {construction, fingerprint}}
     sources: dict  # {source: {digest: {license_id, license, files}}}
-    extra_configs: dict | None = None  # configs of the repo that probekit did not write: kept as they are
+    extra_configs: dict | None = None  # {config: its configs entry}: the repo's configs probekit did not write
 
     @classmethod
     def empty(cls) -> Card:
@@ -40,20 +40,19 @@ class Card:
         kept as they are)."""
         if not text:
             return cls.empty()
-        from datasets.info import DatasetInfosDict
-        from datasets.utils.metadata import MetadataConfigs
         from huggingface_hub import DatasetCard
 
-        data = DatasetCard(text, ignore_metadata_errors=True).data
-        block = data.to_dict().get("probekit") or {}
+        data = DatasetCard(text, ignore_metadata_errors=True).data.to_dict()
+        block = data.get("probekit") or {}
         blocks = dict(block.get("configs") or {})
-        infos = dict(DatasetInfosDict.from_dataset_card_data(data))
-        extra = {k: v for k, v in MetadataConfigs.from_dataset_card_data(data).items() if k not in blocks}
+        infos = _by_config(data.get("dataset_info"))
+        extra = {k: v for k, v in _by_config(data.get("configs")).items() if k not in blocks}
         return cls(blocks, infos, dict(block.get("datasets") or {}), dict(block.get("sources") or {}), extra)
 
     @classmethod
     def of(cls, exp: Export, info=None) -> Card:
-        """The card of one exported config (``info``: its ``DatasetInfo``, once its Parquet files are written)."""
+        """The card of one exported config (``info``: its ``dataset_info`` entry, once its Parquet files are
+        written)."""
         return cls({exp.name: exp.block}, {exp.name: info} if info is not None else {}, exp.dataset, exp.sources)
 
     def update(self, new: Card) -> Card:
@@ -68,6 +67,29 @@ class Card:
                     {n: {d: e for d, e in sorted(v.items()) if (n, d) in used} for n, v in sorted(sources.items())
                      if any((n, d) in used for d in v)},
                     {k: v for k, v in (self.extra_configs or {}).items() if k not in new.blocks})
+
+
+def _by_config(entries) -> dict[str, dict]:
+    """A card's ``dataset_info`` or ``configs`` (a list of entries, or one entry) by config name (``default``
+    when an entry has none), each entry without its ``config_name``."""
+    entries = [entries] if isinstance(entries, dict) else entries if isinstance(entries, list) else []
+    return {e.get("config_name", "default"): {k: v for k, v in e.items() if k != "config_name"}
+            for e in entries if isinstance(e, dict)}
+
+
+def _entries(by_config: dict[str, dict]) -> list[dict]:
+    """``{config: entry}`` as the card lists them, sorted by config name, ``config_name`` first."""
+    return [{"config_name": name, **by_config[name]} for name in sorted(by_config)]
+
+
+def _dataset_info(infos: dict[str, dict]) -> list[dict] | dict:
+    """The ``dataset_info`` field as ``push_to_hub`` writes it: one entry per config, or the entry alone when
+    there is one config (without ``config_name`` when that is ``default``)."""
+    entries = _entries(infos)
+    if len(entries) != 1:
+        return entries
+    return entries[0] if entries[0]["config_name"] != "default" else {k: v for k, v in entries[0].items()
+                                                                      if k != "config_name"}
 
 
 def _size_category(n: int) -> str:
@@ -135,10 +157,8 @@ Licence: {s.get('license') or s.get('license_id')}
 
 
 def render(card: Card, repo_id: str | None = None) -> str:
-    """The root README: YAML header (``configs`` and ``dataset_info`` written by ``datasets``' own helpers, the
-    Hub fields, the ``probekit`` block) and one section per config."""
-    from datasets.info import DatasetInfosDict
-    from datasets.utils.metadata import MetadataConfigs
+    """The root README: YAML header (``configs`` and ``dataset_info`` as ``push_to_hub`` writes them, the Hub
+    fields, the ``probekit`` block) and one section per config."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
     repo_id, blocks = repo_id or "ORG/NAME", card.blocks
@@ -160,11 +180,13 @@ def render(card: Card, repo_id: str | None = None) -> str:
     if "other" in licences:
         data.license_name, data.license_link = "per-config", "README.md"
     data.probekit = {"configs": blocks, "datasets": card.datasets, "sources": card.sources}
-    names = [*(card.extra_configs or {}), *blocks]
-    DatasetInfosDict({k: card.infos[k] for k in names if k in card.infos}).to_dataset_card_data(data)
-    configs = {name: {"data_files": [{"split": s, "path": f"{name}/{s}-*"} for s in b["counts"]]}
-               for name, b in blocks.items()}
-    MetadataConfigs({**(card.extra_configs or {}), **configs}).to_dataset_card_data(data)
+    configs = {**(card.extra_configs or {}),
+               **{name: {"data_files": [{"split": s, "path": f"{name}/{s}-*"} for s in b["counts"]]}
+                  for name, b in blocks.items()}}
+    infos = {k: {n: v for n, v in card.infos[k].items() if n != "config_name"} for k in configs if k in card.infos}
+    if infos:
+        data.dataset_info = _dataset_info(infos)
+    data.configs = _entries(configs)
     table = "\n".join(f"| [{n}](#{n.lower()}) | `{b['version']}` | "
                       f"{', '.join(f'{s} {c}' for s, c in b['counts'].items())} | {b['licence']} | "
                       f"{'**yes**' if b.get('restricted') else 'no'} |" for n, b in blocks.items())

@@ -1,6 +1,9 @@
 """A Hub config's rows as Parquet shards in the layout ``Dataset.push_to_hub`` writes
 (``<config>/<split>-NNNNN-of-NNNNN.parquet``), each split turned into Arrow once, with features under which every
-row loads back exactly as written."""
+row loads back exactly as written, and the config's ``dataset_info`` entry of the card.
+
+Only ``datasets``' public API (top-level names) is used: the card YAML is built here, in the Hub's documented
+dataset card format, rather than by ``datasets``' internal helpers, which change between releases."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from pathlib import Path
 from typing import Iterable
 
 from probekit.hub.export import Export
+
+MAX_SHARD_BYTES = 500 * 10**6  # datasets' default max_shard_size for push_to_hub ("500MB")
 
 
 class _Irregular(Exception):
@@ -49,7 +54,6 @@ def features(rows: Iterable[dict], columns: list[str]):
     loads back exactly as written."""
     import pyarrow as pa
     from datasets import Features, Json
-    from datasets.features.features import generate_from_arrow_type
 
     rows = list(rows)
     out = {}
@@ -58,40 +62,62 @@ def features(rows: Iterable[dict], columns: list[str]):
         try:
             for v in values:
                 shape = _unify(shape, _shape(v, memo))
-            out[column] = generate_from_arrow_type(pa.array(values).type)
+            out[column] = Features.from_arrow_schema(pa.schema([(column, pa.array(values).type)]))[column]
         except (_Irregular, pa.ArrowException):
             out[column] = Json()
     return Features(out)
 
 
-def write_parquet(exp: Export, out: Path) -> dict:
-    """``<config>/<split>-NNNNN-of-NNNNN.parquet`` under ``out`` (shards of at most ``datasets``' max shard size,
-    as ``push_to_hub``), each split turned into Arrow once; returns the config's ``DatasetInfo``."""
+def features_yaml(features) -> list:
+    """``features`` (a :class:`datasets.Features` or struct) as the card's ``dataset_info`` holds them, in the
+    Hub's dataset card format as ``push_to_hub`` writes it: ``[{name, <type>}]``, a type being ``dtype: ...``
+    for a value, ``struct: [...]``, or ``list: ...`` with its item type inline when that is a value or a struct."""
+    return [{"name": name, **_feature_yaml(f)} for name, f in features.items()]
+
+
+def _feature_yaml(feature) -> dict:
+    from datasets import Json, LargeList, List, Value
+
+    if isinstance(feature, dict):
+        return {"struct": features_yaml(feature)}
+    if isinstance(feature, (List, LargeList)):
+        inner = _feature_yaml(feature.feature)
+        if list(inner) in (["dtype"], ["struct"]):
+            inner = next(iter(inner.values()))
+        length = getattr(feature, "length", -1)
+        return {"list" if isinstance(feature, List) else "large_list": inner,
+                **({"length": length} if length != -1 else {})}
+    if isinstance(feature, Value):
+        return {"dtype": feature.dtype}
+    if isinstance(feature, Json):
+        return {"dtype": "json"}
+    raise TypeError(f"no dataset card YAML for a {type(feature).__name__} feature")
+
+
+def write_parquet(exp: Export, out: Path, max_shard_bytes: int = MAX_SHARD_BYTES) -> dict:
+    """``<config>/<split>-NNNNN-of-NNNNN.parquet`` under ``out`` (shards of at most ``max_shard_bytes`` of Arrow
+    data, as ``push_to_hub``), each split turned into Arrow once; returns the config's ``dataset_info`` entry
+    (``config_name``, ``features``, ``splits``, ``download_size``, ``dataset_size``) as the card holds it."""
     import datasets
     from datasets import Dataset
-    from datasets.info import DatasetInfo
-    from datasets.splits import SplitDict, SplitInfo
-    from datasets.utils.py_utils import convert_file_size_to_int
 
     columns = list(dict.fromkeys(k for r in exp.rows.values() for k in (r[0] if r else {})))
     feats = features((row for r in exp.rows.values() for row in r), columns)
-    info = DatasetInfo(config_name=exp.name, features=feats, splits=SplitDict(), download_size=0, dataset_size=0)
-    max_shard = convert_file_size_to_int(datasets.config.MAX_SHARD_SIZE)
-    was_enabled = datasets.utils.logging.is_progress_bar_enabled()
+    splits, download_size = [], 0
+    was_enabled = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
     try:
         for split, rows in exp.rows.items():
             ds = Dataset.from_dict({c: [r[c] for r in rows] for c in columns}, features=feats)
-            nbytes, shards = ds.data.nbytes, int(ds.data.nbytes / max_shard) + 1
+            nbytes, shards = ds.data.nbytes, int(ds.data.nbytes / max_shard_bytes) + 1
             for i in range(shards):
                 path = out / exp.name / f"{split}-{i:05d}-of-{shards:05d}.parquet"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 (ds.shard(shards, i, contiguous=True) if shards > 1 else ds).to_parquet(str(path))
-                info.download_size += path.stat().st_size
-            info.splits.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=len(ds)))
-            info.dataset_size += nbytes
+                download_size += path.stat().st_size
+            splits.append({"name": split, "num_bytes": nbytes, "num_examples": len(ds)})
     finally:
         if was_enabled:
             datasets.enable_progress_bars()
-    info.size_in_bytes = info.download_size + info.dataset_size
-    return info
+    return {"config_name": exp.name, "features": features_yaml(feats), "splits": splits,
+            "download_size": download_size, "dataset_size": sum(s["num_bytes"] for s in splits)}

@@ -134,7 +134,7 @@ class Upload:
         self.card = card
 
     def info(self, name: str):
-        """The config's ``DatasetInfo``, its Parquet files written first if they are not yet."""
+        """The config's ``dataset_info`` entry, its Parquet files written first if they are not yet."""
         if name not in self.infos:
             self.infos[name] = write_parquet(export(self.configs[name], self.data_root), self.folder)
         return self.infos[name]
@@ -151,7 +151,7 @@ def _plan(old_text: str | None, upload: Upload, hub_files: set[str], repo_id: st
     unchanged = [n for n in local.blocks if n not in changed and n not in described]
     if not changed and not described:
         return [], changed, described, unchanged, ""
-    # a config whose rows did not change keeps its files on the Hub, and its DatasetInfo there
+    # a config whose rows did not change keeps its files on the Hub, and its dataset_info entry there
     infos = {n: old.infos[n] if n not in changed and n in old.infos else upload.info(n) for n in local.blocks}
     new = old.update(Card(local.blocks, infos, local.datasets, local.sources))
     ops = []

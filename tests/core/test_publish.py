@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -162,14 +163,24 @@ def test_the_dry_run_folder_loads_back_row_for_row(data_root, tmp_path, capsys):
     assert "@article{jang-etal-2021-calum" in body and "@article{elazar-etal-2021-measuring" in body
     assert "Variant `nolang` (control: `nolang`, base: `original`)" in body
 
+    infos = {i["config_name"]: i for i in header["dataset_info"]}
+    assert list(infos) == CONFIGS and list(infos["mixed"]) == ["config_name", "features", "splits", "download_size",
+                                                               "dataset_size"]
+    assert {"name": "args", "dtype": "json"} in infos["mixed"]["features"]
+
     datasets.disable_progress_bars()
     for config in hub_export.discover(data_root):
         assert re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", blocks[config.name]["version"])
         exp = hub_export.export(config, data_root)
         loaded = datasets.load_dataset(str(out), config.name, cache_dir=str(tmp_path / "cache"))
         assert list(loaded) == list(exp.rows)
+        assert [(s["name"], s["num_examples"]) for s in infos[config.name]["splits"]] == [
+            (split, len(rows)) for split, rows in exp.rows.items()]
         for split, rows in exp.rows.items():
             assert loaded[split].to_list() == rows, (config.name, split)
+            # the card's features (read by load_dataset) are those the Parquet file holds
+            schema = pq.read_schema(out / config.name / f"{split}-00000-of-00001.parquet")
+            assert loaded[split].features == datasets.Features.from_arrow_schema(schema), (config.name, split)
     mixed = datasets.load_dataset(str(out), "mixed", split="dev", cache_dir=str(tmp_path / "cache"))
     assert isinstance(mixed.features["args"], datasets.Json) and mixed[1]["facts"][0]["size"] == 1.5
     raw = [json.loads(line) for line in (data_root / "probes/age_comparison/original/dev.jsonl").read_text().splitlines()]
@@ -179,6 +190,39 @@ def test_the_dry_run_folder_loads_back_row_for_row(data_root, tmp_path, capsys):
     assert pararel[0] == {"id": "P19-0/0", "relation": "P19", "pattern_id": 0, "tuple_id": "P19-0", "sub_label": "Ada",
                           "obj_label": "London", "pattern": "[X] was born in [Y].", "query": "Ada was born in [MASK].",
                           "candidates": ["Brno", "London"]}
+
+
+def test_a_split_over_the_shard_size_is_written_in_shards_that_load_back_in_order(data_root, tmp_path):
+    import datasets
+
+    from probekit.hub.parquet import write_parquet
+
+    exp = hub_export.export(next(c for c in hub_export.discover(data_root, ["mixed"])), data_root)
+    info = write_parquet(exp, tmp_path / "up", max_shard_bytes=1000)
+    folder = tmp_path / "up" / "mixed"
+    sizes = {s["name"]: s["num_bytes"] for s in info["splits"]}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f"{s}-{i:05d}-of-{n:05d}.parquet" for s in exp.rows for n in [sizes[s] // 1000 + 1] for i in range(n))
+    assert len(list(folder.iterdir())) > len(exp.rows)
+    assert info["download_size"] == sum(p.stat().st_size for p in folder.iterdir())
+    datasets.disable_progress_bars()
+    loaded = datasets.load_dataset("parquet", data_files={s: str(folder / f"{s}-*.parquet") for s in exp.rows},
+                                   cache_dir=str(tmp_path / "cache"))
+    for split, rows in exp.rows.items():
+        assert loaded[split].to_list() == rows, split
+
+
+def test_the_card_keeps_a_foreign_config_and_writes_a_lone_default_info_without_its_name():
+    from probekit.hub.card import Card, render
+
+    info = {"features": [{"name": "x", "dtype": "int64"}], "splits": [{"name": "train", "num_examples": 1}]}
+    text = "---\n" + yaml.safe_dump({"configs": [{"config_name": "default", "data_files": "data/*.csv"}],
+                                     "dataset_info": info}) + "---\n# someone else's\n"
+    card = Card.parse(text)
+    assert card.extra_configs == {"default": {"data_files": "data/*.csv"}} and card.infos == {"default": info}
+    header = _card(render(card))
+    assert header["configs"] == [{"config_name": "default", "data_files": "data/*.csv"}]
+    assert header["dataset_info"] == info   # one config: the entry alone, as push_to_hub writes it
 
 
 def test_fingerprints_change_only_with_the_rows_and_versions_compare_with_a_dry_run(data, tmp_path, capsys):

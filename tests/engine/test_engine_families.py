@@ -383,6 +383,25 @@ def test_causal_statement_of_exactly_the_positions_with_own_bos_is_scored(lms):
     assert row == pytest.approx(reference((model, tok), "causal", "statement", stem, ["older", "younger"]), **TOL)
 
 
+@pytest.mark.parametrize("model_type,mask,family", [("bert", MASK, "mlm"), ("roberta", "<mask>", "mlm"),
+                                                   ("bert", None, "causal"), ("gpt2", None, "causal"),
+                                                   ("llama", None, "causal"), ("t5", None, "seq2seq"),
+                                                   ("vit", None, None), ("clip", "<mask>", None)])
+def test_detect_family_without_architectures_by_the_config_class(model_type, mask, family):
+    """A config that names no architecture: its family from transformers' public auto mappings (a BERT config
+    is a masked LM only with a mask token, else BertLMHeadModel's causal LM; a vision config is none)."""
+    from types import SimpleNamespace
+
+    config = AutoConfig.for_model(model_type)
+    assert not config.architectures
+    tokenizer = SimpleNamespace(mask_token=mask)
+    if family is None:
+        with pytest.raises(UsageError, match="none of the families"):
+            detect_family(config, tokenizer)
+    else:
+        assert detect_family(config, tokenizer) == family
+
+
 @pytest.mark.parametrize("name,family", [("gpt2", "causal"), ("llama", "causal"), ("t5", "seq2seq"),
                                          ("bart", "seq2seq"), ("bert", "mlm")])
 def test_detect_family_and_load_lm(request, name, family):
