@@ -1,10 +1,13 @@
-"""CALUM (Jang, Kwon & Lukasiewicz 2021): a sentence-pair task (GLUE, KLUE) with a sentence-type indicator
-before each segment (``original``), and its variants as perturbations on the controls' driver (``probekit.probes.controls``):
+"""CALUM (Jang, Kwon & Lukasiewicz 2021): a sentence-pair task (GLUE, KLUE, KorNLI) with a sentence-type
+indicator before each segment (``original``), and its variants as perturbations on the controls' driver
+(``probekit.probes.controls``):
 ``reverse`` (segments swapped with their indicators), ``signal`` (``[X] text`` instead of ``X: text``) and
 BECEL's ``symmetric`` (texts swapped, indicators in place; symmetric tasks only).
 
 The tasks are data, one file per language (``generators/calum/<language>.yaml``: its tasks' indicators, labels,
-symmetric flag and the table set they are read from); the task picks the table set the generator reads.
+symmetric flag and the table set they are read from); the task picks the table set the generator reads. A task
+with ``test_from`` (the Korean ones) gets its test split drawn from that split (``draw_test``, ``calum.test_draw``),
+the drawn rows removed from it and the draw recorded in ``meta.json`` (``test_draw``).
 
 Every row: ``pair_id`` (shared by an example's variants), ``variant``, ``sentence1``, ``sentence2`` (the
 segments as the model reads them, indicators included), ``label`` (None on unlabelled test rows), ``task``,
@@ -14,12 +17,13 @@ segments as the model reads them, indicators included), ``label`` (None on unlab
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Annotated, Literal, Mapping
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, PositiveInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from generators import register
 from probekit.data.cards import fingerprint_line, source_list
@@ -37,6 +41,9 @@ class Task(BaseModel):
     labels: list[str]
     symmetric: bool = False
     name: str | None = None  # as the dataset card names it (default: the task id, upper-cased)
+    tables: str | None = None  # the table set of its ``pairs``, where not the language's
+    benchmark: str | None = None  # as the dataset card names its source, where not the language's
+    test_from: Literal["train", "dev"] | None = None  # the split its test is drawn from (calum.test_draw)
 
 
 class Language(BaseModel):
@@ -84,6 +91,15 @@ class Spec(BaseModel):
         return self.styles[name]
 
 
+class TestDraw(BaseModel):
+    """``calum.test_draw``: the test split of a task without one (``test_from`` in its language file), drawn
+    with ``seed``; ``size`` per task, a number of rows or a fraction of the split it is drawn from."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: int = 0
+    size: dict[str, Annotated[float, Field(gt=0, lt=1)] | PositiveInt] = {}
+
+
 class CalumParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     task: str = "rte"
@@ -91,6 +107,7 @@ class CalumParams(BaseModel):
     splits: list[Literal["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched",
                          "test_mismatched"]] = list(SPLITS)
     limit: PositiveInt | None = None
+    test_draw: TestDraw = TestDraw()
 
     @field_validator("order")
     @classmethod
@@ -121,6 +138,37 @@ def load_spec(path: Path | None = None) -> Spec:
     return Spec.model_validate({**yaml.safe_load(path.read_text(encoding="utf-8")), "languages": languages})
 
 
+def draw_test(pairs: pd.DataFrame, tables: str, task: str, source: str, size: float | int,
+              seed: int) -> tuple[pd.DataFrame, dict]:
+    """``pairs`` of ``task`` with a test split drawn from split ``source`` and removed from it, and the draw's
+    record for ``meta.json``. The paper (§4.1): "The three Korean datasets do not provide test sets. Therefore,
+    we randomly sampled test sets from the validation set for KLUE datasets and from training set for KorNLI".
+
+    The drawn rows are the ``n`` (``size`` rows, or ``int(size * rows)`` for a fraction) of smallest
+    ``sha256("<seed>:<idx>")``: the same ids give the same draw whatever the row order or library version.
+    Test rows keep their order in the source split; ``ids_sha256`` is the sha256 of their ids, one a line."""
+    where = f"the {tables} tables' {task}"
+    if (pairs.split == "test").any():
+        raise DataError(f"{where} already has a test split; its test is drawn from {source} (calum.test_draw): "
+                        f"read the {tables} tables without test")
+    pool = pairs[pairs.split == source]
+    if pool.idx.duplicated().any():
+        raise DataError(f"{where} {source}: repeated idx {pool.idx[pool.idx.duplicated()].iloc[0]!r}: "
+                        f"the test draw needs unique ids")
+    n = int(size * len(pool)) if isinstance(size, float) else size
+    if not 0 < n < len(pool):
+        raise DataError(f"calum.test_draw.size.{task}: {size} draws {n} of the {len(pool)} {source} rows "
+                        f"(at least 1 and fewer than all)")
+    keys = {i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest() for i in pool.idx}
+    chosen = set(sorted(keys, key=keys.__getitem__)[:n])
+    drawn = pool.idx.isin(chosen)
+    test = pool[drawn].assign(split="test")
+    ids = "".join(f"{i}\n" for i in test.idx)
+    record = {"from": source, "size": size, "seed": seed, "rows": n, "of": len(pool),
+              "ids_sha256": hashlib.sha256(ids.encode()).hexdigest()}
+    return pd.concat([pairs.drop(pool.index[drawn]), test]), record
+
+
 def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, int], style: str,
                   split: str) -> list[dict]:
     """The ``original`` rows of one split of table set ``tables``: each example's two segments behind their
@@ -138,7 +186,7 @@ def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, i
     return rows
 
 
-@register("calum", version="1", tables=("glue", "klue"))
+@register("calum", version="1", tables=("glue", "klue", "kornli"))
 def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = None, task: str | None = None):
     """``(variants, meta)``: ``{variant: {split: rows}}`` of one task, and what ``meta.json`` records; reads only
     the table set of the task's language from ``tables``."""
@@ -147,9 +195,18 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     task = task or params.task
     if task not in spec.tasks:
         raise ParamsError(f"--task {task}: CALUM's tasks are {', '.join(spec.tasks)}")
-    t, source = spec.tasks[task], spec.language_of(task)[1].tables
+    t = spec.tasks[task]
+    source = t.tables or spec.language_of(task)[1].tables
     pairs = tables[source]["pairs"]
-    pairs = pairs[pairs.task == task]
+    pairs, drawn = pairs[pairs.task == task], None
+    unknown = sorted(set(params.test_draw.size) - {n for n, d in spec.tasks.items() if d.test_from})
+    if unknown:
+        raise ParamsError(f"calum.test_draw.size: {', '.join(unknown)}: not a task whose test is drawn "
+                          f"({', '.join(n for n, d in spec.tasks.items() if d.test_from)})")
+    if t.test_from and (pairs.split == t.test_from).any():
+        if task not in params.test_draw.size:
+            raise ParamsError(f"calum.test_draw.size: no size for {task} (its test is drawn from {t.test_from})")
+        pairs, drawn = draw_test(pairs, source, task, t.test_from, params.test_draw.size[task], params.test_draw.seed)
     splits = [s for s in params.splits if (pairs.split == s).any()]
     if not splits:
         raise DataError(f"the {source} tables hold no {task} rows for splits {params.splits} "
@@ -163,11 +220,15 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
         perturbation = controls.PAIR_CONTROLS[v.control](name, spec.style(v.style))
         variants[name] = controls.apply(variants[v.base], perturbation)
     meta = {"probe": "calum", "format": spec.format, "task": task, "definition_version": spec.version,
-            "generator_version": "1", "params": {**params.model_dump(mode="json"), "task": task},
+            "generator_version": "1", "params": {**params.model_dump(mode="json", exclude={"test_draw"}),
+                                                 "task": task},
             "indicators": list(t.indicators), "labels": t.labels, "order": list(params.order),
             "styles": {name: spec.style(v.style or base.style)
                        for name, v in spec.variants.items() if name in variants},
             "counts": {name: {s: len(rows) for s, rows in v.items()} for name, v in variants.items()}}
+    if drawn:   # only then: the params and meta.json of a task with its own test are as before the draw existed
+        meta["params"]["test_draw"] = {"seed": drawn["seed"], "size": drawn["size"]}
+        meta["test_draw"] = drawn
     return variants, meta
 
 
@@ -175,7 +236,11 @@ def card(meta: dict) -> str:
     """The dataset card: the variants as the model reads them, counts, params, licences (the task's language,
     benchmark and name from its language file)."""
     language, lang = load_spec().language_of(meta["task"])
-    name = lang.tasks[meta["task"]].name or meta["task"].upper()
+    task = lang.tasks[meta["task"]]
+    name, benchmark = task.name or meta["task"].upper(), task.benchmark or lang.benchmark
+    d = meta.get("test_draw")
+    drawn = "" if d is None else (f" Test: {d['rows']} of the {d['of']} {d['from']} rows, drawn with seed "
+                                  f"{d['seed']} and removed from {d['from']} (the paper's test, §4.1).")
     counts = "\n".join(f"| {v} | " + " | ".join(str(c.get(s, "–")) for s in meta["params"]["splits"]) + " |"
                        for v, c in meta["counts"].items())
     i1, i2 = meta["indicators"][meta["order"][0] - 1], meta["indicators"][meta["order"][1] - 1]
@@ -195,9 +260,9 @@ task_categories: [text-classification]
 ---
 # CALUM — {name} with REVERSE and SIGNAL variants
 
-Generated by probekit (definition version {meta['definition_version']}). Every example of {lang.benchmark}
+Generated by probekit (definition version {meta['definition_version']}). Every example of {benchmark}
 {name} once per variant; `pair_id` pairs an example's variants. Segment order: {meta['order']}
-({lang.benchmark}'s sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original). Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).
+({benchmark}'s sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original). Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).{drawn}
 
 {styles}
 

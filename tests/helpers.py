@@ -1,6 +1,6 @@
 """What tests share besides fixtures (those are in the ``conftest.py`` files): the repository and the source
-mirror, tiny-model builders, a loopback HTTP server, small dataset writers, the DVC environment of a test's
-``dvc``. Imported by ``tests/conftest.py`` before it clears the environment (``MIRROR`` reads
+mirror, tiny-model builders, a loopback HTTP server, small dataset writers, a fake Hub for ``datasets``, the DVC
+environment of a test's ``dvc``. Imported by ``tests/conftest.py`` before it clears the environment (``MIRROR`` reads
 ``PROBES_TEST_MIRROR`` then)."""
 
 from __future__ import annotations
@@ -153,6 +153,22 @@ def write_toy_cloze_set(folder: Path, relations: dict) -> Path:
                            "lexical_change": True, "determiner_change": False}
                           for a, b in permutations(range(len(patterns)), 2)]
     return write_cloze_set(folder, rows, {"params": {}}, lambda m: "card\n")
+
+
+def hub_from_folder(monkeypatch, root: Path, cache: Path) -> list:
+    """``datasets.load_dataset(path, name, revision)`` patched to read ``root/<name>/<split>-*.parquet`` (a Hub
+    dataset's layout, written by the test), cached in ``cache``; the calls it gets, appended to the list returned."""
+    import datasets
+
+    real_load, calls = datasets.load_dataset, []
+
+    def load_dataset(path, name, revision=None):
+        calls.append((path, name, revision))
+        files = {p.name.split("-")[0]: str(p) for p in sorted((root / name).glob("*.parquet"))}
+        return real_load("parquet", data_files=files, cache_dir=str(cache))
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    return calls
 
 
 def build_section(probe: str, section: dict, tables: dict | None = None, label: str = "t.yaml"):

@@ -3,6 +3,7 @@ generated RTE and MRPC output of the mirror."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pandas as pd
@@ -107,13 +108,16 @@ def test_klue_nli_has_the_korean_indicators_and_reads_only_the_klue_tables():
     df = _klue_pairs("klue_nli", ["entailment", "neutral", "contradiction"])
     variants, meta = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}), {"klue": {"pairs": df}})
     assert list(variants) == ["original", "reverse", "signal"]   # NLI is not symmetric
-    original, reverse, signal = (variants[v]["dev"][2] for v in ("original", "reverse", "signal"))
+    by_id = {v: {r["pair_id"]: r for rows in variants[v].values() for r in rows} for v in variants}
+    pair = "klue_nli-dev-klue_nli-v1_dev_00002"
+    original, reverse, signal = (by_id[v][pair] for v in ("original", "reverse", "signal"))
     assert (original["sentence1"], original["sentence2"]) == ("전제: dev 첫 문장 2.", "가설: dev 둘째 문장 2.")
     assert (reverse["sentence1"], reverse["sentence2"]) == ("가설: dev 둘째 문장 2.", "전제: dev 첫 문장 2.")
     assert (signal["sentence1"], signal["sentence2"]) == ("[전제] dev 첫 문장 2.", "[가설] dev 둘째 문장 2.")
     assert original["pair_id"] == reverse["pair_id"] == signal["pair_id"] == "klue_nli-dev-klue_nli-v1_dev_00002"
     assert original["label"] == reverse["label"] == signal["label"] == "contradiction"
-    assert meta["indicators"] == ["전제", "가설"] and meta["counts"]["signal"] == {"train": 3, "dev": 3}  # no test
+    assert meta["indicators"] == ["전제", "가설"]
+    assert meta["counts"]["signal"] == {"train": 3, "dev": 2, "test": 1}   # test: half of dev, drawn (§4.1)
     with pytest.raises(DataError, match=r"klue klue_nli train, line 1: label 'maybe' is not one of"):
         calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}),
                     {"klue": {"pairs": _klue_pairs("klue_nli", ["entailment", "maybe"])}})
@@ -155,7 +159,7 @@ def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
     from probekit.sources.loaders import Loaded, write_tables
     from probes.main import main
 
-    from klue_files import write_release
+    from klue_files import NLI, write_release
 
     write_release(tmp_path / "klue-release")
     params = tmp_path / "params.yaml"
@@ -166,15 +170,16 @@ def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
     assert main(["generate", "calum", "--task", "klue_nli", "--tables", str(korean), "--params", str(params),
                  "--out", str(out / "klue_nli")]) == 0
     meta = read_meta(out / "klue_nli")
-    assert meta["counts"]["reverse"] == {"train": 3, "dev": 1} and meta["sources"] == {}
-    assert [r["sentence1"] for r in read_pairs(out / "klue_nli", "signal", "dev")] == [
-        "[전제] 흡연자분들은 발코니가 있는 방이면 발코니에서 흡연이 가능합니다."]
+    assert meta["counts"]["reverse"] == {"train": 3, "dev": 2, "test": 1} and meta["sources"] == {}
+    signal = read_pairs(out / "klue_nli", "signal", "dev") + read_pairs(out / "klue_nli", "signal", "test")
+    assert sorted(r["sentence1"] for r in signal) == sorted(f"[전제] {p}" for p, _, _ in NLI["dev"])
     card = (out / "klue_nli" / "README.md").read_text(encoding="utf-8")
     assert "language: [ko]" in card and "Every example of KLUE\nNLI once per variant" in card
+    assert "Test: 1 of the 3 dev rows, drawn with seed 0 and removed from dev" in card
     assert "- `signal`: `[전제] <text 1>` | `[가설] <text 2>`" in card
     assert main(["generate", "calum", "--task", "klue_sts", "--tables", str(korean), "--params", str(params),
                  "--out", str(out / "klue_sts")]) == 0
-    assert read_meta(out / "klue_sts")["counts"]["symmetric"] == {"train": 2, "dev": 1}
+    assert read_meta(out / "klue_sts")["counts"]["symmetric"] == {"train": 2, "dev": 1, "test": 1}
 
     glue = _pairs("rte", ["entailment", "not_entailment"])
     write_tables(Loaded({"pairs": glue}, {"sources": {"glue": {"license": "GLUE's", "license_id": "x"}}}),
@@ -187,3 +192,101 @@ def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
     assert main(["generate", "calum", "--task", "klue_nli", "--tables", str(english), "--params", str(params),
                  "--out", str(out / "none")]) != 0
     assert "klue: no tables here (run: probes tables klue" in capsys.readouterr().err
+
+
+# --- the Korean test splits: drawn as the paper's §4.1 ----------------------------------------------------------
+
+
+def _korean(task: str, n: int, splits=("train", "dev")) -> pd.DataFrame:
+    return pd.DataFrame([{"task": task, "split": split, "idx": f"{split}-{i}", "sentence1": f"{split} 첫 {i}",
+                          "sentence2": f"{split} 둘째 {i}", "label": ["entailment", "neutral"][i % 2], "line": i + 2}
+                         for split in splits for i in range(n)])
+
+
+def test_the_klue_test_split_is_drawn_from_dev_and_removed_from_it():
+    df = _korean("klue_nli", 41)
+    variants, meta = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}), {"klue": {"pairs": df}})
+    dev, test = ({r["idx"] for r in variants["original"][s]} for s in ("dev", "test"))
+    assert len(test) == 20 and len(dev) == 21 and not dev & test and dev | test == set(df.idx[df.split == "dev"])
+    assert meta["counts"]["reverse"] == {"train": 41, "dev": 21, "test": 20}
+    ids = [r["idx"] for r in variants["original"]["test"]]
+    assert ids == sorted(ids, key=lambda i: int(i.split("-")[1]))   # in the order of the split drawn from
+    record = meta["test_draw"]
+    assert record == {"from": "dev", "size": 0.5, "seed": 0, "rows": 20, "of": 41,
+                      "ids_sha256": hashlib.sha256("".join(f"{i}\n" for i in ids).encode()).hexdigest()}
+    assert meta["params"]["test_draw"] == {"seed": 0, "size": 0.5}
+    assert all(r["label"] is not None for r in variants["original"]["test"])   # labelled: drawn from dev
+    # deterministic: the same seed draws the same rows whatever the row order; another seed, others
+    again, _ = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}),
+                           {"klue": {"pairs": df.sample(frac=1, random_state=3)}})
+    assert {r["idx"] for r in again["original"]["test"]} == test
+    other, other_meta = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "test_draw": {"seed": 5}}}),
+                                    {"klue": {"pairs": df}})
+    assert {r["idx"] for r in other["original"]["test"]} != test and len(other["original"]["test"]) == 20
+    assert other_meta["test_draw"]["ids_sha256"] != record["ids_sha256"]
+    sized, _ = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "test_draw": {"size": {"klue_nli": 7}}}}),
+                           {"klue": {"pairs": df}})
+    assert len(sized["original"]["test"]) == 7 and len(sized["original"]["dev"]) == 34
+
+
+def test_kornli_draws_its_test_from_train_and_reads_the_kornli_tables():
+    df = _korean("kornli", 30)
+    params = ParamsFile(None, {"calum": {"task": "kornli", "test_draw": {"size": {"kornli": 12}}}})
+    variants, meta = calum.build(params, {"kornli": {"pairs": df}})
+    assert meta["counts"]["original"] == {"train": 18, "dev": 30, "test": 12}
+    assert meta["test_draw"]["from"] == "train" and meta["indicators"] == ["전제", "가설"]
+    train, test = ({r["idx"] for r in variants["original"][s]} for s in ("train", "test"))
+    assert not train & test and train | test == {f"train-{i}" for i in range(30)}
+    assert variants["original"]["test"][0]["pair_id"].startswith("kornli-test-train-")
+    meta |= {"license": "cc-by-sa-4.0", "sources": {}, "fingerprint": "f"}
+    assert "Every example of KorNLUDatasets\nKorNLI" in calum.card(meta)
+
+
+def test_a_test_draw_that_cannot_be_made_is_an_error():
+    with pytest.raises(DataError, match=r"the klue tables' klue_nli already has a test split; its test is drawn "
+                                        r"from dev"):
+        calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}),
+                    {"klue": {"pairs": _korean("klue_nli", 4, ("train", "dev", "test"))}})
+    with pytest.raises(DataError, match=r"calum.test_draw.size.klue_nli: 0.5 draws 0 of the 1 dev rows"):
+        calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}), {"klue": {"pairs": _korean("klue_nli", 1)}})
+    with pytest.raises(DataError, match=r"calum.test_draw.size.kornli: 10000 draws 10000 of the 4 train rows"):
+        calum.build(ParamsFile(None, {"calum": {"task": "kornli"}}), {"kornli": {"pairs": _korean("kornli", 4)}})
+    repeated = _korean("klue_nli", 4).replace({"idx": {"dev-1": "dev-0"}})
+    with pytest.raises(DataError, match=r"klue_nli dev: repeated idx 'dev-0'"):
+        calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}), {"klue": {"pairs": repeated}})
+    with pytest.raises(ParamsError, match=r"calum.test_draw.size: rte: not a task whose test is drawn"):
+        _build("rte", _pairs("rte", ["entailment"]), test_draw={"size": {"rte": 0.5}})
+    with pytest.raises(ParamsError, match=r"calum.test_draw.size.klue_sts"):
+        calum.build(ParamsFile(None, {"calum": {"task": "klue_sts", "test_draw": {"size": {"klue_sts": 1.5}}}}),
+                    {"klue": {"pairs": _korean("klue_sts", 4)}})
+
+
+def test_glue_tasks_keep_their_own_test_and_their_meta():
+    """No draw for GLUE: the test is GLUE's, and meta.json's params are those before the draw existed."""
+    variants, meta = _build("rte", _pairs("rte", ["entailment", "not_entailment"]))
+    assert "test_draw" not in meta and set(meta["params"]) == {"task", "order", "splits", "limit"}
+    assert [r["idx"] for r in variants["original"]["test"]] == ["0", "1", "2"]
+
+
+def test_probes_tables_and_generate_kornli(tmp_path):
+    """The release files -> `probes tables kornli` -> `probes generate calum --task kornli`."""
+    from probes.main import main
+
+    from helpers import REPO
+    from klue_files import KORNLI, write_kornli
+
+    write_kornli(tmp_path / "raw" / "kornli")
+    params = tmp_path / "params.yaml"
+    params.write_text("calum:\n  test_draw: {seed: 3, size: {kornli: 2}}\n")
+    assert main(["tables", "kornli", "--raw", str(tmp_path / "raw"), "--manifest", str(REPO / "raw/sources.yaml"),
+                 "--params", str(params), "--out", str(tmp_path / "tables" / "kornli")]) == 0
+    assert main(["generate", "calum", "--task", "kornli", "--tables", str(tmp_path / "tables"), "--params",
+                 str(params), "--out", str(tmp_path / "kornli")]) == 0
+    meta = read_meta(tmp_path / "kornli")
+    assert meta["counts"]["reverse"] == {"train": 3, "dev": 2, "test": 2}
+    assert meta["test_draw"] | {"ids_sha256": None} == {"from": "train", "size": 2, "seed": 3, "rows": 2, "of": 5,
+                                                         "ids_sha256": None}
+    assert meta["sources"]["kornli"]["license_id"] == "cc-by-sa-4.0" and meta["license"] == "cc-by-sa-4.0"
+    test = read_pairs(tmp_path / "kornli", "original", "test")
+    train_texts = {a for f in ("multinli.train.ko.tsv", "snli_1.0_train.ko.tsv") for a, _, _ in KORNLI[f]}
+    assert {r["segments"][0]["text"] for r in test} <= train_texts

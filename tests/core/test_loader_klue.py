@@ -14,6 +14,7 @@ from probekit.params import ParamsFile, section
 from probekit.sources.loaders import klue, read_report, read_tables
 from probes.main import main
 
+from helpers import hub_from_folder
 from klue_files import NLI, STS, nli_records, sts_records, write_release
 
 
@@ -31,12 +32,15 @@ def test_release_files(tmp_path):
         ["klue_nli", "train", "klue-nli-v1_train_00001", NLI["train"][1][0], NLI["train"][1][1], "contradiction", 1],
         ["klue_nli", "train", "klue-nli-v1_train_00002", NLI["train"][2][0], NLI["train"][2][1], "neutral", 2],
         ["klue_nli", "dev", "klue-nli-v1_dev_00000", NLI["dev"][0][0], NLI["dev"][0][1], "contradiction", 0],
+        ["klue_nli", "dev", "klue-nli-v1_dev_00001", NLI["dev"][1][0], NLI["dev"][1][1], "entailment", 1],
+        ["klue_nli", "dev", "klue-nli-v1_dev_00002", NLI["dev"][2][0], NLI["dev"][2][1], "neutral", 2],
         ["klue_sts", "train", "klue-sts-v1_train_00000", STS["train"][0][0], STS["train"][0][1], "similar", 0],
         ["klue_sts", "train", "klue-sts-v1_train_00001", STS["train"][1][0], STS["train"][1][1], "not_similar", 1],
-        ["klue_sts", "dev", "klue-sts-v1_dev_00000", STS["dev"][0][0], STS["dev"][0][1], "similar", 0]]
+        ["klue_sts", "dev", "klue-sts-v1_dev_00000", STS["dev"][0][0], STS["dev"][0][1], "similar", 0],
+        ["klue_sts", "dev", "klue-sts-v1_dev_00001", STS["dev"][1][0], STS["dev"][1][1], "not_similar", 1]]
     report = loaded.report
     assert report["tasks"]["klue_sts"]["train"] == {"rows": 2, "labels": {"not_similar": 1, "similar": 1}}
-    assert report["rows"] == 7 and report["source"] == "files"
+    assert report["rows"] == 10 and report["source"] == "files"
     name = "klue-nli-v1.1_dev.json"
     assert report["files"][name] == hashlib.sha256((tmp_path / "klue" / name).read_bytes()).hexdigest()
     only_sts = klue.load(tmp_path, params(source="files", folder=str(tmp_path / "klue"), tasks=["klue_sts"]))
@@ -116,14 +120,7 @@ def test_hub_reads_the_hub_layout_through_datasets(tmp_path, monkeypatch):
     import datasets
     hub = tmp_path / "hub"
     hub_layout(hub, datasets)
-    real_load, calls = datasets.load_dataset, []
-
-    def load_dataset(path, name, revision=None):
-        calls.append((path, name, revision))
-        files = {s: str(hub / name / f"{s}-00000-of-00001.parquet") for s in ("train", "validation")}
-        return real_load("parquet", data_files=files, cache_dir=str(tmp_path / "cache"))
-
-    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    calls = hub_from_folder(monkeypatch, hub, tmp_path / "cache")
     write_release(tmp_path / "klue")
     from_hub = klue.load(tmp_path, params(hub_revision="abc"))
     from_files = klue.load(tmp_path, params(source="files", folder=str(tmp_path / "klue")))
@@ -154,7 +151,7 @@ def test_probes_tables_klue_from_a_params_file(tmp_path, capsys):
                                                                "folder": str(tmp_path / "klue-release")}}}))
     out = tmp_path / "tables" / "klue"
     assert main(["tables", "klue", "--params", str(params_file), "--out", str(out)]) == 0
-    assert "klue/pairs: 7 rows" in capsys.readouterr().out
-    assert len(read_tables(out)["pairs"]) == 7
+    assert "klue/pairs: 10 rows" in capsys.readouterr().out
+    assert len(read_tables(out)["pairs"]) == 10
     report = read_report(out)
     assert report["sources"] == {} and report["params"]["source"] == "files" and len(report["files"]) == 4

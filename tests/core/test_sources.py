@@ -106,7 +106,7 @@ def test_unconfirmed_sha256_is_explicit(tmp_path):
     with pytest.raises(ManifestError, match=r"'files\[0\].sha256' must be 64 lowercase hex digits or 'unconfirmed'"):
         load_toy(tmp_path, entry(**{"a.jsonl": {"sha256": "0" * 64}}))
     real = sources.load_manifest(REPO / "raw" / "sources.yaml")
-    assert {name for name, s in real.items() if any(f.sha256 is None for f in s.files)} == {"doq", "conceptnet_dump"}
+    assert {name for name, s in real.items() if any(f.sha256 is None for f in s.files)} == {"doq", "conceptnet_dump", "kornli"}
 
 
 def test_release_file_and_resolve_mirror(tmp_path, monkeypatch):
