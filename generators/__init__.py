@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from probekit.errors import UsageError
+from probekit.errors import UsageError, shown
 from probekit.params import ProbeParams
 
 HERE = Path(__file__).resolve().parent
@@ -77,6 +77,6 @@ def available() -> list[str]:
 def get(probe: str) -> Generator:
     """The registered generator of ``probe`` (imports its module on first use)."""
     if probe not in available():
-        raise UsageError(f"no generator for probe {probe!r}; available: {', '.join(available())}")
+        raise UsageError(f"no generator for probe {shown(probe)}; available: {', '.join(available())}")
     importlib.import_module(f"generators.{probe}")
     return _REGISTRY[probe]

@@ -43,7 +43,7 @@ from generators import register
 from generators.always_never_params import AlwaysNeverParams, ExportParams
 from generators.annotated_statements import annotation_store, describe
 from probekit.data.examples import SPLITS, answer_text, make_example
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.probes import annotations
 from probekit.probes.annotations import Gold
 from probekit.probes.lexicon import zipf
@@ -216,7 +216,7 @@ def _annotation(facts: Mapping, key: tuple) -> Gold | str:
     """The annotation ``facts`` point to, read again from its source; or what is wrong."""
     source = str(facts.get("source", ""))
     if not Path(source).is_file():
-        return f"annotation source {source!r} not found (run from the project folder)"
+        return f"annotation source {shown(source)} not found (run from the project folder)"
     if facts.get("kind") == "release":
         row = _release_lines(source).get(facts.get("line"))
         if row is None:
@@ -233,10 +233,10 @@ def rule(row: Mapping) -> str | None:
     spec = _spec()
     template = spec.templates.get(row.get("template_id"))
     if template is None:
-        return f"unknown template {row.get('template_id')!r}"
+        return f"unknown template {shown(row.get('template_id'))}"
     gold = answer_text(row)
     if gold not in template.answers.values():
-        return f"gold {gold!r} is not one of {', '.join(template.answers.values())}"
+        return f"gold {shown(gold)} is not one of {', '.join(template.answers.values())}"
     args = row.get("args") or {}
     if set(args) != set(template.slots) or row["question"]["stem"] != template.fill(args):
         return "stem is not the template filled with args"
@@ -250,5 +250,5 @@ def rule(row: Mapping) -> str | None:
     if found.key != key:
         return f"annotation at {facts['source']}:{facts.get('line')} is {found.key}, not {key}"
     if template.answers[found.gold] != gold:
-        return f"gold {gold!r} but the annotation says {template.answers[found.gold]!r}"
+        return f"gold {shown(gold)} but the annotation says {shown(template.answers[found.gold])}"
     return None

@@ -10,6 +10,7 @@ from typing import Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from probekit.data.examples import SPLITS
+from probekit.errors import shown
 from probekit.params import ProbeParams
 from probekit.probes import annotations
 from probekit.probes.templates import ProbeSpec
@@ -45,10 +46,10 @@ class ExportParams(BaseModel):
         spec: ProbeSpec | None = (info.context or {}).get("spec")
         for tid, slots in types.items():
             if spec is not None and tid not in spec.templates:
-                raise ValueError(f"no template {tid!r} in {spec.path} (have: {', '.join(spec.templates)})")
+                raise ValueError(f"no template {shown(tid)} in {spec.path} (have: {', '.join(spec.templates)})")
             if set(slots) != set(annotations.SLOTS):
                 raise ValueError(f"{tid}: give the type(s) of exactly the slots {list(annotations.SLOTS)}, "
-                                 f"got {sorted(slots)}")
+                                 f"got {shown(sorted(slots))}")
             empty = [s for s, names in slots.items() if not names or not all(str(n).strip() for n in names)]
             if empty:
                 raise ValueError(f"{tid}: empty type for slot(s) {empty}")
@@ -70,7 +71,8 @@ class AlwaysNeverParams(ProbeParams):
     @classmethod
     def _both_splits(cls, release):
         if release and set(release) != set(SPLITS):
-            raise ValueError(f"give both train and dev files, or {{}} to leave the release out; got {sorted(release)}")
+            raise ValueError(f"give both train and dev files, or {{}} to leave the release out; "
+                             f"got {shown(sorted(release))}")
         return release
 
     @field_validator("release_fixes")

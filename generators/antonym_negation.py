@@ -63,6 +63,7 @@ from generators.antonym_pairs import (
 from generators.antonym_params import POS, PROBE, RELATIONS, AntonymParams
 from generators.antonym_splits import split_pairs
 from probekit.data.examples import SPLITS, answer_text, make_example
+from probekit.errors import shown
 from probekit.probes.lexicon import article
 from probekit.probes.templates import ProbeSpec, Template, TemplateError, Variant
 
@@ -107,12 +108,13 @@ class Layout:
                          for s, a in zip(template.slots, template_articles(template)))
             if template_articles(template) == want:
                 return template
-        raise TemplateError(f"{spec.path}: no {pos} template with the articles of {x!r}, {y!r}")  # layout() forbids
+        # layout() forbids
+        raise TemplateError(f"{spec.path}: no {pos} template with the articles of {shown(x)}, {shown(y)}")
 
 
 def layout(spec: ProbeSpec, variant: Variant) -> Layout:
     """The variant's ``pos`` / ``articles`` options, checked against its templates; errors name the YAML."""
-    where = f"{spec.path}: variant {variant.name!r}"
+    where = f"{spec.path}: variant {shown(variant.name)}"
     unknown = sorted(set(variant.options) - set(OPTIONS))
     if unknown:
         raise TemplateError(f"{where}: unknown option(s) {unknown} (known: {', '.join(OPTIONS)})")
@@ -124,19 +126,19 @@ def layout(spec: ProbeSpec, variant: Variant) -> Layout:
         raise TemplateError(f"{where}: pos: unknown part(s) of speech {bad} (known: {', '.join(POS)})")
     mode = variant.options.get("articles", "rule")
     if mode not in ("rule", "as_written"):
-        raise TemplateError(f"{where}: articles must be rule or as_written, got {mode!r}")
+        raise TemplateError(f"{where}: articles must be rule or as_written, got {shown(mode)}")
     listed: list[str] = []
     for pos, ids in by_pos.items():
         if not isinstance(ids, list) or not ids or not all(isinstance(t, str) for t in ids):
-            raise TemplateError(f"{where}: pos.{pos} must be a non-empty list of template ids, got {ids!r}")
+            raise TemplateError(f"{where}: pos.{pos} must be a non-empty list of template ids, got {shown(ids)}")
         listed += ids
         for tid in ids:
             template = spec.template(tid)
             if tuple(template.slots) != ("x", "y") or set(template.answers) != set(RELATIONS):
-                raise TemplateError(f"{where}: template {tid!r} needs slots [x, y] and answers for "
+                raise TemplateError(f"{where}: template {shown(tid)} needs slots [x, y] and answers for "
                                     f"{' and '.join(RELATIONS)}")
         if mode == "as_written" and len(ids) != 1:
-            raise TemplateError(f"{where}: with articles: as_written, pos.{pos} takes one template, got {ids}")
+            raise TemplateError(f"{where}: with articles: as_written, pos.{pos} takes one template, got {shown(ids)}")
         if mode == "rule":
             signatures = [template_articles(spec.template(t)) for t in ids]
             slots = {tuple(a is not None for a in s) for s in signatures}
@@ -213,14 +215,14 @@ def rule(row: Mapping) -> str | None:
     spec = _spec()
     template = spec.templates.get(row.get("template_id"))
     if template is None:
-        return f"unknown template {row.get('template_id')!r}"
+        return f"unknown template {shown(row.get('template_id'))}"
     args = row.get("args") or {}
     x, y = args.get("x"), args.get("y")
     if set(args) != {"x", "y"} or not all(isinstance(w, str) and WORD.fullmatch(w) for w in (x, y)) or x == y:
-        return f"args must be two different single words x, y; got {dict(args)}"
+        return f"args must be two different single words x, y; got {shown(dict(args))}"
     variant = spec.variants.get(row.get("variant"))
     if variant is None:
-        return f"unknown variant {row.get('variant')!r}"
+        return f"unknown variant {shown(row.get('variant'))}"
     facts = row.get("facts")
     if variant.control and facts is None:
         return None  # the controls' rows keep no facts (their source_id names the base row)
@@ -231,7 +233,7 @@ def rule(row: Mapping) -> str | None:
         return f"every edge needs {', '.join(EDGE_KEYS)}"
     stray = [e for e in edges if {e["word1"], e["word2"]} != {x, y}]
     if stray:
-        return f"edge {stray[0]['word1']!r}-{stray[0]['word2']!r} is not the pair {x!r}-{y!r}"
+        return f"edge {shown(stray[0]['word1'])}-{shown(stray[0]['word2'])} is not the pair {shown(x)}-{shown(y)}"
     tables = {e["table"] for e in edges} - {WORDNET_TABLE, CONCEPTNET_TABLE}
     if tables:
         return f"edges from unknown table(s) {sorted(tables)}"
@@ -240,26 +242,26 @@ def rule(row: Mapping) -> str | None:
         return f"the edges give relations {sorted(map(str, relations))}, not one of {list(RELATIONS)}"
     relation = relations.pop()
     if facts.get("relation") != relation:
-        return f"facts.relation {facts.get('relation')!r}, but the edges say {relation!r}"
+        return f"facts.relation {shown(facts.get('relation'))}, but the edges say {shown(relation)}"
     expected = template.answers[relation]
     if variant.control == "nolang":
         expected = spec.nolang_answers.get(expected, expected)
     gold = answer_text(row)
     if gold != expected:
-        return f"gold {gold!r}, but {x!r}-{y!r} is a {relation} pair: {expected!r}"
+        return f"gold {shown(gold)}, but {shown(x)}-{shown(y)} is a {relation} pair: {shown(expected)}"
     if variant.control:
         return None
     lay = _layout(variant.name)
     pos = facts.get("pos")
     if template.id not in lay.by_pos.get(pos, ()):
-        return f"template {template.id!r} does not serve facts.pos {pos!r} in variant {variant.name!r}"
+        return f"template {shown(template.id)} does not serve facts.pos {shown(pos)} in variant {shown(variant.name)}"
     senses = {WORDNET_POS.get(e["pos"]) for e in edges if e["table"] == WORDNET_TABLE}
     if senses and pos not in senses:
-        return f"part of speech {pos!r}, but the pair's WordNet senses are {sorted(map(str, senses))}"
+        return f"part of speech {shown(pos)}, but the pair's WordNet senses are {sorted(map(str, senses))}"
     if facts.get("pos_from") != ("wordnet" if senses else "lexicon"):
-        return f"facts.pos_from {facts.get('pos_from')!r} with {'' if senses else 'no '}WordNet edges"
+        return f"facts.pos_from {shown(facts.get('pos_from'))} with {'' if senses else 'no '}WordNet edges"
     if row["question"]["stem"] != template.fill(args):
         return "stem is not the template filled with args"
     if lay.articles == "rule" and lay.template_for(spec, pos, x, y).id != template.id:
-        return f"articles of {template.id!r} are not the rule's for {x!r}, {y!r}"
+        return f"articles of {shown(template.id)} are not the rule's for {shown(x)}, {shown(y)}"
     return None

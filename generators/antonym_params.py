@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
+from probekit.errors import shown
 from probekit.params import ProbeParams, SplitSizes
 
 PROBE = "antonym_negation"
@@ -38,5 +39,5 @@ class AntonymParams(ProbeParams):
     @classmethod
     def _permutation(cls, order):
         if sorted(order) != sorted(POS):
-            raise ValueError(f"must list each of {list(POS)} once, got {order}")
+            raise ValueError(f"must list each of {list(POS)} once, got {shown(order)}")
         return order

@@ -64,6 +64,7 @@ from generators import register
 from generators.two_hop_facts import KINDS, PROBE, ROLES, SHAPES, Triple, index
 from generators.two_hop_questions import CompositionParams, Question, questions
 from probekit.data.examples import SPLITS, answer_text, example_problem, make_example
+from probekit.errors import shown
 from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
 log = logging.getLogger(f"probekit.{PROBE}")
@@ -162,16 +163,17 @@ def variant_templates(spec: ProbeSpec, variant: Variant) -> list[str]:
     """The template ids of a base variant (its ``templates``), each one this generator knows."""
     ids = list(getattr(variant, "templates", ()) or variant.options.get("templates") or [variant.template])
     if not ids or any(t not in spec.templates for t in ids):
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: templates must be a list of template ids of "
-                            f"{list(spec.templates)}, got {ids!r}")
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: templates must be a list of template ids of "
+                            f"{list(spec.templates)}, got {shown(ids)}")
     unknown = [t for t in ids if t not in ROLES]
     if unknown:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: template(s) {unknown} have no role in a chain; "
-                            f"the generator knows the ids {list(ROLES)}")
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: template(s) {unknown} have no role in a "
+                            f"chain; the generator knows the ids {list(ROLES)}")
     for t in ids:
         template, want = spec.template(t), SHAPES[t][1]
         if list(template.slots) != [want]:
-            raise TemplateError(f"{spec.path}: template {t!r}: needs the one slot [{want}], has {list(template.slots)}")
+            raise TemplateError(f"{spec.path}: template {shown(t)}: needs the one slot [{want}], "
+                                f"has {list(template.slots)}")
     return ids
 
 
@@ -248,7 +250,7 @@ def rule(row: Mapping) -> str | None:
         return None  # counted by the generic rules
     template = row.get("template_id")
     if template not in SHAPES:
-        return f"template_id {template!r} is not a template of {PROBE}"
+        return f"template_id {shown(template)} is not a template of {PROBE}"
     relations, slot = SHAPES[template]
     facts = row.get("facts")
     if not isinstance(facts, list) or not all(

@@ -10,7 +10,7 @@ from typing import Callable, Literal, Mapping
 from pydantic import ValidationInfo, field_validator
 
 from probekit.data.examples import SPLITS, make_example
-from probekit.errors import ParamsError
+from probekit.errors import ParamsError, shown
 from probekit.params import ProbeParams, SplitSizes
 from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
@@ -68,7 +68,7 @@ def balanced_sample(values: range, arity: int, outcome: Callable[[tuple], str], 
             groups[outcome(t)].append(t)
         for o, k in quotas.items():
             if k > len(groups[o]):
-                raise ParamsError(f"{where}: size asks for {k} examples with answer {o!r}, the value range has "
+                raise ParamsError(f"{where}: size asks for {k} examples with answer {shown(o)}, the value range has "
                                   f"only {len(groups[o])}")
         chosen = [t for o in outcomes for t in rng.sample(groups[o], quotas[o])]
     else:
@@ -93,7 +93,7 @@ def instantiate(spec: ProbeSpec, variant: Variant, params: NumberParams, *, arit
     """Fill ``variant``'s template with tuples of ``arity`` distinct values per split."""
     template = spec.template(variant.template)
     if len(template.slots) != arity:
-        raise TemplateError(f"{spec.path}: template {template.id!r} needs {arity} slots, has {template.slots}")
+        raise TemplateError(f"{spec.path}: template {shown(template.id)} needs {arity} slots, has {template.slots}")
     ranges: Mapping[str, tuple[int, int]] = params.values[variant.options["values"]]
     outcomes = list(template.answers)
     splits = {}

@@ -17,7 +17,7 @@ import numpy as np
 from generators.object_domains import wordnet_domains
 from generators.objects_params import ABSOLUTE, FITTED, PROBE, ObjectsParams
 from probekit.data.examples import SPLITS
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 OUTCOMES = ("larger", "smaller")
 DOMAIN = {"train": "animal", "dev": "object"}
@@ -171,7 +171,7 @@ def make_plan(tables: Mapping, params: ObjectsParams) -> Plan:
     unknown_sources = sorted(set(sizes["source"]) - set(ABSOLUTE) - {FITTED})
     if unknown_sources:
         raise DataError(f"{PROBE}: object_sizes.sizes has source(s) {unknown_sources}, neither absolute "
-                        f"{list(ABSOLUTE)} nor {FITTED!r}")
+                        f"{list(ABSOLUTE)} nor {shown(FITTED)}")
     domains = wordnet_domains(hypernyms, set(sizes["object"]), params)
     labels: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # (a, b), a < b -> [(source, label)]
     for a, b, label, source in zip(pairs["obj1"], pairs["obj2"], pairs["label"], pairs["source"]):

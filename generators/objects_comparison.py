@@ -83,6 +83,7 @@ from generators import register
 from generators.object_pairs import OUTCOMES, Plan, choose, make_plan
 from generators.objects_params import ABSOLUTE, FITTED, PROBE, ObjectsParams
 from probekit.data.examples import SPLITS, answer_text, example_problem, make_example
+from probekit.errors import shown
 from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
 log = logging.getLogger(f"probekit.{PROBE}")
@@ -120,10 +121,10 @@ def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: M
     """Balanced pairs of animals (train) and of general objects (dev), a bucket gap apart, gold from sizes."""
     template = spec.template(variant.template)
     if len(variant.templates) != 1 or set(template.slots) != {"obj1", "obj2"}:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r} needs one template with slots obj1 and obj2")
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)} needs one template with slots obj1 and obj2")
     if set(template.answers) != set(OUTCOMES):
-        raise TemplateError(f"{spec.path}: template {template.id!r}: answers must map exactly the outcomes "
-                            f"{list(OUTCOMES)}, got {sorted(template.answers)}")
+        raise TemplateError(f"{spec.path}: template {shown(template.id)}: answers must map exactly the outcomes "
+                            f"{list(OUTCOMES)}, got {shown(sorted(template.answers))}")
     plan = make_plan(tables, params)
     counts = availability_of(plan, params)
     splits = {}
@@ -171,7 +172,7 @@ def _object_problem(which: str, f) -> str | None:
     if not isinstance(size, (int, float)) or isinstance(size, bool) or not (size > 0 and math.isfinite(size)):
         return f"facts.{which}.size_m is not a positive size"
     if f.get("source") not in (*ABSOLUTE, FITTED):
-        return f"facts.{which}.source {f.get('source')!r} is neither absolute nor {FITTED!r}"
+        return f"facts.{which}.source {shown(f.get('source'))} is neither absolute nor {shown(FITTED)}"
     if not isinstance(b, int) or not (isinstance(rng_m, list) and len(rng_m) == 2):
         return f"facts.{which}: bucket and bucket_m [low, high) missing"
     low, high = rng_m
@@ -188,7 +189,7 @@ def rule(row: Mapping) -> str | None:
         return None  # counted by the generic rules
     words = _outcome_of_word().get(row.get("template_id"))
     if words is None:
-        return f"template_id {row.get('template_id')!r} is not a template of {PROBE}"
+        return f"template_id {shown(row.get('template_id'))} is not a template of {PROBE}"
     facts, args = row.get("facts"), row.get("args") or {}
     if not isinstance(facts, Mapping):
         return "no facts (the sizes the gold came from)"
@@ -202,12 +203,12 @@ def rule(row: Mapping) -> str | None:
         return "an object compared with itself"
     gold = words.get(answer_text(row))
     if gold is None:
-        return f"gold {answer_text(row)!r} is not an answer word of template {row['template_id']!r}"
+        return f"gold {shown(answer_text(row))} is not an answer word of template {shown(row['template_id'])}"
     s1, s2 = facts["obj1"]["size_m"], facts["obj2"]["size_m"]
     if s1 == s2:
         return "the two objects have the same size"
     if gold != ("larger" if s1 > s2 else "smaller"):
-        return f"gold {gold!r}, but the sizes are {s1} m and {s2} m"
+        return f"gold {shown(gold)}, but the sizes are {s1} m and {s2} m"
     gap, min_gap = abs(facts["obj1"]["bucket"] - facts["obj2"]["bucket"]), facts.get("min_gap")
     if not isinstance(min_gap, int) or min_gap < 1:
         return "facts.min_gap missing or below 1"

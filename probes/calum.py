@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probekit.errors import UsageError
-from probes.options import MODEL_HELP, report_out
+from probekit.errors import UsageError, shown
+from probes.options import MODEL_HELP, out_file, out_folder, report_out
 
 OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
 
@@ -17,10 +17,11 @@ def _seeds(text: str) -> list[int]:
     except ValueError:
         import argparse
 
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,2,3, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,2,3, got {shown(text)}") from None
 
 
 def _evaluate(args) -> int:
+    out_folder(args.out, "predictions.jsonl, metrics.json and the model are written inside it")
     from evaluators.calum.params import CalumEvalParams
     from probekit.params import read_params, section
 
@@ -48,6 +49,7 @@ def _report(args) -> int:
     from evaluators.calum import report as calum_report
 
     out = report_out(args.out)
+    out_file(args.plot, "the PNG plot", "--plot")
     calum_report.write(Path(args.results), out, Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")
     return 0

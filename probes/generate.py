@@ -8,10 +8,11 @@ from pathlib import Path
 
 from probekit.data.licence import licence_id
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of
+from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of, out_file, out_folder
 
 
 def _generate(args) -> int:
+    out_folder(args.out, "the probe's variants are written inside it")
     import generators
     from generators.build import build_probe
     from probekit.params import read_params
@@ -75,6 +76,7 @@ def _generate_pairs(args, generator, params, tables, sources) -> int:
 
 
 def _fidelity(args) -> int:
+    out_file(args.out, "the markdown report", beside=".json")
     from probekit.probes import fidelity
     from probekit.sources.manifest import load_manifest, release_file
 

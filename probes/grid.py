@@ -4,19 +4,34 @@ through this command's own ``main`` in this process (passed down, so nothing bel
 
 from __future__ import annotations
 
-from pathlib import Path
+from probes.options import out_folder
+
+
+def _checked_params(path: str | None, protocol: str):
+    """The params file the cells read, its sections of ``protocol`` validated (``evaluators.grid.plan.SECTIONS``):
+    a bad value fails here, naming the file and key, before it is hashed into the cells' keys."""
+    from evaluators.calum.params import CalumEvalParams
+    from evaluators.grid.plan import SECTIONS
+    from evaluators.params import CurveParams, McqaParams, ParaRelEvalParams, ZeroshotParams
+    from probekit.params import read_params, section
+
+    models = {"zeroshot": ZeroshotParams, "curve": CurveParams, "mcqa": McqaParams, "pararel_eval": ParaRelEvalParams,
+              "calum_eval": CalumEvalParams}
+    params = read_params(path)
+    for name in SECTIONS[protocol]:
+        section(params, name, models[name])
+    return params
 
 
 def _grid(args) -> int:
+    out = out_folder(args.out, "the results store: cells/, summary.md and the report are written inside it")
     from evaluators.grid import executors
     from evaluators.grid import plan as grid
     from evaluators.grid import report as grid_report
     from evaluators.grid import store
-    from probekit.params import read_params
 
     spec = grid.read_spec(args.spec)
-    params = read_params(args.params)
-    out = Path(args.out)
+    params = _checked_params(args.params, spec.protocol)
     plans = grid.plan(spec, out, params)
     cached = sum(p.cached for p in plans)
     if args.dry_run:

@@ -11,7 +11,7 @@ import logging
 import sys
 
 from probekit import __version__
-from probekit.errors import ProbekitError, UsageError
+from probekit.errors import ProbekitError, UsageError, clipped
 from probes import annotate as annotate_cli
 from probes import calum as cli_calum
 from probes import generate as generate_cli
@@ -22,6 +22,9 @@ from probes import publish as cli_publish
 from probes import sources as sources_cli
 from probes import zeroshot as zeroshot_cli
 from probes.options import PARAMS_HELP
+
+MESSAGE = 2000
+"""The most characters of an error the command prints (its line; values in it are already cut short: `shown`)."""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        message = " ".join(str(exc).split())
+        message = clipped(" ".join(str(exc).split()), MESSAGE)
         if isinstance(exc, ProbekitError):
             print(f"{where}: error: {message}", file=sys.stderr)
             return 2 if isinstance(exc, UsageError) else 1

@@ -7,8 +7,8 @@ import argparse
 import functools
 from pathlib import Path
 
-from probekit.errors import UsageError
-from probes.options import MODEL_HELP
+from probekit.errors import UsageError, shown
+from probes.options import MODEL_HELP, out_file, out_folder
 
 ESIM = "esim"  # evaluators.olmpics.mcqa.ESIM, named here so that no model module is imported to parse arguments
 
@@ -17,9 +17,9 @@ def _sizes(text: str) -> list[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {shown(text)}") from None
     if not values or min(values) < 1 or values != sorted(set(values)):
-        raise argparse.ArgumentTypeError(f"expected increasing positive integers, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected increasing positive integers, got {shown(text)}")
     return values
 
 
@@ -27,9 +27,9 @@ def _seeds(text: str) -> list[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {shown(text)}") from None
     if not values or len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"expected distinct integers, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected distinct integers, got {shown(text)}")
     return values
 
 
@@ -43,6 +43,8 @@ def outs_for(out: str, names: list[str]) -> list[Path]:
     outs = [Path(out.replace("{probe}", name)) for name in names]
     if len(set(outs)) != len(outs):
         raise UsageError(f"--out {out}: two inputs would be written to the same folder")
+    for path in outs:
+        out_folder(path, "the results are written inside it")
     return outs
 
 
@@ -67,6 +69,7 @@ def _loader(args, params, zs):
 
 
 def _features(args) -> int:
+    out_folder(args.out, "the features are written inside it")
     from evaluators.olmpics import mc_mlm as mlm_curve
     from evaluators.params import CurveParams, ZeroshotParams
     from probekit.params import read_params, section
@@ -84,6 +87,11 @@ def _features(args) -> int:
 
 
 def _curve(args) -> int:
+    targets = _targets(args)
+    if args.features and len(targets) > 1 and "{probe}" not in args.features:
+        raise UsageError(f"--features {args.features}: with several --data, put {{probe}} in it")
+    features = {data: out_folder(args.features.replace("{probe}", data.name) if args.features else None,
+                                 "the features are cached inside it", "--features") for data, _ in targets}
     from evaluators.olmpics import mc_mlm as mlm_curve
     from evaluators.params import CurveParams, ZeroshotParams
     from probekit.params import read_params, section
@@ -93,14 +101,10 @@ def _curve(args) -> int:
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "curve", CurveParams)
     load = None if args.model == mlm_curve.MLM_BASELINE else functools.cache(_loader(args, params, zs))  # once
     settings = args.setting if len(args.setting) > 1 else args.setting[0]
-    targets = _targets(args)
-    if args.features and len(targets) > 1 and "{probe}" not in args.features:
-        raise UsageError(f"--features {args.features}: with several --data, put {{probe}} in it")
     for data, out in targets:
-        features = Path(args.features.replace("{probe}", data.name)) if args.features else None
         m = mlm_curve.run(model=args.model, data=data, out=out, setting=settings,
                           sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=cp.training,
-                          split=args.split or cp.split, features_dir=features, load=load,
+                          split=args.split or cp.split, features_dir=features[data], load=load,
                           glove=args.glove or cp.glove, device=args.device,
                           batch_size=args.batch_size or zs.batch_size, multi_token=zs.multi_token, profile=profile)
         for curve in (m.values() if isinstance(settings, list) else [m]):
@@ -113,10 +117,10 @@ def _mcqa(args) -> int:
     from probekit.params import read_params, section
     from probekit.tokens.refs import resolve_model
 
+    targets = _targets(args)
     params = read_params(args.params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     mp = section(params, "mcqa", McqaParams)
-    targets = _targets(args)
     esim = args.model == ESIM
     model = args.model if esim else resolve_model(args.model, params.models(), params.label)
     hp = mp.esim_training if esim else mp.training
@@ -145,6 +149,9 @@ def _olmpics_report(args) -> int:
     from evaluators.params import OlmpicsReportParams
     from probekit.params import read_params, section
 
+    out_file(args.out, "the markdown report")
+    out_file(args.metrics, "the summary JSON", "--metrics")
+    out_folder(args.plots, "the plots are written inside it", "--plots")
     rp = section(read_params(args.params), "olmpics_report", OlmpicsReportParams)
     for folder in args.results:
         if not folder.is_dir():

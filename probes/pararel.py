@@ -7,17 +7,19 @@ import argparse
 import re
 from pathlib import Path
 
-from probes.options import MODEL_HELP, report_out
+from probekit.errors import shown
+from probes.options import MODEL_HELP, out_file, out_folder, report_out
 
 
 def _relations(text: str) -> list[str]:
     values = [v.strip() for v in text.split(",") if v.strip()]
     if not values or any(not re.fullmatch(r"P\d+", v) for v in values):
-        raise argparse.ArgumentTypeError(f"expected comma-separated relation ids like P19,P36, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected comma-separated relation ids like P19,P36, got {shown(text)}")
     return values
 
 
 def _evaluate(args) -> int:
+    out_folder(args.out, "predictions.jsonl and metrics.json are written inside it")
     from evaluators.params import ParaRelEvalParams, ZeroshotParams
     from probekit.data.cloze import read_cloze_set
     from probekit.params import read_params, section
@@ -49,6 +51,7 @@ def _evaluate(args) -> int:
 
 
 def _train(args) -> int:
+    out_folder(args.out, "metrics.json, history.jsonl and the trained model are written inside it")
     from evaluators.engine.models import load_lm
     from evaluators.params import ZeroshotParams
     from evaluators.pararel.consistency_training import ConsistencyParams, run
@@ -79,6 +82,7 @@ def _report(args) -> int:
     from evaluators.pararel import report as pararel_report
 
     out = report_out(args.out)
+    out_file(args.plot, "the PNG plot", "--plot")
     pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None,
                          Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")

@@ -9,7 +9,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from probekit.errors import UsageError
+from probekit.errors import UsageError, shown
+from probes.options import out_folder
 
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -18,7 +19,7 @@ def _repo_id(text: str) -> str:
     if not _REPO_ID.match(text):
         import argparse
 
-        raise argparse.ArgumentTypeError(f"expected ORG/NAME (a Hub dataset repo id), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected ORG/NAME (a Hub dataset repo id), got {shown(text)}")
     return text
 
 
@@ -37,6 +38,7 @@ def _publish(args) -> int:
     from probekit.hub import export as hub_export
     from probekit.hub import publish
 
+    out_folder(args.dry_run, "the folder that would be uploaded is written inside it", "--dry-run")
     if not args.dry_run and not args.repo_id:
         raise UsageError("give --repo-id ORG/NAME to publish, or --dry-run DIR to write the folder only")
     data = Path(args.data)

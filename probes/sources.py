@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of
+from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of, out_folder
 
 
 def _sources(args) -> int:
     from probekit.sources import fetch as sources
 
     manifest = manifest_of(args)
+    out_folder(args.dest if args.action == "fetch" else None, "the source's files are written inside it", "--dest")
     if args.action == "list":
         return sources.cmd_list(manifest, args.dest, args.mirror)
     if args.action == "mirror":
@@ -21,6 +22,7 @@ def _sources(args) -> int:
 
 
 def _tables(args) -> int:
+    out_folder(args.out, "the tables are written inside it")
     from probekit.params import read_params, section
     from probekit.sources import loaders
     from probekit.sources.manifest import load_manifest, provenance, with_recorded

@@ -6,9 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probekit.errors import UsageError
+from probekit.errors import UsageError, shown
 from probes import olmpics as cli_curves
-from probes.options import MANIFEST_HELP, MODEL_HELP, PARAMS_HELP, batch_size, given, manifest_of, positive
+from probes.options import (
+    MANIFEST_HELP,
+    MODEL_HELP,
+    PARAMS_HELP,
+    batch_size,
+    given,
+    manifest_of,
+    out_file,
+    out_folder,
+    positive,
+)
 
 
 def _data_path(args, data: str | None, release_of: str | None, split: str) -> tuple[Path, str | None]:
@@ -22,7 +32,7 @@ def _data_path(args, data: str | None, release_of: str | None, split: str) -> tu
         source, probe = release_of.split(":", 1) if ":" in release_of else ("olmpics", release_of)
         entries = load_manifest(manifest)
         if source not in entries:
-            raise UsageError(f"--release-of {release_of}: no source {source!r} in {manifest}")
+            raise UsageError(f"--release-of {release_of}: no source {shown(source)} in {manifest}")
         try:
             data = manifest.parent / source / release_file(entries, source, probe, split).path
         except KeyError as exc:
@@ -80,9 +90,7 @@ def _audit(args) -> int:
     from probekit.params import read_params
     from probekit.probes.dataset import read_split
 
-    out = Path(args.out)
-    if out.suffix == ".json":
-        raise UsageError(f"--out {out}: the markdown report; its JSON is written beside it ({out.stem}.json)")
+    out = out_file(args.out, "the markdown report", beside=".json")
     sources = [(d, None) for d in args.data or ()] + [(None, r) for r in args.release_of or ()]
     if not sources:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
@@ -126,6 +134,10 @@ def _audit(args) -> int:
 
 
 def _report(args) -> int:
+    out_file(args.out, "the markdown report")
+    out_file(args.metrics, "the summary JSON", "--metrics")
+    out_file(args.plot, "the PNG plot", "--plot")
+    out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps")
     from evaluators import report
     from evaluators.olmpics import heatmap
 

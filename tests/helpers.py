@@ -205,3 +205,10 @@ def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot
 
 
 PAIRS = [(a, b) for a in range(15, 20) for b in range(15, 20) if a != b]
+
+
+def alias_bomb(levels: int = 7, width: int = 9) -> str:
+    """YAML whose last anchor expands to ``width ** levels`` strings, each level ``width`` aliases of the one below."""
+    lines = ['a0: &a0 ["x"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"

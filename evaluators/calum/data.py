@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from probekit.data.pairs import read_meta, read_pairs
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 
 
 def task_folder(data: str | Path, task: str) -> Path:
@@ -17,7 +17,7 @@ def task_folder(data: str | Path, task: str) -> Path:
     folder = data if (data / "meta.json").is_file() else data / task
     meta = read_meta(folder)
     if meta.get("task") != task:
-        raise UsageError(f"--data {data}: {folder} holds {meta.get('task')!r}, not {task!r}")
+        raise UsageError(f"--data {data}: {folder} holds {shown(meta.get('task'))}, not {shown(task)}")
     return folder
 
 
@@ -38,7 +38,7 @@ class TaskData:
                 raise DataError(f"{path}:{n}: no label, and {split} is trained or validated on "
                                 f"(unlabelled splits can only be predicted)")
             if row["label"] is not None and row["label"] not in self.labels:
-                raise DataError(f"{path}:{n}: label {row['label']!r} is not one of {self.labels} (meta.json)")
+                raise DataError(f"{path}:{n}: label {shown(row['label'])} is not one of {self.labels} (meta.json)")
         if not rows:
             raise DataError(f"{path}: no rows")
         return rows

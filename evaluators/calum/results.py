@@ -12,7 +12,7 @@ from typing import Mapping, NamedTuple
 import yaml
 
 from evaluators import smoke
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 PUBLISHED = Path(__file__).with_name("published.yaml")
 ENGLISH = ("mnli", "qnli", "rte", "qqp", "mrpc")        # Table 2's order
@@ -48,28 +48,29 @@ def check(m, where) -> None:
     if not isinstance(m, dict):
         raise DataError(f"{where}: not a JSON object (not a CALUM metrics.json?)")
     if m.get("protocol", "calum") != "calum":
-        raise DataError(f"{where}: protocol {m['protocol']!r}, not 'calum'")
+        raise DataError(f"{where}: protocol {shown(m['protocol'])}, not 'calum'")
     missing = [k for k in ("task", "model", "model_id", "setting") if not isinstance(m.get(k), str) or not m[k]]
     if missing:
         raise DataError(f"{where}: missing or empty field(s) {missing} (not a CALUM metrics.json?)")
     trained = m.get("tasks_trained")
     if trained is not None and (not isinstance(trained, list) or not trained or trained[0] != m["task"]
                                 or not all(isinstance(t, str) for t in trained)):
-        raise DataError(f"{where}: tasks_trained must list the task names, the main task {m['task']!r} first")
+        raise DataError(f"{where}: tasks_trained must list the task names, the main task {shown(m['task'])} first")
     for key in STATS:
         stat = m.get(key)
         if stat is None:
             continue
         if not isinstance(stat, dict) or not (stat.get("mean") is None or _is_share(stat["mean"])) or not (
                 stat.get("std") is None or (_is_share(stat["std"]))):
-            raise DataError(f"{where}: {key} must be {{mean, std, n, per_seed}} with shares in [0, 1], not {stat!r}")
+            raise DataError(f"{where}: {key} must be {{mean, std, n, per_seed}} with shares in [0, 1], "
+                            f"not {shown(stat)}")
     if m.get("majority") is not None and not _is_share(m["majority"]):
-        raise DataError(f"{where}: majority must be a share in [0, 1], not {m['majority']!r}")
+        raise DataError(f"{where}: majority must be a share in [0, 1], not {shown(m['majority'])}")
     for key in ("split", "language", "profile"):
         if m.get(key) is not None and not isinstance(m[key], str):
-            raise DataError(f"{where}: {key} must be a string, not {m[key]!r}")
+            raise DataError(f"{where}: {key} must be a string, not {shown(m[key])}")
     if not isinstance(m.get("capped", False), bool):
-        raise DataError(f"{where}: capped must be true or false, not {m['capped']!r}")
+        raise DataError(f"{where}: capped must be true or false, not {shown(m['capped'])}")
     if not isinstance(m.get("per_seed", []), list) or not all(isinstance(s, dict) for s in m.get("per_seed", [])):
         raise DataError(f"{where}: per_seed must be a list of objects")
 

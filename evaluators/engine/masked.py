@@ -15,7 +15,7 @@ import torch
 
 from evaluators.engine.masked_queries import MaskedQueries
 from evaluators.engine.runner import Runner, token_log_probs
-from probekit.errors import ProbekitError
+from probekit.errors import ProbekitError, shown
 from probekit.tokens.statements import Statements
 
 MULTI_TOKEN_RULES = ("error", "first")
@@ -30,12 +30,12 @@ def check_candidates(tok, q: MaskedQueries, multi_token: str = "error") -> None:
     """Every choice one token in context (unless ``multi_token`` is ``first``), no two of a query's choices
     sharing their token at the mask (their scores would tie)."""
     if multi_token not in MULTI_TOKEN_RULES:
-        raise ValueError(f"multi_token must be one of {MULTI_TOKEN_RULES}, got {multi_token!r}")
+        raise ValueError(f"multi_token must be one of {MULTI_TOKEN_RULES}, got {shown(multi_token)}")
     rep, valid = q.representative, q.tokens >= 0
     if multi_token == "error" and not q.single[valid].all():
         g, c = np.argwhere(valid & ~q.single)[0]
         row = int(rep.offsets[g]) + int(c)
-        raise CandidateError(f"example {rep.example_ids[g]}: candidate {rep.words[row]!r} is not a "
+        raise CandidateError(f"example {rep.example_ids[g]}: candidate {shown(rep.words[row])} is not a "
                              f"single token for this tokenizer in context (got {rep.pieces(tok, row)}); pass "
                              f"--multi-token first to score it by its first token, or use a rule for multi-token "
                              f"answers (--rule pll, or a causal or seq2seq model)")

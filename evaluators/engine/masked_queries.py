@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from transformers import PreTrainedTokenizerBase
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.tokens.statements import Statements, encode_statements, split_stem, word_spans
 
 _LEFT = re.compile(r"\s*\S*\Z")   # the non-space run touching the mask, and the whitespace before it
@@ -113,7 +113,7 @@ def encode_masked(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], choi
     for i, ids in enumerate(enc["input_ids"]):
         s, e, r = int(start[i]), int(stop[i]), int(first_row[i])
         if ids[s:e] != rep.ids[r][rep.start[r]:rep.stop[r]]:
-            raise DataError(f"example {example_ids[i]}: {tokenizer.name_or_path}: choice {choices[i][0]!r} is "
+            raise DataError(f"example {example_ids[i]}: {tokenizer.name_or_path}: choice {shown(choices[i][0])} is "
                             f"tokenized differently here than in example {rep.example_ids[group[i]]}, whose text "
                             f"around the mask matches; score with the per-statement rules (--rule pll)")
         inputs.append(ids[:s] + [mask] + ids[e:])

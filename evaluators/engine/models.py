@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from probekit.errors import UsageError
+from probekit.errors import UsageError, shown
 from probekit.tokens.refs import ModelRef
 
 log = logging.getLogger("probekit")
@@ -54,7 +54,7 @@ def resolve_dtype(dtype: str, device: str):
     import torch
 
     if dtype not in DTYPES:
-        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {shown(dtype)}")
     if dtype == "auto":
         if device.startswith("cuda"):
             fast_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
@@ -111,7 +111,7 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
     config = AutoConfig.from_pretrained(ref.location)
     family = detect_family(config, tokenizer) if scoring == "auto" else scoring
     if family not in FAMILIES:
-        raise UsageError(f"--scoring must be one of auto, {', '.join(FAMILIES)}, got {scoring!r}")
+        raise UsageError(f"--scoring must be one of auto, {', '.join(FAMILIES)}, got {shown(scoring)}")
     if family == "mlm" and tokenizer.mask_token is None:
         raise UsageError(f"--model {ref.name}: its tokenizer has no mask token, so MC-MLM cannot score it "
                          f"(a causal or seq2seq model is scored with --scoring causal or seq2seq)")

@@ -27,7 +27,7 @@ import numpy as np
 from evaluators.engine import causal, masked, seq2seq
 from evaluators.engine.masked_queries import MaskedQueries, encode_masked
 from evaluators.engine.runner import Runner
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 from probekit.tokens.statements import Statements, encode_statements
 
 RULES = {"mlm": ("mask-logit", "pll"), "causal": causal.RULES, "seq2seq": seq2seq.RULES}
@@ -60,12 +60,13 @@ class Engine:
     def __init__(self, model, tokenizer, family: str, *, rule: str | None = None, batch_size: int | str = "auto",
                  multi_token: str = "error", progress: bool = False):
         if family not in RULES:
-            raise UsageError(f"--scoring must be one of auto, {', '.join(FAMILIES)}, got {family!r}")
+            raise UsageError(f"--scoring must be one of auto, {', '.join(FAMILIES)}, got {shown(family)}")
         rule = rule or default_rule(family, tokenizer)
         if rule not in RULES[family]:
             raise UsageError(f"--rule {rule}: a {family} model is scored by {' or '.join(RULES[family])}")
         if multi_token not in masked.MULTI_TOKEN_RULES:
-            raise UsageError(f"--multi-token must be one of {', '.join(masked.MULTI_TOKEN_RULES)}, got {multi_token!r}")
+            raise UsageError(f"--multi-token must be one of {', '.join(masked.MULTI_TOKEN_RULES)}, "
+                             f"got {shown(multi_token)}")
         self.scoring = Scoring(family, rule, multi_token)
         self.runner = Runner(model, tokenizer, batch_size=batch_size, progress=progress)
         self.max_length = max_length(model, tokenizer)
@@ -91,8 +92,8 @@ class Engine:
         if len(lengths) and lengths.max() > self.max_length:
             i = int(np.argmax(lengths))
             cut = " (the mask would be truncated away)" if queries.positions[i] >= self.max_length else ""
-            raise DataError(f"example {ids[i]}: the statement with choice {words[i]!r} is {int(lengths[i])} tokens "
-                            f"and the model reads at most {self.max_length}{cut}")
+            raise DataError(f"example {ids[i]}: the statement with choice {shown(words[i])} is "
+                            f"{int(lengths[i])} tokens and the model reads at most {self.max_length}{cut}")
         return queries
 
     def scores(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> np.ndarray:

@@ -22,6 +22,7 @@ from evaluators.engine.scorer import Engine
 from evaluators.pararel import metrics as pararel_metrics
 from probekit import atomic
 from probekit.data.cloze import ClozeSet, Queries, queries
+from probekit.errors import shown
 from probekit.tokens.one_token import single_token_objects
 
 
@@ -38,7 +39,7 @@ def candidates_for(engine: Engine, data: ClozeSet, relation: str) -> tuple[tuple
     for c in (c for c in candidates if c in single):
         token = single[c]
         if token in seen:
-            dropped[c] = f"same token as {seen[token]!r}"
+            dropped[c] = f"same token as {shown(seen[token])}"
         else:
             seen[token] = c
             kept.append(c)

@@ -21,6 +21,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from probekit.errors import shown
+
 METRICS = ("Accuracy", "Consistency", "Consistent-Acc", "Succ-Patt", "Succ-Objs", "Know-Const", "Unk-Const")
 EDGE_TYPES = ("syntactic", "lexical", "both", "none")
 """Pair types of §6.3 / Table 5, as ``analyze_results`` assigns them: syntactic change only, lexical change
@@ -36,7 +38,7 @@ def _article(pattern: str) -> str:
     words = pattern.split(" ")
     at = [k for k, word in enumerate(words) if "[Y]" in word]
     if len(at) != 1:
-        raise ValueError(f"a pattern needs exactly one [Y]: {pattern!r}")
+        raise ValueError(f"a pattern needs exactly one [Y]: {shown(pattern)}")
     return words[at[0] - 1].lower() if at[0] else ""
 
 

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 from probekit.data.examples import MASK
 from probekit.data.jsonl import read_jsonl
 from probekit.data.writer import write_dataset
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 FILES = ("relations", "patterns", "tuples", "edges")
 SUBJECT, OBJECT = "[X]", "[Y]"
@@ -36,7 +36,8 @@ class ClozeSet:
         for row in self.relations:
             if row["relation"] == name:
                 return row
-        raise DataError(f"{self.folder}: no relation {name!r} (has: {', '.join(r['relation'] for r in self.relations)})")
+        raise DataError(f"{self.folder}: no relation {shown(name)} "
+                        f"(has: {', '.join(r['relation'] for r in self.relations)})")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import random
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 MASK = "[MASK]"
 """The blank of an MC-MLM stem: the one token a choice fills."""
@@ -27,7 +27,7 @@ def make_example(*, probe: str, variant: str, template_id: str, stem: str, choic
                  answer: str, args: Mapping[str, Any], rng: random.Random | None = None) -> dict:
     """Build one multiple-choice example; ``rng`` shuffles the choice order (``None`` keeps it)."""
     if answer not in choices:
-        raise ValueError(f"answer {answer!r} is not among the choices {list(choices)}")
+        raise ValueError(f"answer {shown(answer)} is not among the choices {list(choices)}")
     order = list(choices)
     if rng is not None:
         rng.shuffle(order)
@@ -58,7 +58,7 @@ def check_unique_ids(splits: Mapping[str, list[dict]]) -> None:
     for split, rows in splits.items():
         dups = [i for i, n in Counter(r["id"] for r in rows).items() if n > 1]
         if dups:
-            raise ValueError(f"split {split!r}: {len(dups)} duplicate example id(s), e.g. {dups[0]}")
+            raise ValueError(f"split {shown(split)}: {len(dups)} duplicate example id(s), e.g. {dups[0]}")
 
 
 def example_problem(row: Any) -> str | None:
@@ -67,7 +67,7 @@ def example_problem(row: Any) -> str | None:
         return "not a JSON object"
     for key in ("id", "question", "answerKey"):
         if key not in row:
-            return f"missing field {key!r}"
+            return f"missing field {shown(key)}"
     question = row["question"]
     if not isinstance(question, Mapping) or not isinstance(question.get("stem"), str):
         return "field 'question.stem' missing or not a string"
@@ -80,7 +80,7 @@ def example_problem(row: Any) -> str | None:
     if len(set(labels)) != len(labels):
         return f"repeated choice labels {labels}"
     if row["answerKey"] not in labels:
-        return f"answerKey {row['answerKey']!r} is not one of the choice labels {labels}"
+        return f"answerKey {shown(row['answerKey'])} is not one of the choice labels {labels}"
     return None
 
 

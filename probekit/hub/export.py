@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Mapping
 
 import yaml
 
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 
 HERE = Path(__file__).resolve().parent
 CARD = "README.md"
@@ -221,7 +221,7 @@ def semantic_version(value, where: str) -> str:
     """``MAJOR[.MINOR[.PATCH]]`` as ``MAJOR.MINOR.PATCH``; anything else is an error naming ``where``."""
     m = _SEMVER.match(str(value).strip()) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
     if not m:
-        raise DataError(f"{where}: version {value!r} is not a semantic version MAJOR[.MINOR[.PATCH]]")
+        raise DataError(f"{where}: version {shown(value)} is not a semantic version MAJOR[.MINOR[.PATCH]]")
     return ".".join(str(int(g or 0)) for g in m.groups())
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from probekit.data.examples import SPLITS, example_problem
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.probes.templates import MASK, SLOT, ProbeSpec, Template, TemplateError
 
 GOLD_COLUMNS = ("template_id", "x", "y", "gold", "n_workers", "agreement")
@@ -76,10 +76,10 @@ def annotated_template(spec: ProbeSpec, template_id: str) -> Template:
     """The template, checked to fit the store: slots exactly ``x`` and ``y``, closed answers."""
     template = spec.template(template_id)
     if set(template.slots) != set(SLOTS):
-        raise TemplateError(f"{spec.path}: template {template_id!r}: an annotated template needs the slots "
+        raise TemplateError(f"{spec.path}: template {shown(template_id)}: an annotated template needs the slots "
                             f"{list(SLOTS)} (the columns of the annotation store), has {list(template.slots)}")
     if not template.answers:
-        raise TemplateError(f"{spec.path}: template {template_id!r}: an annotated template needs closed 'answers'")
+        raise TemplateError(f"{spec.path}: template {shown(template_id)}: an annotated template needs closed 'answers'")
     return template
 
 
@@ -161,14 +161,14 @@ def _read_csv(path: str | Path, required: Sequence[str]) -> Iterator[tuple[int, 
 def _key_of(spec: ProbeSpec, row: Mapping[str, str], where: str) -> tuple[Template, Key]:
     tid = row["template_id"]
     if tid not in spec.templates:
-        raise DataError(f"{where}: unknown template_id {tid!r} ({spec.path} has: {', '.join(spec.templates)})")
+        raise DataError(f"{where}: unknown template_id {shown(tid)} ({spec.path} has: {', '.join(spec.templates)})")
     try:
         template = annotated_template(spec, tid)
     except TemplateError as exc:
         raise DataError(f"{where}: {exc}") from None
     for slot in SLOTS:
         if not row[slot]:
-            raise DataError(f"{where}: empty {slot!r}")
+            raise DataError(f"{where}: empty {shown(slot)}")
     return template, (tid, row["x"], row["y"])
 
 
@@ -188,13 +188,13 @@ def read_gold(path: str | Path, spec: ProbeSpec) -> list[Gold]:
         seen[key] = line
         outcome = outcome_of(template, row["gold"])
         if outcome is None:
-            raise DataError(f"{where}: gold {row['gold']!r} is not one of {', '.join(template.answers.values())}")
+            raise DataError(f"{where}: gold {shown(row['gold'])} is not one of {', '.join(template.answers.values())}")
         try:
             n = int(row["n_workers"]) if row["n_workers"] else None
             agreement = float(row["agreement"]) if row["agreement"] else None
         except ValueError:
             raise DataError(f"{where}: n_workers must be an integer and agreement a number, got "
-                            f"{row['n_workers']!r}, {row['agreement']!r}") from None
+                            f"{shown(row['n_workers'])}, {shown(row['agreement'])}") from None
         if (n is not None and n < 1) or (agreement is not None and not 0 <= agreement <= 1):
             raise DataError(f"{where}: n_workers must be at least 1 and agreement within [0, 1]")
         out.append(Gold(*key, gold=outcome, n_workers=n, agreement=agreement, source=str(path), line=line))
@@ -232,10 +232,10 @@ def release_gold_of(row: Mapping, matcher: Matcher, fixes: Mapping[str, str]) ->
     word = next(c["text"] for c in row["question"]["choices"] if c["label"] == row["answerKey"])
     outcome = outcome_of(template, word)
     if outcome is None:
-        return None, f"gold {word!r} is not an answer word of template {template.id!r}", details
+        return None, f"gold {shown(word)} is not an answer word of template {shown(template.id)}", details
     choices = sorted(c["text"].strip().lower() for c in row["question"]["choices"])
     if choices != sorted(w.lower() for w in template.answers.values()):
-        return None, f"choices {choices} are not the answer words of template {template.id!r}", details
+        return None, f"choices {choices} are not the answer words of template {shown(template.id)}", details
     return Gold(template.id, values["x"], values["y"], outcome, n_workers=1, kind="release",
                 release_id=str(row["id"]), fixes=applied), "", details
 
@@ -313,7 +313,7 @@ def parse_release_rows(rows_by_split: Mapping[str, Sequence], spec: ProbeSpec,
                 report["unmatched"] += problem == "matches no template"
                 problems[UNMATCHED] += problem == "matches no template"
                 problems[NOT_ANSWERS] += problem.startswith(("gold ", "choices "))
-                report["left_out"].append(f"{path}:{line}: {problem}: {details.get('stem', '')!r}")
+                report["left_out"].append(f"{path}:{line}: {problem}: {shown(details.get('stem', ''))}")
                 continue
             report["ambiguous"] += bool(details.get("ambiguous"))
             problems[AMBIGUOUS] += bool(details.get("ambiguous"))

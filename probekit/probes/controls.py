@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from probekit.data.examples import answer_text, make_example
+from probekit.errors import shown
 from probekit.probes.templates import MASK, ProbeSpec, Template, TemplateError, Variant
 
 Perturbation = Callable[[dict], "dict | None"]
@@ -42,10 +43,10 @@ def nolang_text(template: Template) -> str:
 def no_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation:
     """NO-LANG: keep only the arguments and the mask, in template order; answers become nonsense words."""
     if spec.format != "mc_mlm":
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: NO-LANG keeps the [MASK], so it needs "
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: NO-LANG keeps the [MASK], so it needs "
                             f"format mc_mlm")
     if any(t.answers for t in spec.templates.values()) and not spec.nolang_answers:
-        raise TemplateError(f"{spec.path}: variant {variant.name!r}: NO-LANG needs controls.nolang_answers "
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: NO-LANG needs controls.nolang_answers "
                             f"for the closed answer words")
 
     def perturb(example: dict) -> dict:
@@ -65,8 +66,8 @@ def perturbed_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
         if not template.perturb:
-            raise TemplateError(f"{spec.path}: template {template.id!r} declares no 'perturb' words "
-                             f"(needed by variant {variant.name!r})")
+            raise TemplateError(f"{spec.path}: template {shown(template.id)} declares no 'perturb' words "
+                             f"(needed by variant {shown(variant.name)})")
         rng = random.Random(f"{seed}:{example['id']}")
         text = template.perturbed_text(lambda _word: rng.choice(spec.nonsense_words))
         return _rebuild(example, variant=variant.name, stem=template.fill(example["args"], text=text))
@@ -117,7 +118,7 @@ def reverse(variant: str, style: str | None = None) -> Perturbation:
 def signal(variant: str, style: str | None = None) -> Perturbation:
     """SIGNAL (CALUM): the same segments, the indicators written in another ``style`` (``[X] text``)."""
     if not style:
-        raise TemplateError(f"variant {variant!r}: SIGNAL needs the `style` its indicators are written in")
+        raise TemplateError(f"variant {shown(variant)}: SIGNAL needs the `style` its indicators are written in")
     return lambda row: write_segments(row, variant, row["segments"], style)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from probekit import atomic
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.probes.annotations import GOLD_COLUMNS, Gold, Key, _key_of, _read_csv, annotated_template, outcome_of
 from probekit.probes.templates import MASK, ProbeSpec, Template
 
@@ -107,18 +107,19 @@ def read_answers(paths: Sequence[str | Path], spec: ProbeSpec) -> tuple[list[Ans
             template, key = _key_of(spec, row, where)
             expected = statement(template, key[1], key[2])
             if row["statement"] and row["statement"] != expected:
-                raise DataError(f"{where}: statement {row['statement']!r} is not what template {key[0]!r} says "
-                                f"now ({expected!r}): was the template edited after the export?")
+                raise DataError(f"{where}: statement {shown(row['statement'])} is not what template "
+                                f"{shown(key[0])} says now ({shown(expected)}): was the template edited after the "
+                                f"export?")
             if not row["answer"]:
                 blank += 1
                 continue
             outcome = outcome_of(template, row["answer"])
             if outcome is None:
-                raise DataError(f"{where}: answer {row['answer']!r} is not one of "
+                raise DataError(f"{where}: answer {shown(row['answer'])} is not one of "
                                 f"{', '.join(template.answers.values())}")
             worker = row["worker"] or Path(path).stem
             if (key, worker) in first:
-                raise DataError(f"{where}: worker {worker!r} already answered this statement "
+                raise DataError(f"{where}: worker {shown(worker)} already answered this statement "
                                 f"(at {first[key, worker]})")
             first[key, worker] = where
             answers.append(Answer(key, worker, outcome, where))

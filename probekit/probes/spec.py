@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from probekit.errors import shown
 from probekit.probes.controls import CONTROLS
 from probekit.probes.templates import (
     FORMATS,
@@ -32,14 +33,14 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
         raise TemplateError(f"{path}: expected a mapping at top level")
     for key in ("probe", "version", "format", "templates", "variants"):
         if key not in raw:
-            raise TemplateError(f"{path}: missing field {key!r}")
+            raise TemplateError(f"{path}: missing field {shown(key)}")
     if raw["format"] not in FORMATS:
-        raise TemplateError(f"{path}: format must be one of {list(FORMATS)}, got {raw['format']!r}")
+        raise TemplateError(f"{path}: format must be one of {list(FORMATS)}, got {shown(raw['format'])}")
     templates: dict[str, Template] = {}
     for item in raw["templates"]:
         template = parse_template(item, source=str(path), default_slots=raw.get("slots", ()), format=raw["format"])
         if template.id in templates:
-            raise TemplateError(f"{path}: template {template.id!r}: duplicate id")
+            raise TemplateError(f"{path}: template {shown(template.id)}: duplicate id")
         templates[template.id] = template
     variants = parse_variants(raw["variants"], templates, path)
     controls = raw.get("controls", {}) or {}
@@ -66,7 +67,7 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
         raise TemplateError(f"{path}: 'variants' must be a non-empty mapping name -> definition")
     variants: dict[str, Variant] = {}
     for name, v in raw.items():
-        where = f"{path}: variant {name!r}"
+        where = f"{path}: variant {shown(name)}"
         if not isinstance(v, Mapping):
             raise TemplateError(f"{where}: must be a mapping ({{template: ID}} or {{control: NAME, base: VARIANT}})")
         kinds = [k for k in ("template", "templates", "control") if k in v]
@@ -79,17 +80,17 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
                 [wanted] if kinds[0] == "template" else wanted)
             if not isinstance(ids, list) or not ids or not all(isinstance(t, str) and t in templates for t in ids):
                 raise TemplateError(f"{where}: {kinds[0]} must be {'one template id' if kinds[0] == 'template' else 'all or a list of template ids'} "
-                                    f"of {list(templates)}, got {wanted!r}")
+                                    f"of {list(templates)}, got {shown(wanted)}")
             variants[name] = Variant(name, templates=tuple(ids),
                                      options={k: x for k, x in v.items() if k not in ("template", "templates")})
             continue
         control, base = v.get("control"), v.get("base")
         if not isinstance(control, str) or control not in CONTROLS:
-            raise TemplateError(f"{where}: control must be one of {list(CONTROLS)}, got {control!r}")
+            raise TemplateError(f"{where}: control must be one of {list(CONTROLS)}, got {shown(control)}")
         unknown = sorted(set(v) - {"control", "base"})
         if unknown:
             raise TemplateError(f"{where}: unknown key(s) {unknown} for a control variant")
         if not isinstance(base, str) or not isinstance(raw.get(base), Mapping) or "control" in raw[base]:
-            raise TemplateError(f"{where}: base must name a declared base (template) variant, got {base!r}")
+            raise TemplateError(f"{where}: base must name a declared base (template) variant, got {shown(base)}")
         variants[name] = Variant(name, control=control, base=base)
     return variants

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from probekit.data.examples import MASK
-from probekit.errors import ProbekitError
+from probekit.errors import ProbekitError, shown
 
 FORMATS = ("mc_mlm", "mc_qa")  # MC-MLM: one [MASK] filled by a choice; MC-QA: a question, choices apart
 SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -47,7 +47,7 @@ class Template:
         """Substitute every slot in ``text`` (default: the template's) in one pass; no slot may be left."""
         missing = [s for s in self.slots if s not in values]
         if missing:
-            raise TemplateError(f"{self.source}: template {self.id!r}: unfilled slot(s) {missing}")
+            raise TemplateError(f"{self.source}: template {shown(self.id)}: unfilled slot(s) {missing}")
         return SLOT.sub(lambda m: str(values[m.group(1)]), self.text if text is None else text)
 
     def pieces(self) -> list[str]:
@@ -101,7 +101,7 @@ class ProbeSpec:
         try:
             return self.templates[template_id]
         except KeyError:
-            raise TemplateError(f"{self.path}: no template {template_id!r} "
+            raise TemplateError(f"{self.path}: no template {shown(template_id)} "
                                 f"(have: {', '.join(self.templates)})") from None
 
 
@@ -110,7 +110,7 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=(), for
     tid = raw.get("id")
     if not isinstance(tid, str) or not tid:
         raise TemplateError(f"{source}: a template has no 'id'")
-    where = f"{source}: template {tid!r}"
+    where = f"{source}: template {shown(tid)}"
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
         raise TemplateError(f"{where}: 'text' must be a non-empty string")
@@ -141,5 +141,5 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=(), for
     template = Template(id=tid, text=text, slots=slots, answers=dict(answers), perturb=perturb, source=source)
     for word in perturb:
         if not _whole_word(word).search(text):
-            raise TemplateError(f"{where}: perturb word {word!r} does not occur in text")
+            raise TemplateError(f"{where}: perturb word {shown(word)} does not occur in text")
     return template

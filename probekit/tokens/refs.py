@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from probekit.errors import UsageError
+from probekit.errors import UsageError, shown
 
 PACKAGE_PREFIX = "pkg:"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
@@ -47,12 +47,12 @@ def _package_folder(spec: str, name: str) -> str:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError:
-        raise UsageError(f"--model {name}: {spec}: no installed Python package {module_name!r} "
+        raise UsageError(f"--model {name}: {spec}: no installed Python package {shown(module_name)} "
                          f"(pip install it, or give an alias, a folder or a Hub id)") from None
     getter = getattr(module, "get_model_path", None)
     folder = Path(getter() if getter else Path(module.__file__).parent / "model")
     if not (folder / "config.json").is_file():
-        raise UsageError(f"--model {name}: package {module_name!r} ships no model at {folder}")
+        raise UsageError(f"--model {name}: package {shown(module_name)} ships no model at {folder}")
     return str(folder)
 
 
@@ -64,15 +64,15 @@ def _check_hub(name: str, repo_id: str, also: str) -> None:
     if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
         return
     if constants.HF_HUB_OFFLINE:
-        raise UsageError(f"--model {name}: Hub id {repo_id!r} is not in the local cache and HF_HUB_OFFLINE "
+        raise UsageError(f"--model {name}: Hub id {shown(repo_id)} is not in the local cache and HF_HUB_OFFLINE "
                          f"is set{also}")
     try:
         model_info(repo_id, timeout=10)
     except GatedRepoError:
-        raise UsageError(f"--model {name}: {repo_id!r} is gated on the Hub: accept its terms and log in "
+        raise UsageError(f"--model {name}: {shown(repo_id)} is gated on the Hub: accept its terms and log in "
                          f"(hf auth login){also}") from None
     except RepositoryNotFoundError:
-        raise UsageError(f"--model {name}: no model {repo_id!r} on the Hub (or it is private){also}") from None
+        raise UsageError(f"--model {name}: no model {shown(repo_id)} on the Hub (or it is private){also}") from None
     except Exception as exc:  # no network: name resolution, refused connection, timeout
-        raise UsageError(f"--model {name}: Hub id {repo_id!r} is not in the local cache and the Hub cannot be "
+        raise UsageError(f"--model {name}: Hub id {shown(repo_id)} is not in the local cache and the Hub cannot be "
                          f"reached ({type(exc).__name__}: {' '.join(str(exc).split())}){also}") from None

@@ -17,7 +17,7 @@ import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from probekit.data.examples import MASK
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Statements:
                     context, positions[i] = replaced, s
                 elif replaced != context:
                     raise DataError(f"example {self.example_ids[i]}: the words around the mask are tokenized "
-                                    f"differently with {self.words[rows[0]]!r} and {self.words[row]!r}")
+                                    f"differently with {shown(self.words[rows[0]])} and {shown(self.words[row])}")
             inputs.append(context)
         return inputs, positions
 
@@ -72,7 +72,7 @@ class Statements:
             if len(ids) + extra > limit:
                 added = " (with the start token)" if extra else ""
                 raise DataError(f"example {self.example_ids[self.example[row]]}: the statement with choice "
-                                f"{self.words[row]!r} is {len(ids) + extra} tokens{added} and the model reads at "
+                                f"{shown(self.words[row])} is {len(ids) + extra} tokens{added} and the model reads at "
                                 f"most {limit}" + (" (the mask would be truncated away)" if self.stop[row] > limit
                                                    else ""))
 
@@ -112,7 +112,7 @@ def word_spans(enc, texts: Sequence[str], spans: Sequence[tuple[int, int]], name
         encoding = enc.encodings[row]
         s, e = encoding.char_to_token(begin), encoding.char_to_token(end - 1) if end > begin else None
         if s is None or e is None:
-            raise DataError(f"{name(row)}: choice {text[begin:end]!r} has no token in {text!r}")
+            raise DataError(f"{name(row)}: choice {shown(text[begin:end])} has no token in {shown(text)}")
         offsets = encoding.offsets
         space_piece = s > 0 and not encoding.special_tokens_mask[s - 1] and _space_piece(text, *offsets[s - 1], begin)
         start[row], stop[row], first[row] = s - space_piece, e + 1, enc["input_ids"][row][s]
@@ -126,7 +126,7 @@ def split_stem(stem: str, example_id: str) -> tuple[str, str]:
     """The text before and after the stem's one ``[MASK]``."""
     if stem.count(MASK) != 1:
         raise DataError(f"example {example_id}: the stem must contain exactly one {MASK} (MC-QA probes "
-                        f"have none): {stem!r}")
+                        f"have none): {shown(stem)}")
     prefix, suffix = stem.split(MASK)
     return prefix, suffix
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from pydantic import BaseModel, ConfigDict
 
 from probekit import atomic
-from probekit.errors import DataError, UsageError
+from probekit.errors import DataError, UsageError, shown
 
 if TYPE_CHECKING:  # pandas is imported where tables are read, not by the CLI's parser
     import pandas as pd
@@ -74,7 +74,7 @@ def available() -> list[str]:
 
 def get(name: str) -> Loader:
     if name not in available():
-        raise UsageError(f"no loader for {name!r}; available: {', '.join(available())}")
+        raise UsageError(f"no loader for {shown(name)}; available: {', '.join(available())}")
     importlib.import_module(f"probekit.sources.loaders.{name}")
     return _REGISTRY[name]
 

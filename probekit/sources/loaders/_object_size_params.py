@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from probekit.errors import shown
 from probekit.sources.loaders import LoaderParams
 
 SOURCE = "object_sizes"
@@ -47,6 +48,6 @@ class ObjectSizeParams(LoaderParams):
         if self.source == "mirror_sets" and not self.size_sets:
             raise ValueError("size_sets: source mirror_sets needs at least one set of absolute sizes")
         if Path(self.doq_file).name != self.doq_file:
-            raise ValueError(f"doq_file: must be a plain file name in raw/doq/, got {self.doq_file!r}")
+            raise ValueError(f"doq_file: must be a plain file name in raw/doq/, got {shown(self.doq_file)}")
         return self
 

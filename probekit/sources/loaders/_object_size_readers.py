@@ -16,7 +16,7 @@ from typing import Literal
 
 import pandas as pd
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 DOQ_COLUMNS = ("obj", "head", "dim", "mean", "perc_5", "perc_25", "median", "perc_75", "perc_95", "std")
 _VP_CODES = {1: "larger (1)", -1: "smaller (-1)", 0: "similar (0)", -42: "no majority (-42)"}
@@ -63,9 +63,9 @@ def _number(path, line, field, value, kind=float):
         out = kind(value.strip())
     except ValueError:
         what = "an integer" if kind is int else "a number"
-        raise DataError(f"{path}: line {line}: {field} {value!r} is not {what}") from None
+        raise DataError(f"{path}: line {line}: {field} {shown(value)} is not {what}") from None
     if kind is float and not math.isfinite(out):
-        raise DataError(f"{path}: line {line}: {field} {value!r} is not a finite number")
+        raise DataError(f"{path}: line {line}: {field} {shown(value)} is not a finite number")
     return out
 
 
@@ -89,7 +89,7 @@ def read_viphy(path: Path) -> pd.DataFrame:
             raise DataError(f"{path}: line {line}: negative count ({n_gt}, {n_lt})")
         typical = r["typical"].strip()
         if typical not in (">", "<", "="):
-            raise DataError(f"{path}: line {line}: typical {typical!r} is not '>', '<' or '='")
+            raise DataError(f"{path}: line {line}: typical {shown(typical)} is not '>', '<' or '='")
         out.append((line, _norm(r["o1"]), _norm(r["o2"]), n_gt, n_lt, typical))
     return pd.DataFrame(out, columns=["line", "obj1", "obj2", "n_larger", "n_smaller", "typical"])
 
@@ -128,7 +128,7 @@ def read_doq(path: Path, errors: Literal["raise", "count"] = "raise") -> pd.Data
     ``dim`` is upper-cased."""
     path = Path(path)
     if errors not in ("raise", "count"):
-        raise ValueError(f"errors must be 'raise' or 'count', got {errors!r}")
+        raise ValueError(f"errors must be 'raise' or 'count', got {shown(errors)}")
     rows, bad, sep = [], [], None
     try:
         fh = open(path, "rb")

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 
 RELATIONS = {
     "P463": "member of", "P571": "inception", "P161": "cast member", "P26": "spouse", "P112": "founded by",
@@ -119,7 +119,7 @@ def eq_subject_patterns(templates: dict, relation: str) -> list[re.Pattern]:
     for k in keys:
         t = templates[k]
         if t.count("[X]") != 1:
-            raise DataError(f"{EQ_TEMPLATES}: template {k!r} must hold [X] once: {t!r}")
+            raise DataError(f"{EQ_TEMPLATES}: template {shown(k)} must hold [X] once: {shown(t)}")
         pre, post = t.split("[X]")
         pats.append(re.compile(re.escape(pre) + "(.+)" + re.escape(post)))
     return pats

@@ -37,7 +37,7 @@ from typing import Literal, Sequence
 import pandas as pd
 from pydantic import Field, field_validator
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.sources.loaders import Loaded, LoaderParams, register
 
 COLUMNS = ["relation", "head", "tail", "weight", "source"]
@@ -174,7 +174,7 @@ def _parse_line(raw: bytes, fmt: SubsetFormat, tally: _Tally, where: str) -> tup
     if not head or not tail:
         return tally.drop("malformed", f"{where}: empty term")
     if relation is None:
-        return tally.drop("unknown_relation", f"{where}: {rel!r}")
+        return tally.drop("unknown_relation", f"{where}: {shown(rel)}")
     return relation, head, tail
 
 

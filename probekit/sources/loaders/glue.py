@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 import pandas as pd
 from pydantic import AfterValidator, Field, field_validator
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.sources.loaders import Loaded, LoaderParams, register
 
 SOURCE = "glue"
@@ -112,7 +112,7 @@ def read_tsv(path: Path, task: str, split: str) -> list[dict]:
             if label_col in col:
                 label = LABELS[task].get(fields[col[label_col]])
                 if label is None:
-                    raise DataError(f"{path}:{line}: unknown {task.upper()} label {fields[col[label_col]]!r} "
+                    raise DataError(f"{path}:{line}: unknown {task.upper()} label {shown(fields[col[label_col]])} "
                                     f"(expected one of {', '.join(LABELS[task])})")
             rows.append({"task": task, "split": split, "idx": fields[col[id_col]] if id_col in col else str(n),
                          "sentence1": fields[col[s1_col]], "sentence2": fields[col[s2_col]], "label": label,
@@ -130,7 +130,7 @@ def read_hub(task: str, splits: list[str], revision: str | None) -> dict[str, li
     for split in splits:
         hf_split = split.replace("dev", "validation")
         if hf_split not in dataset:
-            raise DataError(f"{HUB_DATASET} {task}: no split {hf_split!r} (has {', '.join(dataset)})")
+            raise DataError(f"{HUB_DATASET} {task}: no split {shown(hf_split)} (has {', '.join(dataset)})")
         part = dataset[hf_split]
         names = part.features["label"].names
         unknown = sorted(set(names) - set(LABELS[task].values()))

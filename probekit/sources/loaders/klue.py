@@ -25,7 +25,7 @@ from typing import Annotated, Literal
 import pandas as pd
 from pydantic import AfterValidator, Field, model_validator
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.sources.loaders import Loaded, LoaderParams, register
 from probekit.sources.loaders.glue import PAIR_COLUMNS, distinct
 
@@ -84,14 +84,14 @@ def read_file(path: Path, task: str, split: str) -> list[dict]:
     for n, record in enumerate(records):
         if not isinstance(record, dict):
             raise DataError(f"{path}: record {n}: not a JSON object")
-        where = f"{path}: record {n} (guid {record.get('guid')!r})"
+        where = f"{path}: record {n} (guid {shown(record.get('guid'))})"
         missing = [f for f in ("guid", s1, s2) if not isinstance(record.get(f), str)]
         if missing:
             raise DataError(f"{where}: missing or non-text field(s) {missing}")
         value = _raw_label(task, record)
         label = LABELS[task].get(value) if type(value) in (str, int) else None
         if label is None:
-            raise DataError(f"{where}: {LABEL_FIELDS[task]} {value!r} is missing or not one of "
+            raise DataError(f"{where}: {LABEL_FIELDS[task]} {shown(value)} is missing or not one of "
                             f"{', '.join(map(str, LABELS[task]))}")
         rows.append({"task": task, "split": split, "idx": record["guid"], "sentence1": record[s1],
                      "sentence2": record[s2], "label": label, "line": n})
@@ -128,7 +128,7 @@ def read_hub(task: str, revision: str | None) -> dict[str, list[dict]]:
         for n, (guid, a, b, y) in enumerate(zip(cols["guid"], cols[s1], cols[s2], cols[label_col])):
             y = y["binary-label"] if task == "klue_sts" else y
             if y is None or not 0 <= y < len(names):
-                raise DataError(f"{where}: row {n} (guid {guid!r}): no label ({y!r})")
+                raise DataError(f"{where}: row {n} (guid {shown(guid)}): no label ({shown(y)})")
             rows.append({"task": task, "split": split, "idx": guid, "sentence1": a, "sentence2": b,
                          "label": HUB_LABELS[task][names[y]], "line": n})
         out[split] = rows

@@ -35,7 +35,7 @@ from typing import Iterator
 import pandas as pd
 from pydantic import field_validator
 
-from probekit.errors import DataError
+from probekit.errors import DataError, shown
 from probekit.sources.loaders import Loaded, LoaderParams, register
 
 SOURCE = "wordnet"
@@ -66,7 +66,7 @@ class WordNetParams(LoaderParams):
     def _pos(cls, v: list[str]) -> list[str]:
         bad = [p for p in v if p not in POS]
         if bad or not v:
-            raise ValueError(f"must be a non-empty list of {list(POS)}, got {v}")
+            raise ValueError(f"must be a non-empty list of {list(POS)}, got {shown(v)}")
         return sorted(set(v), key=POS.index)
 
 
