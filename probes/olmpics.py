@@ -139,9 +139,9 @@ def _mcqa(args) -> int:
 
 def _print_curve(m: dict) -> None:
     points = ", ".join(f"{n}: {c['mean']:.3f}" for n, c in m["curve"].items())
-    sens = "".join(f"; {name} sensitivity {s['mean']:.3f}" for name, s in m["sensitivity"].items())
-    print(f"{m['model']} {m['probe']} {m['setting']}: {points}; WS {m['WS']['mean']:.3f} MAX {m['MAX']['mean']:.3f}"
-          + sens)
+    sens = "".join(f"; {name} sensitivity {s['value']:.3f}" for name, s in m["sensitivity"].items())
+    print(f"{m['model']} {m['probe']} {m['setting']}: {points}; WS {m['WS']['value']:.3f} MAX {m['MAX']['value']:.3f}"
+          f" (N={m['MAX']['at_n']})" + sens)
 
 
 def _olmpics_report(args) -> int:

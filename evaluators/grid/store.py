@@ -85,7 +85,7 @@ def _last_line(text: str) -> str:
 
 def summary(plans: list[Planned], store: Path, failures: list[Failure]) -> list[dict]:
     """One row per cell: its key, the cell, its status and the top-level numbers of its ``metrics.json``
-    (per file under the result folder, e.g. one per variant)."""
+    (per file under the result folder, e.g. one per variant; a dict-valued statistic by :func:`_headline`)."""
     failed = {f.key: f.error for f in failures}
     rows = []
     for p in plans:
@@ -94,13 +94,22 @@ def summary(plans: list[Planned], store: Path, failures: list[Failure]) -> list[
         for path in sorted(result.rglob("metrics.json")) if result.is_dir() else []:
             m = json.loads(path.read_text(encoding="utf-8"))
             numbers = {k: v for k, v in m.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-            numbers |= {k: v["mean"] for k, v in m.items() if isinstance(v, dict) and isinstance(v.get("mean"), float)}
+            numbers |= {k: _headline(v) for k, v in m.items() if isinstance(_headline(v), float)}
             numbers |= {"zero_shot": m["zero_shot"]} if isinstance(m.get("zero_shot"), bool) else {}
             metrics[str(path.parent.relative_to(result)) if path.parent != result else "."] = numbers
         status = "failed" if p.key in failed else "stored" if (store / "cells" / p.key / CELL).is_file() else "missing"
         rows.append({"key": p.key, **p.cell.record(), "status": status, "error": failed.get(p.key),
                      "metrics": metrics})
     return rows
+
+
+def _headline(stat) -> float | None:
+    """The number of a dict-valued statistic: its ``value`` (oLMpics' WS and MAX: the statistic of the
+    seed-averaged curve, not a mean of per-seed values) or else its ``mean`` (ParaRel, CALUM: over relations or
+    seeds)."""
+    if not isinstance(stat, dict):
+        return None
+    return stat["value"] if "value" in stat else stat.get("mean")
 
 
 def write_summary(rows: list[dict], out: Path) -> None:

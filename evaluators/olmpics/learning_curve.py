@@ -1,5 +1,5 @@
 """What every learning-curve protocol (MC-MLM heads, MC-QA, the baselines) shares: nested seeded training
-subsets, the curve's statistics (WS, MAX, language sensitivity, mean ± std over seeds), and its result files.
+subsets, the curve's statistics (WS, MAX, language sensitivity of the seed-averaged curve), and its result files.
 
 Subsets are nested: for one seed, the training examples are one seeded permutation of the training split,
 and the subset of size N is its first N, so the 62 examples are inside the 125 and a curve measures more
@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from evaluators.olmpics.metrics import WS_WEIGHTS, max_score, sensitivity, summary, weighted_score, ws_weights
+from evaluators.olmpics.metrics import WS_WEIGHTS, max_summary, sensitivity_summary, summary, ws_summary, ws_weights
 from probekit import atomic
 from probekit.errors import DataError, UsageError
 
@@ -91,18 +91,19 @@ def control_rows(original_ids: Sequence[str], control: Sequence[Mapping]) -> np.
 
 
 def curve_statistics(accuracy: np.ndarray, sizes: Sequence[int]) -> dict:
-    """``curve`` ({N: mean, std, per_seed}), ``WS`` and ``MAX`` (each per seed, then mean ± std) of an
-    accuracy array ``[sizes, seeds]``."""
+    """``curve`` ({N: mean, std, per_seed}), and ``WS`` and ``MAX`` of the seed-averaged curve (``{value, ...}``,
+    :func:`metrics.ws_summary`, :func:`metrics.max_summary`) of an accuracy array ``[sizes, seeds]``."""
     return {
         "curve": {str(n): summary(row) for n, row in zip(sizes, accuracy)},
-        "WS": summary([weighted_score(col) for col in accuracy.T]),
-        "MAX": summary([max_score(col) for col in accuracy.T]),
+        "WS": ws_summary(accuracy.T),
+        "MAX": max_summary(accuracy.T, sizes),
     }
 
 
 def sensitivity_statistics(full: np.ndarray, control: np.ndarray) -> dict:
-    """Language sensitivity per seed (accuracy arrays ``[sizes, seeds]``), then mean ± std."""
-    return summary([sensitivity(f, c) for f, c in zip(full.T, control.T)])
+    """Language sensitivity of the seed-averaged curves (accuracy arrays ``[sizes, seeds]``): ``{value,
+    per_seed}``, :func:`metrics.sensitivity_summary`."""
+    return sensitivity_summary(full.T, control.T)
 
 
 def prediction_rows(rows: Sequence[Mapping], correct: np.ndarray, sizes: Sequence[int],

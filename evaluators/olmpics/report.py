@@ -26,20 +26,26 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
     success, partial = (f"{100 * rule[k]:g}" for k in ("success", "partial"))
     smoke_line = f"\n- **{smoke.MARK}**: {smoke.LEGEND}." if smoke_rows else ""
     return f"""Accuracies on each probe's dev split, in percent.
-- `mean ± std [low, high]`: mean and standard deviation (ddof 1) over training seeds of a learning-curve
-  statistic, and its 95% percentile bootstrap interval over dev examples ({resamples} resamples, seed {seed}):
-  a resample draws the dev examples with replacement once, applies them to every (N, seed) point of the curve and
-  recomputes the mean over seeds. The interval measures dev-example sampling, given the trained heads; the ± std
-  measures seed-to-seed variation. `value [low, high]` (zero-shot): accuracy and its interval.
+- The learning curve is the mean over training seeds of the accuracy at each N (the paper: "report average
+  accuracy across seeds"), and WS, MAX and the sensitivities are statistics of that seed-averaged curve.
+  `value [low, high]`: the statistic and its 95% percentile bootstrap interval over dev examples ({resamples}
+  resamples, seed {seed}): a resample draws the dev examples with replacement once, applies them to every
+  (N, seed) point of the curve, averages the seeds and recomputes the whole statistic. The interval measures
+  dev-example sampling, given the trained heads. `value ± std [low, high]` (WS only): also the standard deviation
+  (ddof 1) over seeds of each seed's own WS, whose mean WS is (WS is linear): seed-to-seed variation. MAX and the
+  sensitivities have no ± std: they are nonlinear in the seeds' curves, so no per-seed value averages to them.
+  Zero-shot: accuracy and its interval.
 - **Zero-shot**: the checkpoint's pretrained MLM head before any training; — where there is none (MC-QA starts
   from an untrained head). For a † row or a baseline it is an untrained head's accuracy: no knowledge.
 - **WS**: Σ w_i · acc(N_i) with the paper's weights ({weights}) from smallest N to
-  largest (the first k, renormalised, for a curve of k sizes); **MAX**: the best accuracy on the curve; each per
-  seed, then averaged.
+  largest (the first k, renormalised, for a curve of k sizes); **MAX**: the best accuracy on the seed-averaged
+  curve (the maximum over N of the mean over seeds, not the mean of each seed's maximum: that is biased upward
+  by seed noise).
 - **MLP** / **LINEAR**: MC-MLM, encoder frozen, the MLM head trained / only its last projection trained;
   **MC-QA**: the whole network fine-tuned with a new choice-scoring head.
 - **pert** / **nolang**: language sensitivity to the PERTURBED-LANG / NO-LANG control on the main setting (MLP
-  for MC-MLM, MC-QA for MC-QA): the WS formula over max(0, acc(original) − acc(control)), per seed. Computed over
+  for MC-MLM, MC-QA for MC-QA): the WS formula over max(0, acc(original) − acc(control)) of the seed-averaged
+  curves (seeds averaged before the max(0, ·)). Computed over
   the original examples that have a control row (matched through `source_id`, k-th occurrence to k-th); the
   interval resamples those examples.
 - **▲ / ▼**: significantly above / below the probe's baseline row in the same setting: paired bootstrap over the
@@ -79,6 +85,12 @@ def _p(p: float, resamples: int) -> str:
     return f"< {2 / resamples:.3g}" if p == 0 else f"{p:.3f}"
 
 
+def _stat(c: dict) -> str:
+    """``value ± std [low, high]`` (WS) or ``value [low, high]`` (MAX, sensitivity)."""
+    std = "" if c.get("std") is None else f" ± {_pct(c['std'])}"
+    return f"{_pct(c['value'])}{std} {_interval(c)}"
+
+
 def _newly_initialised(probe: Probe, label: str) -> bool:
     return any(r.meta["lm_head"] == "newly_initialised" for r in probe.results[label].values())
 
@@ -101,11 +113,10 @@ def probe_table(probe: Probe) -> str:
         for setting in settings:
             for key in ("WS", "MAX"):
                 c = probe.cells[label].get(setting, {}).get(key)
-                row.append(f"{_pct(c['mean'])} ± {_pct(c['std'])} {_interval(c)}"
-                           f"{_marker(probe.vs_baseline.get((label, setting, key)))}" if c else "—")
+                row.append(f"{_stat(c)}{_marker(probe.vs_baseline.get((label, setting, key)))}" if c else "—")
         for name in CONTROLS:
             c = probe.cells[label].get(main, {}).get(name)
-            row.append(f"{_pct(c['mean'])} ± {_pct(c['std'])} {_interval(c)}" if c else "—")
+            row.append(_stat(c) if c else "—")
         rows.append(row)
     return tabulate(rows, header, tablefmt="github", disable_numparse=True)
 
@@ -172,8 +183,10 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
 
 
 def summary(probes: list[Probe]) -> dict:
-    """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, ..., nolang, ...}, zero_shot, medal,
-    profile}}}`` (``profile``: the params profile of the row's runs, :func:`smoke.profile_of`)."""
+    """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, MAX_low, MAX_high, MAX_at_n, nolang,
+    nolang_low, ...}, zero_shot, medal, profile}}}``: each statistic of the seed-averaged curve, its interval, the
+    seeds' std for WS only, the N of MAX (``profile``: the params profile of the row's runs,
+    :func:`smoke.profile_of`)."""
     out: dict = {}
     for probe in probes:
         for label in probe.rows:
@@ -183,10 +196,11 @@ def summary(probes: list[Probe]) -> dict:
                 entry["zero_shot"] = {"accuracy": round(zero["mean"], 4), "low": round(zero["low"], 4),
                                       "high": round(zero["high"], 4)}
             for setting, cells in probe.cells[label].items():
-                entry[setting] = {f"{key}{suffix}": round(c[stat], 4)
+                entry[setting] = {f"{key}{suffix}": c[stat] if stat == "at_n" else round(c[stat], 4)
                                   for key, c in cells.items() if key != "zero_shot"
-                                  for suffix, stat in (("", "mean"), ("_std", "std"), ("_low", "low"),
-                                                       ("_high", "high"))}
+                                  for suffix, stat in (("", "value"), ("_std", "std"), ("_low", "low"),
+                                                       ("_high", "high"), ("_at_n", "at_n"))
+                                  if c.get(stat) is not None}
             if label in probe.medals:
                 entry["medal"] = MEDAL_WORDS[probe.medals[label]]
             entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())

@@ -15,7 +15,7 @@ import numpy as np
 
 from evaluators.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
 from evaluators.olmpics.learning_curve import pair_rows
-from evaluators.olmpics.metrics import max_score, sensitivity, weighted_score, ws_weights
+from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
 from probekit.errors import DataError, ParamsError
 
 SETTINGS = ("MLP", "LINEAR", "MC-QA")
@@ -76,6 +76,21 @@ def _check(path: Path, meta: dict, prefix: str, correct: np.ndarray, sizes: list
                             f"({np.round(accuracy[:, k], 4).tolist()})")
 
 
+def _check_statistics(path: Path, meta: dict, correct: np.ndarray) -> None:
+    """metrics.json's WS and MAX must be the statistics of the seed-averaged curve the predictions give: a file
+    written when MAX was a mean of per-seed maxima (``MAX.mean``, no ``MAX.value``) is refused, named."""
+    accuracy = correct.mean(axis=-1)
+    expected = {"WS": curve_ws(accuracy), "MAX": curve_max(accuracy)}
+    for stat, value in expected.items():
+        if isinstance(meta.get(stat), dict) and "value" not in meta[stat] and "mean" in meta[stat]:
+            raise DataError(f"{path}: {stat} has `mean` but no `value`: written by an older version, which "
+                            f"averaged per-seed statistics; re-run the curve")
+        written = _field(meta, path, f"{stat}.value")
+        if not np.isclose(written, value, atol=1e-6):
+            raise DataError(f"{path}: {stat}.value {written} disagrees with the predictions' seed-averaged curve "
+                            f"({value:.6g})")
+
+
 def align(ids_a: list[str], ids_b: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Positions pairing the k-th occurrence of an id in ``ids_a`` with its k-th occurrence in ``ids_b`` (the
     release has duplicate ids), in ``ids_a`` order; rows without a partner are dropped."""
@@ -99,8 +114,8 @@ class Result:
         return self.meta["baseline"] or self.meta["model"]
 
     @property
-    def weights(self) -> np.ndarray:
-        return ws_weights(len(self.meta["sizes"]))
+    def sizes(self) -> list[int]:
+        return [int(s) for s in self.meta["sizes"]]
 
 
 def load(path: Path, meta: dict) -> Result:
@@ -114,8 +129,7 @@ def load(path: Path, meta: dict) -> Result:
     if len(ids) != meta["n"]:
         raise DataError(f"{path}: n = {meta['n']} but {len(ids)} original predictions")
     _check(path, meta, "", correct, sizes)
-    for stat in ("WS", "MAX"):
-        _field(meta, path, f"{stat}.mean")
+    _check_statistics(path, meta, correct)
     zero_shot = None
     if meta["zero_shot"] is not None:
         _field(meta, path, "zero_shot.accuracy")
@@ -135,39 +149,43 @@ def load(path: Path, meta: dict) -> Result:
     return Result(path, meta, ids, correct, zero_shot, controls)
 
 
-def curve_statistics(correct: np.ndarray, weights: np.ndarray) -> dict:
-    """Vectorised WS and MAX (mean over seeds) of ``correct [seeds, sizes, n]`` on resampled examples: the
-    same resample applies to every (size, seed) row."""
-    return {"WS": lambda idx: (resample_means(correct, idx) @ weights).mean(axis=1),
-            "MAX": lambda idx: resample_means(correct, idx).max(axis=2).mean(axis=1)}
+def curve_statistics(correct: np.ndarray) -> dict:
+    """Vectorised WS and MAX of the seed-averaged curve of ``correct [seeds, sizes, n]`` on resampled examples
+    (:mod:`evaluators.olmpics.metrics`, the definitions metrics.json is written with): one resample applies to
+    every (size, seed) point, then seeds are averaged and the statistic recomputed."""
+    return {"WS": lambda idx: curve_ws(resample_means(correct, idx)),
+            "MAX": lambda idx: curve_max(resample_means(correct, idx))}
 
 
-def sensitivity_statistic(full: np.ndarray, control: np.ndarray, weights: np.ndarray):
-    """Vectorised language sensitivity (mean over seeds) of aligned ``[seeds, sizes, m]`` arrays."""
-    return lambda idx: (np.maximum(0.0, resample_means(full, idx) - resample_means(control, idx))
-                        @ weights).mean(axis=1)
+def sensitivity_statistic(full: np.ndarray, control: np.ndarray):
+    """Vectorised language sensitivity of the seed-averaged curves of aligned ``[seeds, sizes, m]`` arrays."""
+    return lambda idx: curve_sensitivity(resample_means(full, idx), resample_means(control, idx))
 
 
-def _cell(per_seed: list[float], ci: dict, n: int) -> dict:
-    values = np.asarray(per_seed)
-    return {"mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-            "low": ci["low"], "high": ci["high"], "n": n}
+def _cell(ci: dict, n: int, std: float | None = None, **extra) -> dict:
+    """A statistic's cell: ``value`` (the statistic on every example), its interval, and, for WS only, ``std``
+    over seeds (of the per-seed WS, whose mean ``value`` is; for MAX and sensitivity None: no per-seed value
+    averages to them)."""
+    return {"value": ci["estimate"], "std": std, "low": ci["low"], "high": ci["high"], "n": n, **extra}
+
+
+def _seed_std(values: np.ndarray) -> float:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
 
 
 def cells(result: Result, *, resamples: int, seed: int) -> dict:
-    """``{WS, MAX, <control>...}`` cells (mean ± std over seeds, bootstrap interval) and ``zero_shot``."""
-    accuracy, weights, n = result.correct.mean(axis=-1), result.weights, len(result.ids)
-    stats = curve_statistics(result.correct, weights)
-    out = {"WS": _cell([weighted_score(a) for a in accuracy], bootstrap(stats["WS"], n, resamples=resamples,
-                                                                        seed=seed), n),
-           "MAX": _cell([max_score(a) for a in accuracy], bootstrap(stats["MAX"], n, resamples=resamples,
-                                                                   seed=seed), n)}
+    """``{WS, MAX, <control>...}`` cells (the statistic of the seed-averaged curve and its bootstrap interval;
+    WS with its std over seeds, MAX with ``at_n``) and ``zero_shot``."""
+    accuracy, n = result.correct.mean(axis=-1), len(result.ids)
+    stats = curve_statistics(result.correct)
+    out = {"WS": _cell(bootstrap(stats["WS"], n, resamples=resamples, seed=seed), n,
+                       _seed_std(weighted_score(accuracy))),
+           "MAX": _cell(bootstrap(stats["MAX"], n, resamples=resamples, seed=seed), n,
+                        at_n=max_summary(accuracy, result.sizes)["at_n"])}
     for name, (positions, control) in result.controls.items():
-        full = result.correct[..., positions]
-        per_seed = [sensitivity(f, c) for f, c in zip(full.mean(axis=-1), control.mean(axis=-1))]
-        ci = bootstrap(sensitivity_statistic(full, control, weights), len(positions), resamples=resamples,
-                       seed=seed)
-        out[name] = _cell(per_seed, ci, len(positions))
+        ci = bootstrap(sensitivity_statistic(result.correct[..., positions], control), len(positions),
+                       resamples=resamples, seed=seed)
+        out[name] = _cell(ci, len(positions))
     if result.zero_shot is not None:
         ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed)
         out["zero_shot"] = {"mean": ci["estimate"], "low": ci["low"], "high": ci["high"], "n": n,
@@ -181,8 +199,8 @@ def paired(a: Result, b: Result, key: str, *, resamples: int, seed: int) -> dict
     pa, pb = align(a.ids, b.ids)
     if not len(pa):
         return None
-    test = paired_bootstrap(curve_statistics(a.correct[..., pa], a.weights)[key],
-                            curve_statistics(b.correct[..., pb], b.weights)[key], len(pa),
+    test = paired_bootstrap(curve_statistics(a.correct[..., pa])[key],
+                            curve_statistics(b.correct[..., pb])[key], len(pa),
                             resamples=resamples, seed=seed)
     return {**test, "n": len(pa)}
 
@@ -266,7 +284,7 @@ def analyse(results: list[Result], *, resamples: int = 1000, seed: int = 0,
         probe = Probe(title, protocol, dict(by_label), computed, {}, [], {})
         models = [label for label in probe.rows if not probe.is_baseline(label)]
         for setting in probe.settings():
-            baselines = sorted((computed[label][setting]["WS"]["mean"], label) for label in probe.rows
+            baselines = sorted((computed[label][setting]["WS"]["value"], label) for label in probe.rows
                                if probe.is_baseline(label) and setting in by_label[label])
             if not baselines:
                 continue

@@ -65,7 +65,7 @@ def test_a_curve_grid_reports_through_the_olmpics_report(tiny_bert, tmp_path, ca
                 if json.loads((c / "cell.json").read_text())["options"]["setting"] == "linear"
                 and json.loads((c / "cell.json").read_text())["model"] == str(tiny_bert))
     assert summary[str(tiny_bert)]["LINEAR"]["WS"] == \
-        round(json.loads((cell / "result/metrics.json").read_text())["WS"]["mean"], 4)
+        round(json.loads((cell / "result/metrics.json").read_text())["WS"]["value"], 4)
     assert (tmp_path / "store/report_curves/toy.png").read_bytes()[:4] == b"\x89PNG"
 
 

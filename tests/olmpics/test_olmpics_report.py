@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from evaluators.olmpics import results as olmpics_results
-from evaluators.olmpics.metrics import max_score, weighted_score
+from evaluators.olmpics.metrics import max_summary, ws_summary
+from evaluators.olmpics.metrics import summary as seed_summary
 from evaluators.olmpics.report import write_olmpics_report
 from evaluators.olmpics.results import align, analyse, load, medal
 from evaluators.report import iter_metrics
@@ -34,11 +35,11 @@ def curve(accs) -> np.ndarray:
 
 
 def summary(correct: np.ndarray) -> dict:
+    """The curve's points, WS and MAX as metrics.json has them (``learning_curve.curve_statistics``)."""
     acc = correct.mean(axis=-1)
-    stats = {str(n): acc[:, k] for k, n in enumerate(SIZES)}
-    stats["WS"], stats["MAX"] = [weighted_score(a) for a in acc], [max_score(a) for a in acc]
-    return {k: {"mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)), "per_seed": list(map(float, v))}
-            for k, v in stats.items()}
+    stats = {str(n): seed_summary(acc[:, k]) for k, n in enumerate(SIZES)}
+    stats["WS"], stats["MAX"] = ws_summary(acc), max_summary(acc, SIZES)
+    return stats
 
 
 def write_result(root: Path, model: str, probe: str, setting: str, accs, *, controls=None, zero=None,
@@ -100,12 +101,14 @@ def report(root: Path, out: Path, **kwargs) -> list[Path]:
 def test_table_numbers_match_a_hand_computation(results, tmp_path):
     report(results, tmp_path / "out")
     ws = [W @ [0.6, 0.8], W @ [0.7, 0.9]]
-    nolang = [W @ [0.1, 0.3], W @ [0.2, 0.3]]
-    pert = [W @ [0.0, 0.1], W @ [0.1, 0.1]]  # max(0, ·): seed 1 at N=62 is clipped
+    # the seed-averaged curves: original (0.65, 0.85), NO-LANG (0.5, 0.55), PERTURBED-LANG (0.65, 0.75)
+    nolang = W @ [0.15, 0.3]
+    pert = W @ [0.0, 0.1]  # per seed first would give mean(W @ [0, 0.1], W @ [0.1, 0.1]) = 7.3: seed noise
     good = json.loads((tmp_path / "out" / "metrics.json").read_text())["age"]["good"]
     assert good["MLP"]["WS"] == round(np.mean(ws), 4) and good["MLP"]["WS_std"] == round(np.std(ws, ddof=1), 4)
-    assert good["MLP"]["MAX"] == 0.85 and good["MLP"]["nolang"] == round(np.mean(nolang), 4)
-    assert good["MLP"]["perturbed"] == round(np.mean(pert), 4)
+    assert good["MLP"]["MAX"] == 0.85 and good["MLP"]["MAX_at_n"] == 125 and "MAX_std" not in good["MLP"]
+    assert good["MLP"]["nolang"] == round(nolang, 4) and good["MLP"]["perturbed"] == round(pert, 4)
+    assert "nolang_std" not in good["MLP"]
     assert good["zero_shot"]["accuracy"] == 0.9 and good["medal"] == "success"
     for key in ("WS", "MAX", "nolang", "perturbed"):
         assert good["MLP"][f"{key}_low"] <= good["MLP"][key] <= good["MLP"][f"{key}_high"]
@@ -114,8 +117,8 @@ def test_table_numbers_match_a_hand_computation(results, tmp_path):
     row = next(line for line in md.splitlines() if line.startswith("| good "))
     low, high = map(float, re.search(r"\| 74\.3 ± 7\.1 \[([\d.]+), ([\d.]+)\] ▲ \|", row).groups())
     assert (low, high) == pytest.approx((100 * good["MLP"]["WS_low"], 100 * good["MLP"]["WS_high"]), abs=0.051)
-    assert "| 85.0 ± 7.1 [" in row
-    assert "| 22.0 ± 3.8 [" in row and "| 7.3 ± 3.8 [" in row
+    assert "| 85.0 [" in row  # MAX and the sensitivities: no ± std over per-seed values
+    assert "| 22.0 [" in row and "| 4.7 [" in row
     assert "| weak †" in md and "† weak: the checkpoint has no MLM head" in md
     assert md.count("↑ |") == 1  # good only: not the † row, not the baseline
     assert "Paired differences in MLP WS" in md and "## Medals" in md and "**▲ / ▼**" in md
@@ -125,9 +128,9 @@ def test_bootstrap_estimates_are_the_shared_metrics(results):
     probes = analyse([load(p, m) for p, m in iter_metrics([results])], resamples=200)
     age = next(p for p in probes if p.title == "age")
     r = age.results["good"]["MLP"]
-    stats = olmpics_results.curve_statistics(r.correct, r.weights)
+    stats = olmpics_results.curve_statistics(r.correct)
     everything = np.arange(N)[None]
-    assert stats["WS"](everything)[0] == pytest.approx(age.cells["good"]["MLP"]["WS"]["mean"])
+    assert stats["WS"](everything)[0] == pytest.approx(age.cells["good"]["MLP"]["WS"]["value"])
     assert stats["MAX"](everything)[0] == pytest.approx(0.85)
     assert age.cells["weak"]["MLP"]["perturbed"]["n"] == N - 1  # the dropped control row leaves the index set
     assert age.vs_baseline["good", "MLP", "WS"]["holds"]
@@ -205,6 +208,20 @@ def test_stale_predictions_are_refused(tmp_path):
     meta["curve"]["62"]["per_seed"] = [0.9, 0.9]
     write_json(path, meta)
     with pytest.raises(DataError, match="disagrees with the predictions"):
+        report(tmp_path, tmp_path / "out")
+
+
+def test_a_max_that_is_not_the_mean_curves_is_refused(tmp_path):
+    """A metrics.json of the old definition (MAX a mean of per-seed maxima, ``{mean, std, per_seed}``), or whose
+    MAX.value is not the predictions' seed-averaged curve's, is named, not reported."""
+    path = write_result(tmp_path, "m", "age", "MLP", [[0.8, 0.6], [0.5, 0.9]])  # seeds peak at different N
+    meta = json.loads(path.read_text())
+    assert meta["MAX"]["value"] == pytest.approx(0.75)
+    write_json(path, {**meta, "MAX": {"value": 0.85, "at_n": 125, "per_seed": [0.8, 0.9]}})
+    with pytest.raises(DataError, match=r"MAX.value 0.85 disagrees with the predictions' seed-averaged curve"):
+        report(tmp_path, tmp_path / "out")
+    write_json(path, {**meta, "MAX": {"mean": 0.85, "std": 0.07, "per_seed": [0.8, 0.9]}})
+    with pytest.raises(DataError, match="MAX has `mean` but no `value`: written by an older version"):
         report(tmp_path, tmp_path / "out")
 
 
