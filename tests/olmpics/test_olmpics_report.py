@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from evaluators.olmpics import results as olmpics_results
-from evaluators.olmpics.metrics import max_summary, ws_summary
+from evaluators.olmpics.metrics import max_summary
 from evaluators.olmpics.metrics import summary as seed_summary
+from evaluators.olmpics.metrics import ws_summary
 from evaluators.olmpics.report import write_olmpics_report
 from evaluators.olmpics.results import align, analyse, load, medal
 from evaluators.report import iter_metrics
