@@ -1,9 +1,16 @@
 """Masked-LM rules: ``mask-logit`` (oLMpics' MC-MLM: the MLM head's logit of each candidate token at the mask),
-``pll`` (a pseudo-log-likelihood of multi-token choices), and the hidden state at the mask (features).
+``pll`` (PLL-word-l2r of multi-token choices), and the hidden state at the mask (features).
 
 The model's own MLM head runs on the mask rows only: a forward hook on the encoder keeps the hidden state at
 each row's mask, which removes nearly all of the head's cost and is exact for every MLM family (BERT,
-RoBERTa, ALBERT, DistilBERT, ELECTRA, DeBERTa-v2...): no shortcut through the output embeddings.
+RoBERTa, ALBERT, DistilBERT, ELECTRA, DeBERTa-v2...): no shortcut through the output embeddings. Where the
+hook does not fire (remote code whose ``base_model`` is the model itself, a back-end returning unpadded
+hidden states) the full head runs and the mask rows are read from its output.
+
+In a reduced dtype (bf16, ``--dtype auto`` on a GPU) the head's last layer, the projection onto the vocabulary
+(``get_output_embeddings()``), runs in float32 on the mask rows: bf16 logits near 10 are 0.0625 apart, coarser
+than real models' margins between answers. The head's transform before it stays in the model's dtype. An
+fp32 model runs exactly as before.
 """
 
 from __future__ import annotations
@@ -61,14 +68,21 @@ def mask_logit(runner: Runner, q: MaskedQueries, multi_token: str = "error") -> 
 
 def pll(runner: Runner, st: Statements) -> np.ndarray:
     """PLL-word-l2r (Kauf & Ivanova 2023) of each choice: for each of its tokens in turn, that token and the
-    later ones of the choice are masked, and the log-probability of the token is summed. For a one-token
-    choice this is its log-softmax at the mask. Returns one score per statement row."""
+    later tokens *of the same word* are masked ("we mask not only the target token, but also all
+    within-word tokens to the right of the target"), and the log-probability of the token is summed; the
+    other words of a multi-word choice stay visible. Words are the tokenizer's (``word_ids()``; a lone
+    space piece before a word, ``Ġ``/``▁``, is that word's). For a one-token choice this is its log-softmax
+    at the mask. Returns one score per statement row."""
     mask = runner.tokenizer.mask_token_id
     inputs, positions, targets, owner = [], [], [], []
     for row, ids in enumerate(st.ids):
         s, e = int(st.start[row]), int(st.stop[row])
+        words = st.word_ids[row]
         for t in range(s, e):
-            inputs.append(ids[:t] + [mask] * (e - t) + ids[e:])
+            end = t + 1
+            while end < e and words[end - s] == words[t - s]:
+                end += 1
+            inputs.append(ids[:t] + [mask] * (end - t) + ids[end:])
             positions.append(t)
             targets.append(ids[t])
             owner.append(row)
@@ -101,18 +115,45 @@ def hidden_at(runner: Runner, inputs: Sequence[Sequence[int]], positions: np.nda
 
 def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:
     """The MLM head's full-vocabulary logits at one position per row, ``[batch, vocab]``: the encoder's
-    output is cut to those rows (a forward hook) before the head runs."""
+    output is cut to those rows (a forward hook) before the head runs, and the projection onto the vocabulary
+    runs in float32 (:func:`_float32_projection`). Where the cut did not happen, the full head's output is
+    read at those positions."""
     rows = torch.arange(len(cols), device=cols.device)
+    shape = tuple(input_ids.shape)
+    cut = []
 
     def keep_mask_rows(_module, _args, output):
-        gathered = output[0][rows, cols].unsqueeze(1)
+        hidden = output[0]
+        if not isinstance(hidden, torch.Tensor) or hidden.dim() != 3 or tuple(hidden.shape[:2]) != shape:
+            return None  # not padded hidden states (an unpadded back-end): the full head runs
+        cut.append(True)
+        gathered = hidden[rows, cols].unsqueeze(1)
         if isinstance(output, tuple):
             return (gathered,) + output[1:]
         output.last_hidden_state = gathered
         return output
 
-    handle = model.base_model.register_forward_hook(keep_mask_rows)
+    handles = [] if model.base_model is model else [model.base_model.register_forward_hook(keep_mask_rows)]
+    projection = model.get_output_embeddings()
+    if (isinstance(projection, torch.nn.Linear) and projection.weight.dtype != torch.float32
+            and projection.out_features == getattr(model.config, "vocab_size", None)):
+        # not DeBERTa-v2's (non-legacy) head, whose "output embeddings" are its transform's dense layer and
+        # whose projection is a matmul with the input embeddings: its logits stay in the model's dtype
+        handles.append(projection.register_forward_hook(_float32_projection))
     try:
-        return model(input_ids=input_ids, attention_mask=attention_mask).logits[:, 0, :]
+        logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
+    if cut and logits.shape[1] == 1:
+        return logits[:, 0, :]
+    if tuple(logits.shape[:2]) == shape:
+        return logits[rows, cols]
+    raise RuntimeError(f"the MLM head returned logits of shape {tuple(logits.shape)} for inputs of shape {shape}")
+
+
+def _float32_projection(module: torch.nn.Linear, args, _output) -> torch.Tensor:
+    """The output layer's logits computed again in float32 from its input (the mask rows: one row per query,
+    nothing to pay), so that a bf16 model's answers are not rounded to bf16's spacing."""
+    bias = module.bias.float() if module.bias is not None else None
+    return torch.nn.functional.linear(args[0].float(), module.weight.float(), bias)

@@ -33,6 +33,7 @@ class Statements:
     n_choices: np.ndarray    # choices per example
     example_ids: list[str]
     words: list[str]         # the row's choice word
+    word_ids: list[list]     # the tokenizer's word index (``word_ids()``) of each of the row's tokens start..stop
 
     @cached_property
     def offsets(self) -> np.ndarray:
@@ -82,7 +83,7 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
     """Tokenize every stem with every choice in place of its one ``[MASK]``, once, with offsets."""
     if not stems:
         empty = np.zeros(0, np.int64)
-        return Statements([], empty, empty, empty, np.zeros(0, bool), empty, empty, [], [])
+        return Statements([], empty, empty, empty, np.zeros(0, bool), empty, empty, [], [], [])
     texts, spans, words = [], [], []
     for stem, row, example_id in zip(stems, choices, example_ids):
         prefix, suffix = split_stem(stem, example_id)
@@ -96,9 +97,10 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
     n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
     example = np.repeat(np.arange(len(choices)), n_choices)
     start, stop, first, single = word_spans(enc, texts, spans, lambda row: f"example {example_ids[example[row]]}")
+    word_ids = [enc.encodings[row].word_ids[s:e] for row, (s, e) in enumerate(zip(start.tolist(), stop.tolist()))]
     return Statements(ids=enc["input_ids"], start=start, stop=stop, first=first, single=single,
                       example=example, n_choices=n_choices,
-                      example_ids=list(example_ids), words=words)
+                      example_ids=list(example_ids), words=words, word_ids=word_ids)
 
 
 def word_spans(enc, texts: Sequence[str], spans: Sequence[tuple[int, int]], name: Callable[[int], str]):

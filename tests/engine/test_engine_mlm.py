@@ -37,16 +37,19 @@ def word_positions(tok, text: str, begin: int, end: int) -> list[int]:
 
 
 def reference_pll(model, tok, stem: str, word: str) -> float:
-    """PLL-word-l2r of ``word``'s tokens, one masked copy of the statement per token, each scored alone."""
+    """PLL-word-l2r of ``word``'s tokens, one masked copy of the statement per token (it and the later tokens
+    of its word masked), each scored alone."""
     prefix, suffix = stem.split("[MASK]")
     text = prefix + word + suffix
-    ids = tok(text)["input_ids"]
+    enc = tok(text)
+    ids, word_of = enc["input_ids"], enc.word_ids()
     positions = word_positions(tok, text, len(prefix), len(prefix) + len(word))
     total = 0.0
     for k, position in enumerate(positions):
         masked = list(ids)
         for p in positions[k:]:
-            masked[p] = tok.mask_token_id
+            if word_of[p] == word_of[position]:
+                masked[p] = tok.mask_token_id
         with torch.no_grad():
             logits = model(input_ids=torch.tensor([masked])).logits[0, position]
         total += logits.log_softmax(-1)[ids[position]].item()
