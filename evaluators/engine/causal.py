@@ -4,7 +4,10 @@ the choice's tokens only, given the words before it.
 
 Each statement splits at the choice into a context (the tokens before it) and a continuation (the choice and
 the rest). Choices whose contexts are the same token ids share one forward pass of that context: its key/value
-cache is copied to each continuation, which then runs alone. A start token (the tokenizer's own, else its BOS
+cache is copied to each continuation, which then runs alone. A model whose cache cannot be shared that way
+(sliding-window, hybrid, static or recurrent: Gemma 2/3, Mamba, Jamba) or whose forward takes no
+``position_ids`` gets one plain forward pass per statement instead. Only the positions read are projected to the
+vocabulary (``logits_to_keep``), in float32 for a bf16/fp16 model. A start token (the tokenizer's own, else its BOS
 or EOS) comes first, so the statement's first word is scored too.
 """
 
@@ -14,6 +17,7 @@ import numpy as np
 import torch
 
 from evaluators.engine.collator import capped_groups, grouped_batches, mask_of, pad_right, put_back
+from evaluators.engine.precision import ForwardApi, float32_head, forward_api, plain_dynamic_cache
 from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import UsageError
 from probekit.tokens.statements import Statements
@@ -52,22 +56,65 @@ def _score(runner: Runner, contexts: list[list[int]], group_of: np.ndarray, cont
                         mask_of(cont_len[rows], wk), local, cont_weights[rows, :wk]))
         order.append(rows)
 
-    def step(ctx, ctx_mask, cont, cont_mask, local, weight):
-        out = runner.model(input_ids=ctx, attention_mask=ctx_mask, use_cache=True)
-        last = ctx_mask.sum(1) - 1
-        first = out.logits[torch.arange(len(last), device=last.device), last].float().log_softmax(-1)  # [groups, V]
-        context_lp = token_log_probs(out.logits[:, :-1], ctx[:, 1:]).mul(ctx_mask[:, 1:]).sum(1) \
-            if with_context else torch.zeros(len(last), device=last.device)
-        cache = out.past_key_values
+    model, api = runner.model, forward_api(runner.model)
+    shared = [api.cache is not None and api.positions and not getattr(model, "_is_stateful", False)]
+
+    def step(*batch):
+        if shared[0]:
+            scores = _shared_step(model, api, *batch, with_context=with_context)
+            if scores is not None:
+                return scores
+            shared[0] = False  # not the standard cache: every later batch goes the plain way too
+        return _full_step(model, api, *batch, with_context=with_context)
+
+    with float32_head(model):
+        return put_back(runner.run(batches, step, "scoring (causal)"), order)
+
+
+def _shared_step(model, api: ForwardApi, ctx, ctx_mask, cont, cont_mask, local, weight, *,
+                 with_context: bool) -> torch.Tensor | None:
+    """Scores of one batch, each context run once and its cache extended by each of its continuations; None
+    when the model's cache is not the standard dynamic one."""
+    last = ctx_mask.sum(1) - 1
+    keep = None if with_context else torch.unique(last)  # "choice" reads only each context's last position
+    out = model(input_ids=ctx, attention_mask=ctx_mask, use_cache=True, **api.kept(keep))
+    cache = api.cache_of(out)
+    if not plain_dynamic_cache(cache):
+        return None
+    logits = api.logits(out, keep)
+    at = last if keep is None else torch.searchsorted(keep, last)
+    first = logits[torch.arange(len(last), device=last.device), at].float().log_softmax(-1)  # [groups, V]
+    context_lp = token_log_probs(logits[:, :-1], ctx[:, 1:]).mul(ctx_mask[:, 1:]).sum(1) \
+        if with_context else torch.zeros(len(last), device=last.device)
+    token_lp = first[local].gather(1, cont[:, :1])
+    if cont.shape[1] > 1:
         cache.batch_select_indices(local)  # each continuation gets its context's keys and values
         positions = last[local, None] + 1 + torch.arange(cont.shape[1], device=cont.device)
-        logits = runner.model(input_ids=cont, attention_mask=torch.cat([ctx_mask[local], cont_mask], 1),
-                              position_ids=positions, past_key_values=cache).logits
-        token_lp = torch.cat([first[local].gather(1, cont[:, :1]),
-                              token_log_probs(logits[:, :-1], cont[:, 1:])], 1)
-        return (token_lp * weight).sum(1) + context_lp[local]
+        read = torch.arange(cont.shape[1] - 1, device=cont.device)  # the last position predicts nothing
+        out = model(input_ids=cont, attention_mask=torch.cat([ctx_mask[local], cont_mask], 1),
+                    position_ids=positions, **{api.cache: cache}, **api.kept(read))
+        token_lp = torch.cat([token_lp, token_log_probs(api.logits(out, read), cont[:, 1:])], 1)
+    return (token_lp * weight).sum(1) + context_lp[local]
 
-    return put_back(runner.run(batches, step, "scoring (causal)"), order)
+
+def _full_step(model, api: ForwardApi, ctx, ctx_mask, cont, cont_mask, local, weight, *,
+               with_context: bool) -> torch.Tensor:
+    """Scores of one batch, one plain forward pass per statement (context and continuation together), as
+    lm-evaluation-harness runs them: for models whose cache cannot be shared (sliding-window, hybrid, static,
+    recurrent) or whose forward takes no ``position_ids``."""
+    ctx_len, cont_len = ctx_mask.sum(1)[local], cont_mask.sum(1)
+    width = int((ctx_len + cont_len).max())
+    columns = torch.arange(ctx.shape[1] + cont.shape[1], device=ctx.device)
+    at = ctx_len[:, None] + torch.arange(cont.shape[1], device=ctx.device)
+    ids = torch.cat([ctx[local], cont], 1).scatter(1, at, cont)[:, :width]
+    mask = (columns < (ctx_len + cont_len)[:, None])[:, :width].to(ctx_mask.dtype)
+    w = ((columns >= 1) & (columns < ctx_len[:, None]) & with_context).float()
+    w = w.scatter(1, at, weight)[:, :width]
+    lo = 1 if with_context else int(ctx_len.min())  # the first target read
+    read = torch.arange(lo - 1, width - 1, device=ctx.device)
+    extra = {"use_cache": False} if api.use_cache else {}
+    out = model(input_ids=ids, attention_mask=mask, **extra, **api.kept(read))
+    return (token_log_probs(api.logits(out, read), ids[:, lo:]) * w[:, lo:]).sum(1)
 
 
 def start_tokens(tokenizer, st: Statements) -> list[int]:

@@ -70,7 +70,13 @@ class Runner:
                 log.info("batch size auto: out of memory, trying %d", self.batch_size)
 
 
-def token_log_probs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """log p(target) at each position, in float32, without materialising a second vocabulary-wide tensor."""
-    logits = logits.float()
-    return logits.gather(-1, targets[..., None])[..., 0] - logits.logsumexp(-1)
+def token_log_probs(logits: torch.Tensor, targets: torch.Tensor, chunk: int = 1 << 24) -> torch.Tensor:
+    """log p(target) at each position, in float32, without materialising a second vocabulary-wide tensor: a
+    reduced-precision (bf16, fp16) tensor is upcast about ``chunk`` elements (whole entries of its first
+    dimension) at a time, never all at once."""
+    if logits.dtype == torch.float32:
+        return logits.gather(-1, targets[..., None])[..., 0] - logits.logsumexp(-1)
+    picked = logits.gather(-1, targets[..., None])[..., 0].float()
+    per_item = max(1, logits[:1].numel())  # elements of one entry of the first dimension
+    norm = [part.float().logsumexp(-1) for part in logits.split(max(1, chunk // per_item))]
+    return picked - (torch.cat(norm) if norm else picked)

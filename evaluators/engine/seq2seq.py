@@ -3,7 +3,8 @@
 ``sentinel`` (T5-style span corruption): the choice's tokens become ``<extra_id_0>`` in the input; the score is
 log p(choice tokens, then ``<extra_id_1>`` that closes the span | input, ``<extra_id_0>``), the target T5 was
 pretrained to produce. ``statement`` (BART-style denoising): the choice becomes the mask token; the score is
-log p(the whole statement | input). Choices of one example share one encoder pass.
+log p(the whole statement | input). Choices of one example share one encoder pass. A bf16/fp16 model's logits
+are computed in float32 (its output projection upcast), so log-probabilities are not read off rounded logits.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 from transformers.modeling_outputs import BaseModelOutput
 
 from evaluators.engine.collator import capped_groups, grouped_batches, mask_of, pad_right, put_back
+from evaluators.engine.precision import float32_head, forward_api
 from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import UsageError
 from probekit.tokens.statements import Statements
@@ -64,11 +66,14 @@ def seq2seq(runner: Runner, st: Statements, rule: str) -> np.ndarray:
                         dec_ids[rows, :wd], mask_of(dec_len[rows], wd), label_ids[rows, :wd], weight[rows, :wd]))
         order.append(rows)
 
+    no_cache = {"use_cache": False} if forward_api(runner.model).use_cache else {}  # one pass: nothing to reuse
+
     def step(enc, enc_mask, local, dec, dec_mask, target, w):
         hidden = runner.model.get_encoder()(input_ids=enc, attention_mask=enc_mask).last_hidden_state
         logits = runner.model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden[local]),
                               attention_mask=enc_mask[local], decoder_input_ids=dec,
-                              decoder_attention_mask=dec_mask).logits
+                              decoder_attention_mask=dec_mask, **no_cache).logits
         return (token_log_probs(logits, target) * w).sum(1)
 
-    return put_back(runner.run(batches, step, "scoring (seq2seq)"), order)
+    with float32_head(runner.model):  # a bf16/fp16 model's logits computed in float32
+        return put_back(runner.run(batches, step, "scoring (seq2seq)"), order)

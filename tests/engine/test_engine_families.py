@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 
 import pytest
 import torch
@@ -445,3 +446,150 @@ def test_zeroshot_run_with_a_causal_model(tiny_gpt2, tmp_path):
     assert metrics["accuracy"] == pytest.approx(sum(r["correct"] for r in rows) / len(rows))
     assert metrics["lm_head"] == "pretrained" and metrics["zero_shot"] is True
     assert metrics["model"] == "tiny-gpt2" and metrics["probe"] == "dev" and metrics["variant"] == "release"
+
+
+# --- models whose cache cannot be shared, the logits read, the cache API, reduced precision ---------------
+
+
+class GPT2WithoutPositions(transformers.GPT2LMHeadModel):
+    """A causal LM whose forward takes no ``position_ids`` and no cache (a stand-in for custom models)."""
+
+    def forward(self, input_ids=None, attention_mask=None, use_cache=None, **kwargs):
+        assert not kwargs.keys() & {"position_ids", "cache", "past_key_values"}, kwargs.keys()
+        return super().forward(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **kwargs)
+
+
+def stand_in(name: str, tiny_gpt2, tiny_llama):
+    """(model, tokenizer): a GPT-2 without ``position_ids``, a Gemma 2 with a 4-token sliding window on every
+    other layer (its cache mixes sliding and full layers), a Mamba (a recurrent state, no positions)."""
+    if name == "no-positions":
+        return GPT2WithoutPositions.from_pretrained(str(tiny_gpt2)).eval(), AutoTokenizer.from_pretrained(tiny_gpt2)
+    tok = AutoTokenizer.from_pretrained(str(tiny_llama))
+    torch.manual_seed(0)
+    if name == "gemma2":
+        config = transformers.Gemma2Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                           num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                                           head_dim=16, sliding_window=4, max_position_embeddings=128,
+                                           initializer_range=0.3)
+        return transformers.Gemma2ForCausalLM(config).eval(), tok
+    config = transformers.MambaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, state_size=4,
+                                      expand=2, conv_kernel=2, initializer_range=0.3)
+    return transformers.MambaForCausalLM(config).eval(), tok
+
+
+@pytest.mark.parametrize("name", ["no-positions", "gemma2", "mamba"])
+@pytest.mark.parametrize("rule", ["statement", "choice"])
+def test_causal_model_whose_cache_cannot_be_shared_is_scored_one_forward_per_statement(
+        tiny_gpt2, tiny_llama, name, rule):
+    lm = stand_in(name, tiny_gpt2, tiny_llama)
+    expected = [reference(lm, "causal", rule, stem, words) for stem, words in EXAMPLES]
+    for batch_size in (1, 7, 64):
+        scores = engine_scores(lm, "causal", rule, EXAMPLES, batch_size=batch_size)
+        for (stem, _), row, ref in zip(EXAMPLES, scores, expected):
+            assert row == pytest.approx(ref, **TOL), (name, batch_size, stem)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_causal_choice_rule_projects_only_the_positions_it_reads(lms, references, name):
+    """With ``logits_to_keep`` the vocabulary-wide logits of the choice rule cover fewer positions than the
+    inputs: the context's last position, the continuation's all but last."""
+    model, tok = lms(name)
+    widths, projected = [], []
+    hooks = [model.register_forward_pre_hook(lambda m, a, kw: widths.append(kw["input_ids"].shape[1]),
+                                             with_kwargs=True),
+             model.get_output_embeddings().register_forward_hook(
+                 lambda m, a, out: projected.append(out.shape[1]))]
+    try:
+        scores = engine_scores((model, tok), "causal", "choice", EXAMPLES, batch_size=64)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert len(widths) == len(projected) > 0
+    assert all(p < w for p, w in zip(projected, widths)), (projected, widths)
+    for row, ref in zip(scores, references(name, "choice")):
+        assert row == pytest.approx(ref, **TOL)
+
+
+@pytest.mark.parametrize("name,rule", [(name, rule) for name, rule in CASES if FAMILY[name] == "causal"])
+def test_no_deprecated_cache_argument(lms, monkeypatch, name, rule):
+    """The key/value cache goes by the name the installed transformers expects: no deprecation warning."""
+    logged = []
+    from transformers.utils import generic
+
+    monkeypatch.setattr(generic.logger, "warning_once", lambda msg, *a, **k: logged.append(msg))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine_scores(lms(name), FAMILY[name], rule, EXAMPLES, batch_size=7)
+    messages = [str(w.message) for w in caught] + logged
+    assert not [m for m in messages if "deprecated" in m or "past_key_values" in m], messages
+
+
+class Bigram(torch.nn.Module):
+    """A causal LM whose logits at a position depend on that token only: an embedding and an output layer. Its
+    last hidden state is an embedding row, exact in bf16, so bf16 and fp32 differ only in how the logits are
+    computed and read: what the engine controls."""
+
+    def __init__(self, vocab: int, width: int = 64):
+        super().__init__()
+        self.config = transformers.GPT2Config(vocab_size=vocab, n_positions=128)
+        self.embed, self.lm_head = torch.nn.Embedding(vocab, width), torch.nn.Linear(width, vocab, bias=False)
+        torch.nn.init.normal_(self.embed.weight, std=1.0)
+        torch.nn.init.normal_(self.lm_head.weight, std=1.0)  # logits of a few units: bf16 rounds them by ~1e-2
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, cache=None, past_key_values=None,
+                use_cache=None, logits_to_keep=0):
+        hidden = self.embed(input_ids)
+        hidden = hidden[:, -logits_to_keep:] if isinstance(logits_to_keep, int) else hidden[:, logits_to_keep]
+        return transformers.modeling_outputs.CausalLMOutputWithPast(
+            logits=self.lm_head(hidden), past_key_values=transformers.DynamicCache() if use_cache else None)
+
+
+class Seq2SeqBigram(Bigram):
+    """The decoder's logits at a position depend on that decoder token only (the encoder is read, not used)."""
+
+    def __init__(self, vocab: int, start: int):
+        super().__init__(vocab)
+        self.config = transformers.BartConfig(vocab_size=vocab, decoder_start_token_id=start)
+
+    def get_encoder(self):
+        return lambda input_ids, attention_mask: transformers.modeling_outputs.BaseModelOutput(
+            last_hidden_state=self.embed(input_ids))
+
+    def forward(self, encoder_outputs=None, attention_mask=None, decoder_input_ids=None,
+                decoder_attention_mask=None, use_cache=None):
+        return transformers.modeling_outputs.Seq2SeqLMOutput(logits=self.lm_head(self.embed(decoder_input_ids)))
+
+
+@pytest.mark.parametrize("name,rule", [("gpt2", "statement"), ("gpt2", "choice"), ("bart", "statement")])
+def test_bf16_margins_match_fp32(lms, name, rule):
+    """A bf16 model's choice margins are within 1e-2 of the same weights' in fp32, no ties, no flipped answer:
+    log-probabilities are read off float32 logits, not bf16 ones."""
+    _, tok = lms(name)
+
+    def build():
+        torch.manual_seed(0)
+        return Bigram(len(tok)) if FAMILY[name] == "causal" else Seq2SeqBigram(len(tok), tok.eos_token_id)
+
+    fp32, bf16 = build().to(torch.bfloat16).float().eval(), build().to(torch.bfloat16).eval()  # same weights
+    exact, reduced = (engine_scores((m, tok), FAMILY[name], rule, EXAMPLES, batch_size=7) for m in (fp32, bf16))
+    for (stem, _), a, b in zip(EXAMPLES, exact, reduced):
+        assert len(set(b)) == len(b), stem  # no ties
+        assert argmax(a) == argmax(b), stem
+        assert [x - a[0] for x in a] == pytest.approx([y - b[0] for y in b], abs=1e-2), stem
+
+
+def test_token_log_probs_upcasts_a_reduced_precision_tensor_piecewise():
+    """bf16 logits read a few rows at a time give what the whole tensor upcast at once gives."""
+    from evaluators.engine.runner import token_log_probs
+
+    torch.manual_seed(0)
+    logits = (torch.randn(3, 5, 50) * 8).to(torch.bfloat16)
+    targets = torch.randint(0, 50, (3, 5))
+    whole = logits.float().log_softmax(-1).gather(-1, targets[..., None])[..., 0]
+    for chunk in (1, 120, 1 << 24):
+        got = token_log_probs(logits[:, 1:], targets[:, 1:], chunk=chunk)
+        assert got.dtype == torch.float32
+        assert torch.allclose(got, whole[:, 1:], atol=1e-5)
