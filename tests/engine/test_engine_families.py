@@ -593,3 +593,98 @@ def test_token_log_probs_upcasts_a_reduced_precision_tensor_piecewise():
         got = token_log_probs(logits[:, 1:], targets[:, 1:], chunk=chunk)
         assert got.dtype == torch.float32
         assert torch.allclose(got, whole[:, 1:], atol=1e-5)
+
+
+# --- XLM (one LM-head class for masked and causal checkpoints) and XLNet (a permutation LM) ----------------
+
+
+def save_tiny(path, model_class, config_class, mask: str, **config):
+    """A random ``model_class`` with a byte-level BPE trained here (``<s> $A </s>``; ``mask`` as its mask
+    token, swallowing the space before it), saved as a fast tokenizer beside the model."""
+    from tokenizers import AddedToken, ByteLevelBPETokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    from helpers import _CORPUS
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(_CORPUS, vocab_size=400, min_frequency=2, special_tokens=[
+        "<s>", "</s>", "<pad>", "<unk>", AddedToken(mask, lstrip=True, special=True)])
+    bpe._tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 1)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>",
+                                  pad_token="<pad>", unk_token="<unk>", mask_token=mask)
+    torch.manual_seed(0)
+    model_class(config_class(vocab_size=len(tok), **config)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tiny_xlm(tmp_path_factory):
+    """A random XLMWithLMHeadModel as the xlm-mlm-* checkpoints are (``causal: false``, ``<special1>`` its mask
+    token), one language."""
+    from transformers import XLMConfig, XLMWithLMHeadModel
+
+    return save_tiny(tmp_path_factory.mktemp("tiny-xlm"), XLMWithLMHeadModel, XLMConfig, "<special1>",
+                     emb_dim=32, n_layers=2, n_heads=2, max_position_embeddings=128, causal=False, n_langs=1,
+                     use_lang_emb=False, bos_index=0, eos_index=1, pad_index=2, unk_index=3, mask_index=4,
+                     init_std=0.3, embed_init_std=0.3)
+
+
+@pytest.fixture(scope="module")
+def tiny_xlnet(tmp_path_factory):
+    from transformers import XLNetConfig, XLNetLMHeadModel
+
+    return save_tiny(tmp_path_factory.mktemp("tiny-xlnet"), XLNetLMHeadModel, XLNetConfig, "<mask>",
+                     d_model=32, n_layer=2, n_head=2, d_inner=64)
+
+
+@pytest.mark.parametrize("causal,mask,family", [(False, "<special1>", "mlm"), (True, "<special1>", None),
+                                                (False, None, None)])
+@pytest.mark.parametrize("architectures", [["XLMWithLMHeadModel"], None])
+def test_detect_family_of_xlm_by_its_causal_flag(architectures, causal, mask, family):
+    """XLMWithLMHeadModel is transformers' masked-LM and causal-LM class of XLM: ``causal: false`` with a mask
+    token is a masked LM; a causal XLM is refused (the causal rules cannot reuse its cache)."""
+    from types import SimpleNamespace
+
+    from transformers import XLMConfig
+
+    config = XLMConfig(causal=causal, architectures=architectures)
+    tokenizer = SimpleNamespace(mask_token=mask)
+    if family is not None:
+        assert detect_family(config, tokenizer) == family
+    else:
+        with pytest.raises(UsageError, match="XLM" if causal else "needs a mask token"):
+            detect_family(config, tokenizer)
+
+
+def test_xlm_masked_lm_is_loaded_and_scored_by_the_mask_logit_rule(tiny_xlm):
+    """A tiny random XLMWithLMHeadModel (``causal: false``), end to end: ``--scoring auto`` loads it as a masked
+    LM, and the mask-logit rule's scores are its head's logits at the mask, one full forward pass per stem."""
+    from transformers import XLMWithLMHeadModel
+
+    loaded = load_lm(ModelRef("tiny-xlm", tiny_xlm, tiny_xlm))
+    model, tok = loaded.model, loaded.tokenizer
+    assert loaded.family == "mlm" and type(model) is XLMWithLMHeadModel and loaded.head_pretrained
+    stems = ["A 24 year old person is [MASK] than me in age .", "the [MASK] is oldest",
+             "When comparing a 23 year old and a 38 year old , the [MASK] one is oldest ."]
+    choices = [["older", "younger"], ["first", "second", "third"], ["first", "second"]]
+    scores = Engine(model, tok, "mlm", batch_size=2).score(stems, choices, ["a", "b", "c"])
+    for stem, words, row in zip(stems, choices, scores):
+        ids = tok(stem.replace(MASK, tok.mask_token), return_tensors="pt").input_ids
+        with torch.no_grad():
+            logits = model(input_ids=ids).logits[0, ids[0].tolist().index(tok.mask_token_id)]
+        tokens = [tok(" " + w, add_special_tokens=False).input_ids for w in words]
+        assert all(len(t) == 1 for t in tokens)
+        assert row == pytest.approx([logits[t].item() for (t,) in tokens], **TOL)
+
+
+@pytest.mark.parametrize("scoring", ["auto", "causal", "mlm"])
+def test_xlnet_is_refused_with_what_to_do(tiny_xlnet, scoring):
+    """XLNet is a permutation LM: no masked-LM head, and without a permutation mask every position attends to
+    the whole sequence, so no rule scores it; a UsageError names it and the models to use instead."""
+    config = AutoConfig.from_pretrained(tiny_xlnet)
+    with pytest.raises(UsageError, match="XLNet.*permutation language model.*evaluate a masked LM"):
+        detect_family(config, AutoTokenizer.from_pretrained(tiny_xlnet))
+    with pytest.raises(UsageError, match="--model tiny-xlnet: .*permutation"):
+        load_lm(ModelRef("tiny-xlnet", tiny_xlnet, tiny_xlnet), scoring=scoring)
