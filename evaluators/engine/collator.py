@@ -1,9 +1,9 @@
 """The one collator of every scoring rule: items sorted longest first, packed into batches by the forward
 rows they cost, padded on the right from arrays, their results put back in input order.
 
-lm-evaluation-harness's ``Collator`` does the same with Python lists per batch; here padding and batching
-happen once, before the loop, so the loop only moves ready tensors (``non_blocking`` from pinned memory on
-CUDA) and runs the model.
+lm-evaluation-harness's ``Collator`` does the same with Python lists per batch; here padding happens once, on
+whole arrays, and a batch is a slice of them; the runner streams batches to the device a few at a time
+(``Device``: ``non_blocking`` from pinned memory on CUDA).
 """
 
 from __future__ import annotations
@@ -80,7 +80,9 @@ def capped_groups(keys: Sequence, cap: int) -> tuple[np.ndarray, list[int]]:
 
 
 class Device:
-    """Where batches go: pinned host memory and ``non_blocking`` copies on CUDA, plain tensors on CPU."""
+    """Where batches go: pinned host memory and ``non_blocking`` copies on CUDA, plain tensors on CPU. The
+    runner copies a batch only shortly before it runs (``Runner.in_flight``), so pinned and device memory hold
+    a few batches, not a whole call's."""
 
     def __init__(self, device: torch.device):
         self.device = device

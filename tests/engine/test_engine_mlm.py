@@ -1,7 +1,11 @@
 """The engine's masked-LM rules beyond MC-MLM (PLL, features, large candidate sets), sentence pairs, the
-collator and the batch-size search, each against a one-example-at-a-time computation on tiny models."""
+collator and the batch-size search, each against a one-example-at-a-time computation on tiny models; and the
+runner's batch loop with device stand-ins: at most ``in_flight`` batches on the device at once however many a
+call has, and the out-of-memory retry landing on a size that fits, with the scores of a run at that size."""
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ STEMS = ["He is [MASK] .", "A 24 year old person is [MASK] than me in age , If I
 CHOICES = [["older", "xylophonist"], ["younger", "older", "notwithstanding"], ["first", "second", "third"],
            ["first", "xylophonist"], ["older", "younger"]]
 IDS = [f"q{i}" for i in range(len(STEMS))]
+PLL_WIDTH = 4  # arrays per PLL batch: ids, mask, positions, targets
 
 
 @pytest.fixture(scope="module")
@@ -163,13 +168,14 @@ def test_collator_sorts_packs_by_rows_and_restores_order():
 def test_batch_size_auto_halves_on_out_of_memory(bert):
     model, tok = bert
     runner = Runner(model, tok, batch_size="auto")
-    assert runner.batch_size == 64  # on a CPU
+    assert runner.batch_size == 64 and not runner.retry_oom  # on a CPU
+    runner.retry_oom = True  # as on a GPU
     tried = []
 
     def work():
         tried.append(runner.batch_size)
-        if runner.batch_size > 16:
-            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        if runner.batch_size > 16:  # accelerate knows the error by its message, as torch words it
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated)")
         return "done"
 
     assert runner.fitting(work) == "done" and tried == [64, 32, 16]
@@ -179,3 +185,82 @@ def test_batch_size_auto_halves_on_out_of_memory(bert):
     with pytest.raises(torch.OutOfMemoryError):
         fixed.fitting(work)
     assert tried == [64]  # an explicit batch size is never changed behind the user's back
+
+
+class CountingDevice:
+    """A ``Device`` stand-in on the CPU that counts the arrays moved and not yet released (their tensor freed)."""
+
+    def __init__(self):
+        self.resident = self.most = self.moved = 0
+
+    def __call__(self, array: np.ndarray) -> torch.Tensor:
+        tensor = torch.from_numpy(np.ascontiguousarray(array)).clone()  # a copy, as on a real device
+        self.moved += 1
+        self.resident += 1
+        self.most = max(self.most, self.resident)
+        weakref.finalize(tensor, self.release)
+        return tensor
+
+    def release(self) -> None:
+        self.resident -= 1
+
+
+class OutOfMemoryDevice(CountingDevice):
+    """Raises CUDA's out-of-memory error for an array of more than ``limit`` rows."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit, self.failed = limit, []
+
+    def __call__(self, array: np.ndarray) -> torch.Tensor:
+        if len(array) > self.limit:
+            self.failed.append(len(array))
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated)")
+        return super().__call__(array)
+
+
+def data(times: int) -> tuple[list[str], list[list[str]], list[str]]:
+    stems, choices = STEMS * times, CHOICES * times
+    return stems, choices, [f"q{i}" for i in range(len(stems))]
+
+
+@pytest.mark.parametrize("in_flight", [1, 2, 3])
+def test_at_most_in_flight_batches_on_the_device(bert, in_flight):
+    model, tok = bert
+    stems, choices, ids = data(2)
+    expected = Engine(model, tok, "mlm", rule="pll", batch_size=3).scores(stems, choices, ids)
+    engine = Engine(model, tok, "mlm", rule="pll", batch_size=3)
+    engine.runner.to_device = device = CountingDevice()
+    engine.runner.in_flight = in_flight
+    got = engine.scores(stems, choices, ids)
+    assert device.moved >= 10 * PLL_WIDTH  # many batches in the call
+    assert device.most <= in_flight * PLL_WIDTH and device.resident == 0
+    assert np.array_equal(got, expected, equal_nan=True)  # same order, same values
+
+
+def test_out_of_memory_retry_lands_on_a_size_that_fits(bert):
+    model, tok = bert
+    stems, choices, ids = data(4)
+    engine = Engine(model, tok, "mlm", rule="pll", batch_size="auto")
+    runner = engine.runner
+    assert runner.batch_size == 64 and not runner.retry_oom  # a CPU: 64, no retry
+    runner.retry_oom = True  # as on a GPU
+    runner.to_device = device = OutOfMemoryDevice(limit=20)
+    got = engine.scores(stems, choices, ids)
+    assert device.failed == [64, 32] and runner.batch_size == 16
+    assert device.most <= runner.in_flight * PLL_WIDTH and device.resident == 0
+    expected = Engine(model, tok, "mlm", rule="pll", batch_size=16).scores(stems, choices, ids)
+    assert np.array_equal(got, expected, equal_nan=True)
+    device.failed.clear()  # the size that fit is kept: the next call starts there
+    engine.scores(stems, choices, ids)
+    assert device.failed == [] and runner.batch_size == 16
+
+
+def test_out_of_memory_at_batch_size_one_is_raised(bert):
+    model, tok = bert
+    engine = Engine(model, tok, "mlm", rule="pll", batch_size="auto")
+    engine.runner.retry_oom = True
+    engine.runner.to_device = OutOfMemoryDevice(limit=0)
+    with pytest.raises(torch.OutOfMemoryError, match="simulated"):
+        engine.scores(*data(1))
+    assert engine.runner.batch_size == 1
