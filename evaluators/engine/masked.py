@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from evaluators.engine.masked_queries import MaskedQueries
+from evaluators.engine.precision import float32_head
 from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import ProbekitError, shown
 from probekit.tokens.statements import Statements
@@ -116,7 +117,7 @@ def hidden_at(runner: Runner, inputs: Sequence[Sequence[int]], positions: np.nda
 def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:
     """The MLM head's full-vocabulary logits at one position per row, ``[batch, vocab]``: the encoder's
     output is cut to those rows (a forward hook) before the head runs, and the projection onto the vocabulary
-    runs in float32 (:func:`_float32_projection`). Where the cut did not happen, the full head's output is
+    runs in float32 (:func:`evaluators.engine.precision.float32_head`). Where the cut did not happen, the full head's output is
     read at those positions."""
     rows = torch.arange(len(cols), device=cols.device)
     shape = tuple(input_ids.shape)
@@ -133,27 +134,15 @@ def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:
         output.last_hidden_state = gathered
         return output
 
-    handles = [] if model.base_model is model else [model.base_model.register_forward_hook(keep_mask_rows)]
-    projection = model.get_output_embeddings()
-    if (isinstance(projection, torch.nn.Linear) and projection.weight.dtype != torch.float32
-            and projection.out_features == getattr(model.config, "vocab_size", None)):
-        # not DeBERTa-v2's (non-legacy) head, whose "output embeddings" are its transform's dense layer and
-        # whose projection is a matmul with the input embeddings: its logits stay in the model's dtype
-        handles.append(projection.register_forward_hook(_float32_projection))
+    handle = None if model.base_model is model else model.base_model.register_forward_hook(keep_mask_rows)
     try:
-        logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
+        with float32_head(model):
+            logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
     finally:
-        for handle in handles:
+        if handle is not None:
             handle.remove()
     if cut and logits.shape[1] == 1:
         return logits[:, 0, :]
     if tuple(logits.shape[:2]) == shape:
         return logits[rows, cols]
     raise RuntimeError(f"the MLM head returned logits of shape {tuple(logits.shape)} for inputs of shape {shape}")
-
-
-def _float32_projection(module: torch.nn.Linear, args, _output) -> torch.Tensor:
-    """The output layer's logits computed again in float32 from its input (the mask rows: one row per query,
-    nothing to pay), so that a bf16 model's answers are not rounded to bf16's spacing."""
-    bias = module.bias.float() if module.bias is not None else None
-    return torch.nn.functional.linear(args[0].float(), module.weight.float(), bias)

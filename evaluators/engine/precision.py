@@ -83,7 +83,10 @@ def float32_head(model) -> Iterator[None]:
     """Within the block, the model's output projection (a linear layer of reduced precision) computes its logits
     in float32: what follows it (a logit soft-cap, BART's final bias) then runs in float32 too."""
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    if not isinstance(head, torch.nn.Linear) or head.weight.dtype not in (torch.bfloat16, torch.float16):
+    if (not isinstance(head, torch.nn.Linear) or head.weight.dtype not in (torch.bfloat16, torch.float16)
+            or head.out_features != getattr(model.config, "vocab_size", head.out_features)):
+        # not a projection onto the vocabulary: DeBERTa-v2's (non-legacy) "output embeddings" are its MLM
+        # transform's dense layer, its projection a matmul with the input embeddings: its logits stay in its dtype
         yield
         return
     handle = head.register_forward_hook(lambda module, args, _: _linear32(args[0], module.weight, module.bias))
