@@ -19,6 +19,7 @@ from probes import grid as cli_grid
 from probes import olmpics as cli_curves
 from probes import pararel as cli_pararel
 from probes import publish as cli_publish
+from probes import run as run_cli
 from probes import sources as sources_cli
 from probes import zeroshot as zeroshot_cli
 from probes.options import PARAMS_HELP
@@ -63,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     cli_publish.add_commands(sub, ev_sub, command, PARAMS_HELP)
 
     zeroshot_cli.add_commands(sub, command)
+    run_cli.add_commands(sub, command)
     annotate_cli.add_commands(sub, command)
     return p
 

