@@ -168,8 +168,9 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
                     help="the model's family, which picks the scoring rules (default: the params' zeroshot.scoring, "
                          "else auto: from the model's config)")
-    zs.add_argument("--rule", choices=("mask-logit", "pll", "statement", "choice", "sentinel"),
-                    help="mlm: mask-logit (MC-MLM, default) or pll; causal: statement (default) or choice; "
+    zs.add_argument("--rule", choices=("mask-logit", "pll", "statement", "choice", "harness", "sentinel"),
+                    help="mlm: mask-logit (MC-MLM, default) or pll; causal: statement (default), choice or "
+                         "harness (lm-evaluation-harness's context + choice); "
                          "seq2seq: sentinel (T5, default) or statement (BART, default); defaults come from the "
                          "params' zeroshot.rules")
     zs.add_argument("--batch-size", type=batch_size,

@@ -176,7 +176,8 @@ COMMANDS = {("sources",): "probes.sources", ("tables",): "probes.sources", ("gen
             ("evaluate", "curve"): "probes.olmpics", ("evaluate", "mcqa"): "probes.olmpics",
             ("olmpics-report",): "probes.olmpics", ("evaluate", "pararel"): "probes.pararel",
             ("train",): "probes.pararel", ("pararel-report",): "probes.pararel", ("evaluate", "calum"): "probes.calum",
-            ("calum-report",): "probes.calum", ("grid",): "probes.grid", ("publish",): "probes.publish"}
+            ("calum-report",): "probes.calum", ("grid",): "probes.grid", ("publish",): "probes.publish",
+            ("export", "lm-eval"): "probes.harness"}
 
 
 def stage_modules(cmd: str) -> set[str]:

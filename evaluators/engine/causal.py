@@ -1,6 +1,14 @@
 """Causal-LM rules (GPT-2, Llama-style, Pythia...), as Life-after-BERT and BEAR/lm-pub-quiz score them:
 ``statement``, the log-probability of the whole statement with the choice filled in, and ``choice``, that of
-the choice's tokens only, given the words before it.
+the choice's tokens only, given the words before it; and ``harness``, lm-evaluation-harness's own
+context + continuation log-likelihood (what our exported ``<task>_choice`` tasks compute).
+
+``harness`` differs from ``choice`` in three ways, each the harness's (``lm_eval/api/model.py``
+``loglikelihood``/``_encode_pair``): a non-empty context gets no start token (only what the tokenizer itself
+adds: Llama's BOS, nothing for GPT-2); a blank at the start of the sentence scores the choice after the prefix
+token (BOS, else EOS) alone; and the continuation is the choice tokenized after the context without the text
+after the blank (the context's trailing spaces moved onto it), cut from ``context + choice``'s ids at the
+context's own token count, so a choice glued to the next word is scored as the bare choice.
 
 Each statement splits at the choice into a context (the tokens before it) and a continuation (the choice and
 the rest). Choices whose contexts are the same token ids share one forward pass of that context: its key/value
@@ -22,13 +30,13 @@ from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import UsageError
 from probekit.tokens.statements import Statements
 
-RULES = ("statement", "choice")
+RULES = ("statement", "choice", "harness")
 
 
 def causal(runner: Runner, st: Statements, rule: str = "statement") -> np.ndarray:
     """Sum of log-probabilities per statement row (natural log)."""
-    if rule not in RULES:
-        raise ValueError(f"causal rule must be one of {RULES}, got {rule!r}")
+    if rule not in RULES or rule == "harness":
+        raise ValueError(f"causal statement rule must be statement or choice, got {rule!r}")
     begin = start_tokens(runner.tokenizer, st)
     full = [begin + ids for ids in st.ids]
     starts, stops = len(begin) + st.start, len(begin) + st.stop
@@ -39,6 +47,44 @@ def causal(runner: Runner, st: Statements, rule: str = "statement") -> np.ndarra
                for ids, s, e in zip(full, starts.tolist(), stops.tolist())]
     return _score(runner, [list(keys[row]) for row in first], group_of, continuations, weights,
                   with_context=rule == "statement")
+
+
+def harness_pairs(tokenizer, prefixes: list[str], choices: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+    """Each (text before the blank, choice) as lm-evaluation-harness 0.4 encodes it: context ids and
+    continuation ids (``HFLM.tok_encode``: the tokenizer's own special tokens, none when the text already starts
+    with the prefix token's text)."""
+    prefix_id = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if prefix_id is None:
+        raise UsageError("the harness rule needs a prefix token (BOS or EOS) for a blank at the sentence start; "
+                         "this tokenizer has neither")
+    prefix_text = tokenizer.decode(prefix_id)
+
+    def encode(text: str) -> list[int]:
+        return tokenizer.encode(text, **({"add_special_tokens": False} if text.startswith(prefix_text) else {}))
+
+    contexts, continuations = [], []
+    for context, choice in zip(prefixes, choices):
+        if context == "":
+            cont = tokenizer.encode(choice, add_special_tokens=False)
+            ctx, cont = ([prefix_id], cont) if not cont or cont[0] != prefix_id else (cont[:1], cont[1:])
+        else:
+            spaces = len(context) - len(context.rstrip())
+            if spaces:
+                context, choice = context[:-spaces], context[-spaces:] + choice
+            ctx = encode(context)
+            cont = encode(context + choice)[len(ctx):]
+        contexts.append(ctx)
+        continuations.append(cont)
+    return contexts, continuations
+
+
+def harness(runner: Runner, contexts: list[list[int]], continuations: list[list[int]]) -> np.ndarray:
+    """Sum of log p(continuation | context) per row (natural log): the ``harness`` rule on
+    :func:`harness_pairs`' ids; rows with the same context share its forward pass."""
+    group_of, first = capped_groups([tuple(c) for c in contexts], runner.batch_size)
+    weights = [[1.0] * len(c) for c in continuations]
+    return _score(runner, [list(contexts[row]) for row in first], group_of, [list(c) for c in continuations],
+                  weights, with_context=False)
 
 
 def _score(runner: Runner, contexts: list[list[int]], group_of: np.ndarray, continuations: list[list[int]],

@@ -9,6 +9,7 @@ objects). The engine tokenizes every statement once (``statements.py``), then a 
 | ``mlm`` | ``pll`` | PLL-word-l2r of its tokens (multi-token choices) |
 | ``causal`` | ``statement`` (default) | log p(statement with the choice in place) |
 | ``causal`` | ``choice`` | log p(the choice's tokens given the words before it) |
+| ``causal`` | ``harness`` | lm-evaluation-harness's log p(the choice after the text before the blank) |
 | ``seq2seq`` | ``sentinel`` (T5 default) | log p(``<extra_id_0>`` → the choice) |
 | ``seq2seq`` | ``statement`` (BART default) | log p(statement given the masked statement) |
 
@@ -27,6 +28,7 @@ import numpy as np
 from evaluators.engine import causal, masked, seq2seq
 from evaluators.engine.masked_queries import MaskedQueries, encode_masked
 from evaluators.engine.runner import Runner
+from probekit.data.examples import MASK
 from probekit.errors import DataError, UsageError, shown
 from probekit.tokens.statements import Statements, encode_statements
 
@@ -101,6 +103,8 @@ class Engine:
         (higher is more likely). A candidate list shared by many queries (ParaRel's objects) is tokenized
         once per group under the mask rule; the other rules score every statement."""
         rule = self.scoring.rule
+        if rule == "harness":
+            return self._harness_scores(stems, choices, ids)
         if rule == "mask-logit":
             queries = self.encode_masked(stems, choices, ids)
             return self.runner.fitting(lambda: masked.mask_logit(self.runner, queries, self.scoring.multi_token))
@@ -113,6 +117,33 @@ class Engine:
             flat = self.runner.fitting(lambda: seq2seq.seq2seq(self.runner, st, rule))
         out = np.full((len(st.n_choices), int(st.n_choices.max(initial=0))), np.nan, flat.dtype)
         out[st.example, np.arange(len(st.ids)) - st.offsets[st.example]] = flat
+        return out
+
+    def _harness_scores(self, stems: Sequence[str], choices: Sequence[Sequence[str]],
+                        ids: Sequence[str]) -> np.ndarray:
+        """The causal ``harness`` rule: each choice scored after the text before its example's blank, tokenized
+        as lm-evaluation-harness does (``causal.harness_pairs``), not through :class:`Statements`."""
+        prefixes, words, example = [], [], []
+        for i, (stem, options) in enumerate(zip(stems, choices)):
+            if stem.count(MASK) != 1:
+                raise DataError(f"example {ids[i]}: the stem needs exactly one {MASK}, got {shown(stem)}")
+            before = stem.split(MASK)[0]
+            if before and not before.strip():
+                raise DataError(f"example {ids[i]}: only spaces before {MASK}; the harness cannot score that")
+            prefixes += [before] * len(options)
+            words += list(options)
+            example += [i] * len(options)
+        contexts, continuations = causal.harness_pairs(self.tokenizer, prefixes, words)
+        for row, (ctx, cont) in enumerate(zip(contexts, continuations)):
+            if not cont or len(ctx) + len(cont) > self.max_length:
+                why = "no continuation token" if not cont else (f"{len(ctx) + len(cont)} tokens and the model reads at "
+                                                               f"most {self.max_length}")
+                raise DataError(f"example {ids[example[row]]}: choice {shown(words[row])} after its context: {why}")
+        flat = self.runner.fitting(lambda: causal.harness(self.runner, contexts, continuations))
+        n = np.fromiter(map(len, choices), np.int64, len(choices))
+        out = np.full((len(choices), int(n.max(initial=0))), np.nan, flat.dtype)
+        example = np.asarray(example, np.int64)
+        out[example, np.arange(len(example)) - (np.cumsum(n) - n)[example]] = flat
         return out
 
     def score(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> list[list[float]]:
