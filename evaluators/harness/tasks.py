@@ -39,9 +39,9 @@ _FILLED = ("{% set ns = namespace(x=[]) %}{% for c in question.choices %}"
 _ANSWER = "{% for c in question.choices %}{% if c.label == answerKey %}{{ loop.index0 }}{% endif %}{% endfor %}"
 _TEXTS = "{{ question.choices | map(attribute='text') | list }}"
 _BEFORE = "{{ question.stem.split('[MASK]')[0] }}"
-_QUERIES = ("{% set ns = namespace(x=[]) %}{% for c in candidates %}"
+_QUERIES = ("{% set ns = namespace(x=[]) %}{% for c in CANDIDATES %}"
             "{% set ns.x = ns.x + [query.replace('[MASK]', c)] %}{% endfor %}{{ ns.x }}")
-_OBJECT = "{{ candidates.index(obj_label) }}"
+_OBJECT = "{{ CANDIDATES.index(obj_label) }}"
 _ACC = [{"metric": "acc", "aggregation": "mean", "higher_is_better": True},
         {"metric": "acc_norm", "aggregation": "mean", "higher_is_better": True}]
 
@@ -152,18 +152,30 @@ def mc_tasks(exp, split: str, source: dict) -> list[Task]:
 
 
 def cloze_task(exp, split: str, source: dict, data_file: str | None) -> Task:
-    """``cloze_set`` (ParaRel): one relation, each query filled with each of its candidates."""
+    """``cloze_set`` (ParaRel): one relation, each query filled with each of its candidates. The relation's
+    candidates (the same for every query) are written once, as a list literal in the templates, so the rows
+    need not carry them: a local data file holds only ``id``, ``query`` and ``obj_label`` (the Hub rows keep
+    their ``candidates`` column; the task does not read it)."""
     name = task_name(exp.name.replace("-", "_"))
+    rows = exp.rows[split]
+    candidates = list(rows[0]["candidates"]) if rows else []
+    for r in rows:
+        if list(r["candidates"]) != candidates:
+            raise DataError(f"{exp.name}: example {r['id']} has other candidates than example {rows[0]['id']}; "
+                            f"a relation's queries share one candidate list")
+    literal = repr(candidates)
     config = {"task": name, **source, "output_type": "multiple_choice", "test_split": split, "doc_to_text": "",
-              "target_delimiter": "", "doc_to_choice": _QUERIES, "doc_to_target": _OBJECT, "metric_list": _ACC,
+              "target_delimiter": "", "doc_to_choice": _QUERIES.replace("CANDIDATES", literal),
+              "doc_to_target": _OBJECT.replace("CANDIDATES", literal), "metric_list": _ACC,
               "metadata": _metadata(exp, "statement")}
 
     def filled(r):
-        if r["obj_label"] not in r["candidates"]:
+        if r["obj_label"] not in candidates:
             raise DataError(f"example {r['id']}: obj_label {shown(r['obj_label'])} is not among its candidates")
-        return "", [r["query"].replace(MASK, c) for c in r["candidates"]], r["candidates"].index(r["obj_label"])
+        return "", [r["query"].replace(MASK, c) for c in candidates], candidates.index(r["obj_label"])
 
-    return Task(name, "pararel", _ordered(config), exp.rows[split], filled, data_file)
+    kept = [{"id": r["id"], "query": r["query"], "obj_label": r["obj_label"]} for r in rows] if data_file else rows
+    return Task(name, "pararel", _ordered(config), kept, filled, data_file)
 
 
 def pair_task(exp, split: str, source: dict) -> Task | None:

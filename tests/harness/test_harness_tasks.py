@@ -232,7 +232,13 @@ def test_harness_scores_equal_probekit_rules(data, offline, tiny_gpt2, capsys):
     gold = ["ABC".index(k) for _, _, k in TOY]
     worst = _compare(out, "olmpics_toy_age", stems, choices, gold, _engine(tiny_gpt2, "statement"))
     worst = max(worst, _compare(out, "olmpics_toy_age_choice", stems, choices, gold, _engine(tiny_gpt2, "harness")))
-    rows = [json.loads(line) for line in Path("lm/pararel/P19.jsonl").read_text().splitlines()]
+    written = [json.loads(line) for line in Path("lm/pararel/P19.jsonl").read_text().splitlines()]
+    assert all(set(r) == {"id", "query", "obj_label"} for r in written)   # the candidates are in the YAML, once
+    from probekit.hub import export as hub_export
+
+    config, = hub_export.discover(Path("data"), ["pararel-P19"])
+    rows = hub_export.export(config, Path("data")).rows["test"]
+    assert [r["id"] for r in rows] == [r["id"] for r in written]
     worst = max(worst, _compare(out, "pararel_p19", [r["query"] for r in rows], [r["candidates"] for r in rows],
                                 [r["candidates"].index(r["obj_label"]) for r in rows], _engine(tiny_gpt2, "statement")))
     # `probes evaluate zeroshot --rule harness` writes those scores; probekit's `choice` rule is another number.
