@@ -1,0 +1,1 @@
+"""lm-evaluation-harness integration: probekit's scoring offered to the harness (an optional extra)."""
