@@ -13,7 +13,7 @@ class Rules(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mlm: Literal["mask-logit", "pll"] = "mask-logit"
+    mlm: Literal["mask-logit", "pll", "pll-statement"] = "mask-logit"
     causal: Literal["statement", "choice", "harness"] = "statement"
     seq2seq: Literal["sentinel", "statement"] | None = None  # None: sentinel for T5-style, statement for BART
 

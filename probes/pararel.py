@@ -106,7 +106,8 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                          "(default: the params' pararel_eval.a_an_filter, true)")
     ev.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
                     help="the model's family (default: the params' zeroshot.scoring, else auto)")
-    ev.add_argument("--rule", choices=("mask-logit", "pll", "statement", "choice", "harness", "sentinel"),
+    ev.add_argument("--rule", choices=("mask-logit", "pll", "pll-statement", "statement", "choice", "harness",
+                                       "sentinel"),
                     help="the scoring rule (default: the params' zeroshot.rules for the family)")
     ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
                     help="rows per forward pass (default: the params' zeroshot.batch_size); scores do not depend on it")

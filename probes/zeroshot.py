@@ -168,11 +168,12 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
                     help="the model's family, which picks the scoring rules (default: the params' zeroshot.scoring, "
                          "else auto: from the model's config)")
-    zs.add_argument("--rule", choices=("mask-logit", "pll", "statement", "choice", "harness", "sentinel"),
-                    help="mlm: mask-logit (MC-MLM, default) or pll; causal: statement (default), choice or "
-                         "harness (lm-evaluation-harness's context + choice); "
-                         "seq2seq: sentinel (T5, default) or statement (BART, default); defaults come from the "
-                         "params' zeroshot.rules")
+    zs.add_argument("--rule", choices=("mask-logit", "pll", "pll-statement", "statement", "choice", "harness",
+                                       "sentinel"),
+                    help="mlm: mask-logit (MC-MLM, default), pll (the choice's tokens) or pll-statement (the "
+                         "whole statement); causal: statement (default), choice or harness (lm-evaluation-harness's "
+                         "context + choice); seq2seq: sentinel (T5, default) or statement (BART, default); defaults "
+                         "come from the params' zeroshot.rules")
     zs.add_argument("--batch-size", type=batch_size,
                     help="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU (default: the "
                          "params' zeroshot.batch_size, else auto); scores do not depend on it")

@@ -79,6 +79,7 @@ BELOW = {
     "evaluators.olmpics": {"evaluators", "evaluators.engine"},
     "evaluators.pararel": {"evaluators", "evaluators.engine"},
     "evaluators.calum": {"evaluators", "evaluators.engine"},
+    "evaluators.harness": {"evaluators", "evaluators.engine"},   # lm-evaluation-harness model types
     "evaluators.grid": {"evaluators", "evaluators.engine", "evaluators.olmpics", "evaluators.pararel",
                         "evaluators.calum"},
     "generators": set(),

@@ -1,5 +1,6 @@
 """Masked-LM rules: ``mask-logit`` (oLMpics' MC-MLM: the MLM head's logit of each candidate token at the mask),
-``pll`` (PLL-word-l2r of multi-token choices), and the hidden state at the mask (features).
+``pll`` (PLL-word-l2r of multi-token choices; of whole statements under ``pll-statement``), and the hidden
+state at the mask (features).
 
 The model's own MLM head runs on the mask rows only: a forward hook on the encoder keeps the hidden state at
 each row's mask, which removes nearly all of the head's cost and is exact for every MLM family (BERT,
@@ -74,6 +75,17 @@ def pll(runner: Runner, st: Statements) -> np.ndarray:
     other words of a multi-word choice stay visible. Words are the tokenizer's (``word_ids()``; a lone
     space piece before a word, ``Ġ``/``▁``, is that word's). For a one-token choice this is its log-softmax
     at the mask. Returns one score per statement row."""
+    return _pll(runner, st, hits=False)[0]
+
+
+def pll_hits(runner: Runner, st: Statements) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pll`'s scores (the same numbers), and per row whether every one of its tokens is the head's
+    argmax at its masked position (the harness's ``is_greedy``)."""
+    return _pll(runner, st, hits=True)
+
+
+def _pll(runner: Runner, st: Statements, *, hits: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The PLL queries of every row's tokens, scored in one batched pass; with ``hits``, the argmax check too."""
     mask = runner.tokenizer.mask_token_id
     inputs, positions, targets, owner = [], [], [], []
     for row, ids in enumerate(st.ids):
@@ -91,11 +103,23 @@ def pll(runner: Runner, st: Statements) -> np.ndarray:
     def step(input_ids, attention_mask, cols, target):
         return token_log_probs(head_at(runner.model, input_ids, attention_mask, cols), target)
 
-    token_scores = runner.over_sequences(inputs, step, "scoring (PLL)", per_item=(
+    def step_hits(input_ids, attention_mask, cols, target):
+        logits = head_at(runner.model, input_ids, attention_mask, cols)
+        hit = (logits.argmax(-1) == target).to(torch.float32)
+        return torch.stack([token_log_probs(logits, target).to(torch.float32), hit], 1)
+
+    out = runner.over_sequences(inputs, step_hits if hits else step, "scoring (PLL)", per_item=(
         np.asarray(positions, np.int64), np.asarray(targets, np.int64)))
+    owner = np.asarray(owner, np.int64)
     scores = np.zeros(len(st.ids))
-    np.add.at(scores, np.asarray(owner, np.int64), token_scores)
-    return scores
+    if not hits:
+        np.add.at(scores, owner, out)
+        return scores, None
+    out = out.reshape(-1, 2)
+    misses = np.zeros(len(st.ids), np.int64)
+    np.add.at(scores, owner, out[:, 0])
+    np.add.at(misses, owner, out[:, 1] == 0)
+    return scores, misses == 0
 
 
 def mask_features(runner: Runner, q: MaskedQueries) -> np.ndarray:

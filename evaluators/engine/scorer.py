@@ -7,6 +7,7 @@ objects). The engine tokenizes every statement once (``statements.py``), then a 
 | --- | --- | --- |
 | ``mlm`` | ``mask-logit`` (MC-MLM default) | the MLM head's raw logit of its token at the mask |
 | ``mlm`` | ``pll`` | PLL-word-l2r of its tokens (multi-token choices) |
+| ``mlm`` | ``pll-statement`` | PLL-word-l2r of every token of the filled statement (minicons) |
 | ``causal`` | ``statement`` (default) | log p(statement with the choice in place) |
 | ``causal`` | ``choice`` | log p(the choice's tokens given the words before it) |
 | ``causal`` | ``harness`` | lm-evaluation-harness's log p(the choice after the text before the blank) |
@@ -30,9 +31,9 @@ from evaluators.engine.masked_queries import MaskedQueries, encode_masked
 from evaluators.engine.runner import Runner
 from probekit.data.examples import MASK
 from probekit.errors import DataError, UsageError, shown
-from probekit.tokens.statements import Statements, encode_statements
+from probekit.tokens.statements import Statements, encode_spans, encode_statements, split_stem, text_span
 
-RULES = {"mlm": ("mask-logit", "pll"), "causal": causal.RULES, "seq2seq": seq2seq.RULES}
+RULES = {"mlm": ("mask-logit", "pll", "pll-statement"), "causal": causal.RULES, "seq2seq": seq2seq.RULES}
 FAMILIES = tuple(RULES)
 
 
@@ -80,7 +81,24 @@ class Engine:
     def encode(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> Statements:
         """Every (query, choice) statement tokenized, checked against the model's length (the per-statement
         rules: PLL, causal, seq2seq)."""
-        statements = encode_statements(self.tokenizer, stems, choices, ids)
+        return self.checked(encode_statements(self.tokenizer, stems, choices, ids))
+
+    def encode_whole(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> Statements:
+        """Every (query, choice) statement tokenized with the whole statement as the row's span (the special
+        tokens and the whitespace at its ends excluded): ``pll-statement`` scores every token of it."""
+        texts, spans, words = [], [], []
+        for stem, row, example_id in zip(stems, choices, ids):
+            prefix, suffix = split_stem(stem, example_id)
+            for word in row:
+                texts.append(prefix + word + suffix)
+                spans.append(text_span(texts[-1]))
+                words.append(word)
+        n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
+        return self.checked(encode_spans(self.tokenizer, texts, spans, list(ids)[:len(choices)], words,
+                                         n_choices=n_choices))
+
+    def checked(self, statements: Statements) -> Statements:
+        """``statements``, refused if one is longer than the model reads."""
         start = causal.start_tokens(self.tokenizer, statements) if self.scoring.family == "causal" else []
         statements.check_length(self.max_length, extra=len(start))
         return statements
@@ -108,8 +126,8 @@ class Engine:
         if rule == "mask-logit":
             queries = self.encode_masked(stems, choices, ids)
             return self.runner.fitting(lambda: masked.mask_logit(self.runner, queries, self.scoring.multi_token))
-        st = self.encode(stems, choices, ids)
-        if rule == "pll":
+        st = self.encode_whole(stems, choices, ids) if rule == "pll-statement" else self.encode(stems, choices, ids)
+        if rule in ("pll", "pll-statement"):
             flat = self.runner.fitting(lambda: masked.pll(self.runner, st))
         elif self.scoring.family == "causal":
             flat = self.runner.fitting(lambda: causal.causal(self.runner, st, rule))

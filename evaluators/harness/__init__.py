@@ -1,1 +1,2 @@
-"""probekit's probe datasets as lm-evaluation-harness tasks (YAML configs, groups) that score as probekit does."""
+"""lm-evaluation-harness integration (an optional extra): probekit's probes as harness tasks that score as probekit
+does, and probekit's masked-LM scoring offered to the harness as the model type ``probekit-mlm``."""

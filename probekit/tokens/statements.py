@@ -91,16 +91,44 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
             texts.append(prefix + word + suffix)
             spans.append((len(prefix), len(prefix) + len(word)))
             words.append(word)
-    # ids only as Python lists; offsets and special-token flags are read from the Rust encodings on demand
-    enc = tokenizer(texts, add_special_tokens=True, truncation=False, return_attention_mask=False,
-                    return_token_type_ids=False, verbose=False)
     n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
-    example = np.repeat(np.arange(len(choices)), n_choices)
+    return encode_spans(tokenizer, texts, spans, example_ids, words, n_choices=n_choices)
+
+
+def encode_spans(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str], spans: Sequence[tuple[int, int]],
+                 example_ids: Sequence[str], words: Sequence[str] | None = None, *,
+                 n_choices: Sequence[int] | np.ndarray | None = None) -> Statements:
+    """Tokenize ``texts`` (with the tokenizer's special tokens), all in one call, and locate in each the
+    characters ``spans[row] = (begin, end)``: the rows' "word", which the per-statement rules score. Rows
+    belong to examples ``n_choices`` at a time (default: each text its own example); ``example_ids`` names
+    the examples, ``words`` the rows (default: each span's characters) in errors and results."""
+    words = [text[begin:end] for text, (begin, end) in zip(texts, spans)] if words is None else list(words)
+    n_choices = np.ones(len(texts), np.int64) if n_choices is None else np.asarray(n_choices, np.int64)
+    if int(n_choices.sum()) != len(texts) or len(spans) != len(texts):
+        raise ValueError(f"{len(texts)} texts, {len(spans)} spans and {int(n_choices.sum())} rows by n_choices "
+                         f"do not match")
+    example = np.repeat(np.arange(len(n_choices)), n_choices)
+    if not texts:
+        empty = np.zeros(0, np.int64)
+        return Statements([], empty, empty, empty, np.zeros(0, bool), example, n_choices, list(example_ids),
+                          words, [])
+    # ids only as Python lists; offsets and special-token flags are read from the Rust encodings on demand
+    enc = tokenizer(list(texts), add_special_tokens=True, truncation=False, return_attention_mask=False,
+                    return_token_type_ids=False, verbose=False)
     start, stop, first, single = word_spans(enc, texts, spans, lambda row: f"example {example_ids[example[row]]}")
     word_ids = [enc.encodings[row].word_ids[s:e] for row, (s, e) in enumerate(zip(start.tolist(), stop.tolist()))]
     return Statements(ids=enc["input_ids"], start=start, stop=stop, first=first, single=single,
                       example=example, n_choices=n_choices,
                       example_ids=list(example_ids), words=words, word_ids=word_ids)
+
+
+def text_span(text: str, begin: int = 0) -> tuple[int, int]:
+    """The characters of ``text`` from ``begin`` on without the whitespace at either end, ``(begin, end)``: a
+    whole statement's span (whitespace is in no token of some tokenizers, so a span must not start or end
+    there). Empty (``begin == end``) when there is nothing but whitespace."""
+    rest = text[begin:]
+    begin += len(rest) - len(rest.lstrip())
+    return begin, max(begin, len(text.rstrip()))
 
 
 def word_spans(enc, texts: Sequence[str], spans: Sequence[tuple[int, int]], name: Callable[[int], str]):
