@@ -84,8 +84,14 @@ def resolve_device(device: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser().parse_args(argv)
+        if argv[:1] == ["lm-eval"] and argv[1:2] not in (["-h"], ["--help"]):
+            # everything after `lm-eval` is the harness's own options, which argparse's REMAINDER cannot take
+            args = parser().parse_args(["lm-eval"])
+            args.harness_args = argv[1:]
+        else:
+            args = parser().parse_args(argv)
     except KeyboardInterrupt:
         print("probes: interrupted", file=sys.stderr)
         return 130

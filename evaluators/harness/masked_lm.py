@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 
+import lm_eval.models  # noqa: F401  the harness's own model types first: its registry imports them only while empty
 import numpy as np
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model

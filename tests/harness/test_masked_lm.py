@@ -211,10 +211,18 @@ def test_rolling_is_the_whole_text_and_generation_is_refused(bert):
         lm.loglikelihood(requests(("He is", " ")))
 
 
-def test_run_harness_cli(bert, tasks):
+def test_run_harness_cli(bert, tasks, tmp_path, capsys):
     argv = ["--model", "probekit-mlm", "--model_args", f"pretrained={bert}", "--tasks", STATEMENT_TASK,
             "--include_path", str(tasks), "--limit", "3"]
     assert run_harness(argv) == 0
+    # `probes lm-eval` hands every argument to the harness, its own options included
+    from probes.main import main
+
+    assert main(["lm-eval", *argv, "--output_path", str(tmp_path / "out"), "--device", "cpu"]) == 0
+    assert STATEMENT_TASK in capsys.readouterr().out
+    assert list((tmp_path / "out").rglob("results_*.json"))
+    assert main(["lm-eval", "--model", "probekit-mlm", "--model_args", "pretrained=no/such-folder-here",
+                 "--tasks", STATEMENT_TASK, "--include_path", str(tasks)]) != 0
 
 
 def test_causal_and_headless_models_are_refused(tiny_gpt2, tiny_bert_no_head):
