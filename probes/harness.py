@@ -1,11 +1,8 @@
-"""The ``probes export`` subcommand ``lm-eval`` (every dataset folder under ``--data`` as lm-evaluation-harness task
-configs in ``--out``: local JSON Lines files, or ``--hub`` configs) and ``probes lm-eval`` (the harness's own command
-line with probekit's masked-LM model type ``probekit-mlm`` registered). Argparse and checks only: the work is in
-:mod:`evaluators.harness`."""
+"""The ``probes export`` subcommand ``lm-eval``: every dataset folder under ``--data`` as lm-evaluation-harness task
+configs in ``--out`` (local JSON Lines files, or ``--hub`` configs). Argparse and checks only: the work is in
+:mod:`evaluators.harness.write`."""
 
 from __future__ import annotations
-
-import argparse
 
 from probekit.errors import UsageError
 from probes.options import out_folder
@@ -25,25 +22,8 @@ def _lm_eval(args) -> int:
     return 0
 
 
-def _harness(args) -> int:
-    try:
-        from evaluators.harness.cli import run_harness
-    except ImportError as exc:   # the optional extra is not installed
-        raise UsageError(f"probes lm-eval needs lm-evaluation-harness: pip install 'probekit[lm-eval]' ({exc})") \
-            from None
-    return run_harness(args.harness_args)
-
-
 def add_commands(sub, command) -> None:
-    """``export lm-eval`` and ``lm-eval``."""
-    run = command(sub, "lm-eval", "run lm-evaluation-harness (its own options) with the masked-LM model type "
-                  "probekit-mlm registered",
-                  "Every argument goes to lm-evaluation-harness's command line, as `lm_eval ...` takes it; "
-                  "probekit adds the model type probekit-mlm (masked LMs scored by PLL-word-l2r, docs/lm-eval.md). "
-                  "Example: probes lm-eval --model probekit-mlm --model_args pretrained=bert-base-uncased --tasks "
-                  "olmpics --include_path data/lm_eval --device cpu")
-    run.add_argument("harness_args", nargs=argparse.REMAINDER, help="lm_eval's arguments")
-    run.set_defaults(func=_harness)
+    """``export lm-eval``."""
     exp = command(sub, "export", "export the probe datasets for other tools")
     targets = exp.add_subparsers(dest="target", required=True, metavar="TARGET")
     lm = command(targets, "lm-eval", "every dataset folder under --data as lm-evaluation-harness tasks (YAML "

@@ -17,6 +17,7 @@ from probes import calum as cli_calum
 from probes import generate as generate_cli
 from probes import grid as cli_grid
 from probes import harness as harness_cli
+from probes import harness_run as harness_run_cli
 from probes import olmpics as cli_curves
 from probes import pararel as cli_pararel
 from probes import publish as cli_publish
@@ -64,6 +65,7 @@ def parser() -> argparse.ArgumentParser:
     cli_grid.add_commands(sub, ev_sub, command, PARAMS_HELP, run=main)
     cli_publish.add_commands(sub, ev_sub, command, PARAMS_HELP)
     harness_cli.add_commands(sub, command)
+    harness_run_cli.add_commands(sub, command)
 
     zeroshot_cli.add_commands(sub, command)
     run_cli.add_commands(sub, command)
