@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from evaluators import applies  # noqa: E402
 from evaluators.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 from probekit import atomic  # noqa: E402
 from probekit.data.jsonl import read_jsonl  # noqa: E402
@@ -32,22 +33,30 @@ LEGEND = """Columns:
   was newly initialised (the checkpoint has none): such rows check the pipeline, they measure no knowledge."""
 
 
-def iter_metrics(folders: Iterable[Path]) -> Iterator[tuple[Path, dict]]:
-    """``(path, metrics)`` for every ``metrics.json`` under ``folders``, in sorted order."""
+def iter_metrics(folders: Iterable[Path], skipped: list | None = None) -> Iterator[tuple[Path, dict]]:
+    """``(path, metrics)`` for every ``metrics.json`` under ``folders``, in sorted order; a run that skipped its
+    model (:mod:`evaluators.applies`) is no result: appended to ``skipped`` when given, else passed over."""
     for folder in folders:
         for path in sorted(Path(folder).rglob("metrics.json")):
             try:
-                yield path, json.loads(path.read_text(encoding="utf-8"))
+                metrics = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}: not valid JSON: {exc}") from None
+            if applies.is_skipped(metrics):
+                if skipped is not None:
+                    skipped.append(metrics)
+                continue
+            yield path, metrics
 
 
 def collect(folders: Iterable[Path]) -> pd.DataFrame:
-    """One row per metrics.json under ``folders`` (see :func:`frame`)."""
-    folders = list(folders)
-    df = frame(iter_metrics(folders))
-    if df.empty:
+    """One row per metrics.json under ``folders`` (see :func:`frame`); the runs that skipped their model are in
+    ``df.attrs["skipped"]``."""
+    folders, skipped = list(folders), []
+    df = frame(iter_metrics(folders, skipped))
+    if df.empty and not skipped:
         raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
+    df.attrs["skipped"] = skipped
     return df
 
 
@@ -73,7 +82,11 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """One table row per model, probe and variant, with n, chance and the setup; a legend for every column."""
+    """One table row per model, probe and variant, with n, chance and the setup; a legend for every column; the
+    models a protocol skipped (``df.attrs["skipped"]``), and why."""
+    skipped = applies.skipped_lines(df.attrs.get("skipped", ()))
+    if df.empty:
+        return "\n".join(["# MC-MLM accuracy (dev)", "", "No results.", "", *skipped])
     table = pd.DataFrame({
         "model": df.model, "probe": df.probe, "variant": df.variant,
         "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" for a, lo, hi in zip(df.accuracy, df.low, df.high)],
@@ -86,7 +99,7 @@ def markdown(df: pd.DataFrame) -> str:
         models = ", ".join(sorted(set(df.model[~df.zero_shot])))
         lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
                   ""]
-    lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, ""]
+    lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, "", *skipped]
     differences = paired_differences(df)
     if len(differences):
         lines += ["## Paired differences", "", "Models scored on the same data (same probe, variant and fingerprint): "
@@ -166,6 +179,6 @@ def write(df: pd.DataFrame, *, out: Path, metrics: Path | None = None, plot: Pat
         atomic.write_json(metrics, summary(df))
         written.append(metrics)
     if plot:
-        save(bar_figure(df), plot)
+        save(bar_figure(df), plot) if not df.empty else applies.empty_plot(plot)
         written.append(plot)
     return written

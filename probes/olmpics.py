@@ -54,11 +54,15 @@ def _targets(args) -> list[tuple[Path, Path]]:
     return list(zip(datas, outs_for(args.out, [d.name for d in datas])))
 
 
-def _loader(args, params, zs):
-    """A function loading ``--model`` as a masked LM (resolved now: a bad name fails before any work)."""
+def _loader(args, params, zs, protocol: str, outs):
+    """A function loading ``--model`` as a masked LM (resolved now: a bad name fails before any work); None when
+    the model is not a masked LM: ``protocol`` is then skipped, its ``outs`` written as skipped (said once)."""
+    from evaluators import applies
     from probekit.tokens.refs import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
+    if applies.skip(protocol, ref, args.device, outs):
+        return None
 
     def load():
         from evaluators.engine.kept_models import scoring_lm
@@ -76,7 +80,11 @@ def _features(args) -> int:
 
     params = read_params(args.params)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "curve", CurveParams)
-    load = None if args.model == mlm_curve.MLM_BASELINE else _loader(args, params, zs)
+    load = None
+    if args.model != mlm_curve.MLM_BASELINE:
+        load = _loader(args, params, zs, "features", [Path(args.out)])
+        if load is None:
+            return 0
     shape = mlm_curve.cache_features(model=args.model, data=Path(args.data), features_dir=Path(args.out),
                                      split=args.split or cp.split, load=load, glove=args.glove or cp.glove,
                                      device=args.device, batch_size=args.batch_size or zs.batch_size,
@@ -99,8 +107,15 @@ def _curve(args) -> int:
     params = read_params(args.params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "curve", CurveParams)
-    load = None if args.model == mlm_curve.MLM_BASELINE else functools.cache(_loader(args, params, zs))  # once
     settings = args.setting if len(args.setting) > 1 else args.setting[0]
+    load = None
+    if args.model != mlm_curve.MLM_BASELINE:
+        outs = [out / s for _, out in targets for s in settings] if isinstance(settings, list) else \
+            [out for _, out in targets]
+        load = _loader(args, params, zs, "curve", outs + [f for f in features.values() if f is not None])
+        if load is None:
+            return 0
+        load = functools.cache(load)  # once
     for data, out in targets:
         m = mlm_curve.run(model=args.model, data=data, out=out, setting=settings,
                           sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=cp.training,
@@ -124,7 +139,10 @@ def _mcqa(args) -> int:
     esim = args.model == ESIM
     model = args.model if esim else resolve_model(args.model, params.models(), params.label)
     hp = mp.esim_training if esim else mp.training
+    from evaluators import applies
 
+    if not esim and applies.skip("mcqa", model, args.device, [out for _, out in targets]):
+        return 0
     from evaluators.olmpics import mcqa
 
     for data, out in targets:
@@ -192,7 +210,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
 
     for c in (fe, cu, qa):
         c.add_argument("--split", help="the evaluation split (default: the params' section's split, else dev)")
-        c.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+        c.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
                                                        "(cuda when torch sees a GPU, else cpu)")
         c.add_argument("--glove", help="GloVe vectors of the baselines: pkg:<package> or a GloVe text file "
                                        "(default: the params' section's glove)")

@@ -35,6 +35,10 @@ def _evaluate(args) -> int:
     from probekit.tokens.refs import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
+    from evaluators import applies
+
+    if applies.skip("pararel", ref, args.device, [Path(args.out)]):
+        return 0
     from evaluators.pararel import evaluate as pararel
 
     loaded = scoring_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=zs.seed,
@@ -66,6 +70,10 @@ def _train(args) -> int:
     for rel in (*cp.train_relations, *(args.eval_relations or ())):
         data.relation(rel)
     ref = resolve_model(args.model, params.models(), params.label)
+    from evaluators import applies
+
+    if applies.skip("consistency", ref, args.device, [Path(args.out)]):
+        return 0
     loaded = load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype="float32")
     m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device,
             profile=profile)
@@ -111,7 +119,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                     help="the scoring rule (default: the params' zeroshot.rules for the family)")
     ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
                     help="rows per forward pass (default: the params' zeroshot.batch_size); scores do not depend on it")
-    ev.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+    ev.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
                                                     "(cuda when torch sees a GPU, else cpu)")
     ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="weights' dtype (default: the params' zeroshot.dtype)")
@@ -137,7 +145,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
     co.add_argument("--eval-relations", type=_relations,
                     help="held-out relations to evaluate (default: every N-1 relation not trained on)")
-    co.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+    co.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
                                                     "(cuda when torch sees a GPU, else cpu)")
     co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
     co.set_defaults(func=_train)

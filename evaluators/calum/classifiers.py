@@ -21,7 +21,7 @@ def load_tokenizer(ref: ModelRef):
     """The checkpoint's tokenizer, with a padding token."""
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(ref.location)
+    tokenizer = AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
     if tokenizer.pad_token is None:   # GPT-2: pad with the end-of-text token (the model reads the last real one)
         if tokenizer.eos_token is None:
             raise UsageError(f"--model {ref.name}: its tokenizer has neither a padding nor an end-of-text token")
@@ -38,11 +38,11 @@ def load_classifier(ref: ModelRef, tokenizer, labels: list[str], seed: int):
 
     config = AutoConfig.from_pretrained(ref.location, num_labels=len(labels), id2label=dict(enumerate(labels)),
                                         label2id={name: i for i, name in enumerate(labels)},
-                                        pad_token_id=tokenizer.pad_token_id)
+                                        pad_token_id=tokenizer.pad_token_id, **ref.pinned)
     transformers.set_seed(seed)
     try:
         model = AutoModelForSequenceClassification.from_pretrained(
-            ref.location, config=config, ignore_mismatched_sizes=True, dtype=torch.float32)
+            ref.location, config=config, ignore_mismatched_sizes=True, dtype=torch.float32, **ref.pinned)
     except ValueError as exc:
         raise UsageError(f"--model {ref.name}: no sequence classifier for it ({exc})") from None
     return model
@@ -56,11 +56,11 @@ def load_multitask(ref: ModelRef, tasks: dict[str, list[str]], seed: int):
 
     from evaluators.calum.multitask import MultitaskClassifier
 
-    config = AutoConfig.from_pretrained(ref.location)
+    config = AutoConfig.from_pretrained(ref.location, **ref.pinned)
     if config.is_encoder_decoder:
         raise UsageError(f"--model {ref.name}: the multitask model shares an encoder or a decoder-only model; "
                          f"a {type(config).__name__} model is encoder-decoder")
     transformers.set_seed(seed)
-    encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32)
+    encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32, **ref.pinned)
     last = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in config.architectures or ())
     return MultitaskClassifier(encoder, tasks, pool_last=last)

@@ -89,7 +89,7 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
             if cp.save_models == "all" or (cp.save_models == "first" and k == 0):
                 save_best(trainer, tokenizer, tmp / "model" / (f"seed-{seed}" if cp.save_models == "all" else ""),
                       {t: d.labels for t, d in sets.items()} if group else None)
-            record = {"truncated": dict(sorted(truncated.items())), **provenance(model, args)}
+            record = {"truncated": dict(sorted(truncated.items())), **provenance(model, args, ref.revision, device)}
             shutil.rmtree(tmp / ".checkpoints", ignore_errors=True)
         metrics = {"protocol": "calum", "task": task, "model": ref.name, "model_id": ref.spec,
                    "setting": group or "Single", "tasks_trained": tasks, "split": cp.split,

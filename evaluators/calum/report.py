@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from evaluators import smoke
+from evaluators import applies, smoke
 from evaluators.calum.plot import plot
 from evaluators.calum.results import (
     KOREAN,
@@ -85,13 +85,21 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
 def write(results_folder: Path, out_md: Path, plot_path: Path | None = None) -> None:
     """The report (``out_md``), its JSON beside it (``.json``) and, when ``plot_path`` is given, the figure;
     every file written atomically."""
-    write_results(read_results(results_folder), out_md, plot_path)
+    skipped: list[dict] = []
+    write_results(read_results(results_folder, skipped), out_md, plot_path, skipped)
 
 
-def write_results(results: Mapping[str, Mapping], out_md: Path, plot_path: Path | None = None) -> None:
-    """:func:`write` of ``{run: metrics}``."""
-    text, summary = render(results)
+def write_results(results: Mapping[str, Mapping], out_md: Path, plot_path: Path | None = None,
+                  skipped: list[dict] = ()) -> None:
+    """:func:`write` of ``{run: metrics}``; ``skipped``: the runs that skipped their model, listed at the end."""
+    if results:
+        text, summary = render(results)
+    else:
+        text, summary = "# CALUM results\n\nNo results.\n", {"runs": {}}
     if plot_path is not None:
-        plot(results, plot_path)
+        plot(results, plot_path) if results else applies.empty_plot(plot_path)
+    if skipped:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(applies.skipped_lines(skipped))
+        summary["skipped"] = {f"{m.get('model')}/{m.get('protocol')}": m["skipped"] for m in skipped}
     atomic.write_text(out_md, text)
     atomic.write_json(Path(out_md).with_suffix(".json"), summary)

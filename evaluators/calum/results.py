@@ -11,7 +11,7 @@ from typing import Mapping, NamedTuple
 
 import yaml
 
-from evaluators import smoke
+from evaluators import applies, smoke
 from probekit.errors import DataError, shown
 
 PUBLISHED = Path(__file__).with_name("published.yaml")
@@ -75,9 +75,10 @@ def check(m, where) -> None:
         raise DataError(f"{where}: per_seed must be a list of objects")
 
 
-def read_results(folder: Path) -> dict[str, dict]:
+def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
     """``{run: metrics}`` of every ``<run>/metrics.json`` one level under ``folder``, in sorted order. A run folder
-    (hidden ones aside) without a metrics.json, or with a malformed one, is a DataError naming the file."""
+    (hidden ones aside) without a metrics.json, or with a malformed one, is a DataError naming the file; a run
+    that skipped its model (:mod:`evaluators.applies`) is no result: appended to ``skipped`` when given."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: no such folder (run: probes evaluate calum)")
@@ -90,9 +91,13 @@ def read_results(folder: Path) -> dict[str, dict]:
             m = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise DataError(f"{path}: not valid JSON: {exc}") from None
+        if applies.is_skipped(m):
+            if skipped is not None:
+                skipped.append(m)
+            continue
         check(m, path)
         results[run.name] = m
-    if not results:
+    if not results and not skipped:
         raise DataError(f"{folder}: no <run>/metrics.json (run: probes evaluate calum)")
     return results
 

@@ -146,12 +146,12 @@ def stopping_point(trainer) -> dict:
             "best_val_accuracy": None if best is None else evals[best]["eval_accuracy"]}
 
 
-def provenance(model, args) -> dict:
-    """The model's provenance (``models.provenance``) with the precision the Trainer ran in, without the attention
-    implementation (not recorded in CALUM's metrics.json)."""
+def provenance(model, args, revision: str | None = None, device: str | None = None) -> dict:
+    """The model's provenance (``models.provenance``) with the precision the Trainer ran in, the revision the
+    params pinned and the device, without the attention implementation (not recorded in CALUM's metrics.json)."""
     config = getattr(model, "config", None) or model.encoder.config
     precision = "bfloat16" if args.bf16 else "float16" if args.fp16 else "float32"
-    return model_provenance(config, precision, attn_implementation=False)
+    return model_provenance(config, precision, attn_implementation=False, revision=revision, device=device)
 
 
 def save_best(trainer, tokenizer, folder: Path, tasks: dict[str, list[str]] | None) -> None:

@@ -25,22 +25,28 @@ class LoadedModel:
     head_pretrained: bool      # False: the LM head was newly initialised (no zero-shot result)
     dtype: str = "float32"     # the weights' dtype, as run
     family: str = "mlm"        # mlm | causal | seq2seq: which scoring rules apply
+    revision: str | None = None   # the revision the params pinned (None: the default branch, or a local model)
+    device: str | None = None     # where it runs (``--device`` as resolved: cpu, cuda, cuda:1)
 
     def provenance(self) -> dict:
-        """What a result records of the model: dtype, revision (the Hub commit where known), versions."""
-        return provenance(self.model.config, self.dtype)
+        """What a result records of the model: dtype, device, revisions (the one asked for, and the Hub commit
+        where known), versions."""
+        return provenance(self.model.config, self.dtype, revision=self.revision, device=self.device)
 
 
-def provenance(config, dtype: str, *, attn_implementation: bool = True) -> dict:
-    """What a result records of a model of ``config`` run in ``dtype``: dtype, revision (the Hub commit where
-    known), the attention implementation (``attn_implementation=False``: not recorded, as in CALUM's
-    metrics.json), versions."""
+def provenance(config, dtype: str, *, attn_implementation: bool = True, revision: str | None = None,
+               device: str | None = None) -> dict:
+    """What a result records of a model of ``config`` run in ``dtype`` on ``device``: dtype, device, the revision
+    asked for (``revision``: the params' pinned one, None when none) and the one loaded (``model_revision``: the
+    Hub commit where known), the attention implementation (``attn_implementation=False``: not recorded, as in
+    CALUM's metrics.json), versions."""
     import torch
     import transformers
 
     from probekit import __version__
 
-    record = {"dtype": dtype, "model_revision": getattr(config, "_commit_hash", None)}
+    record = {"dtype": dtype, "device": device, "revision": revision,
+              "model_revision": getattr(config, "_commit_hash", None)}
     if attn_implementation:
         record["attn_implementation"] = getattr(config, "_attn_implementation", None)
     return record | {"versions": {"probekit": __version__, "torch": torch.__version__,
@@ -123,6 +129,18 @@ def check_scorable(config, name: str | None = None) -> None:
                          f"(xlm-mlm-*, causal: false) are scored with --scoring mlm")
 
 
+def family_of(ref: ModelRef) -> str:
+    """The family of ``ref`` (mlm, causal or seq2seq) from its config and tokenizer only, as ``--scoring auto``
+    detects it: no weights are read (which protocols apply, :mod:`evaluators.applies`)."""
+    import transformers
+    from transformers import AutoConfig, AutoTokenizer
+
+    transformers.logging.set_verbosity_error()
+    config = AutoConfig.from_pretrained(ref.location, **ref.pinned)
+    check_scorable(config, ref.name)
+    return detect_family(config, AutoTokenizer.from_pretrained(ref.location, **ref.pinned))
+
+
 def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: int = 0,
             dtype: str = "float32") -> LoadedModel:
     """A masked, causal or seq2seq LM (``scoring``: auto detects it) with a fast tokenizer, in an explicit
@@ -142,10 +160,10 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
 
     transformers.logging.set_verbosity_error()  # its load report: what matters is logged below, once
     transformers.logging.disable_progress_bar()
-    tokenizer = AutoTokenizer.from_pretrained(ref.location)
+    tokenizer = AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
     if not tokenizer.is_fast:
         raise UsageError(f"--model {ref.name}: a fast tokenizer is needed (offsets locate the choice in context)")
-    config = AutoConfig.from_pretrained(ref.location)
+    config = AutoConfig.from_pretrained(ref.location, **ref.pinned)
     check_scorable(config, ref.name)
     family = detect_family(config, tokenizer) if scoring == "auto" else scoring
     if family not in FAMILIES:
@@ -157,7 +175,8 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
     torch.manual_seed(seed)
     torch_dtype = resolve_dtype(dtype, device)
     try:
-        model, info = auto_class[family].from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype)
+        model, info = auto_class[family].from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype,
+                                                        **ref.pinned)
     except ValueError as exc:
         if "Unrecognized configuration class" not in str(exc):
             raise
@@ -169,4 +188,5 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
                     "its predictions are not zero-shot results", ref.name, HEADS[family], seed,
                     ", ".join(head_missing[:2]) + (", ..." if len(head_missing) > 2 else ""))
     return LoadedModel(model.to(device).eval(), tokenizer, ref.name, ref.spec, head_pretrained=not head_missing,
-                       dtype=str(torch_dtype).removeprefix("torch."), family=family)
+                       dtype=str(torch_dtype).removeprefix("torch."), family=family, revision=ref.revision,
+                       device=str(device))

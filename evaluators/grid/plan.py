@@ -132,9 +132,9 @@ def data_fingerprint(path: str | Path) -> str:
 def model_identity(name: str, aliases: Mapping[str, str]) -> dict:
     """What identifies a model's weights: its spec and a revision (the Hub commit of the cached snapshot, or a
     folder's config.json and file sizes); ``unresolved`` when neither is found (the run will say why)."""
-    from probekit.tokens.refs import resolve_model
+    from probekit.tokens.refs import entry_parts, resolve_model
 
-    spec = aliases.get(name, name)
+    spec, revision = entry_parts(aliases.get(name, name))   # a pinned entry: its id and revision
     try:
         folder = Path(resolve_model(name, aliases, "the grid's params").location)
     except UsageError:
@@ -145,7 +145,7 @@ def model_identity(name: str, aliases: Mapping[str, str]) -> dict:
         return {"spec": spec, "revision": "folder:" + hashlib.sha256(config + json.dumps(files).encode()).hexdigest()}
     from huggingface_hub import try_to_load_from_cache
 
-    cached = try_to_load_from_cache(spec, "config.json")
+    cached = try_to_load_from_cache(spec, "config.json", revision=revision)
     return {"spec": spec, "revision": Path(cached).parent.name if isinstance(cached, str) else "unresolved"}
 
 

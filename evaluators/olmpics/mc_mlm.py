@@ -172,7 +172,7 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
     if model == MLM_BASELINE:
         inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
         record = {"model": "MLM-BASELINE", "model_id": glove, "baseline": "MLM-BASELINE", "lm_head": None,
-                  "dtype": "float32", "versions": _versions(), "profile": profile}
+                  "dtype": "float32", "device": str(device), "versions": _versions(), "profile": profile}
     else:
         loaded = load()
         inputs = lm_inputs(loaded, variants, split=split, features_dir=features_dir, device=device,

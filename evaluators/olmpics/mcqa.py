@@ -76,19 +76,20 @@ class EncoderBackend:
 
         transformers.logging.set_verbosity_error()  # the unused LM head of a ForMaskedLM checkpoint is expected
         transformers.logging.disable_progress_bar()
-        config = AutoConfig.from_pretrained(ref.location)
+        config = AutoConfig.from_pretrained(ref.location, **ref.pinned)
         if config.is_encoder_decoder or any(a.endswith(("ForCausalLM", "LMHeadModel"))
                                             for a in config.architectures or ()):
             raise UsageError(f"--model {ref.name}: MC-QA reads an encoder's first token, and a "
                              f"{type(config).__name__} model is not an encoder")
-        self.tokenizer = AutoTokenizer.from_pretrained(ref.location)
+        self.tokenizer = AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
         torch.manual_seed(0)  # a weight the checkpoint lacks (an unused pooler) is drawn the same every time
         try:
-            encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32)
+            encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32, **ref.pinned)
         except ValueError as exc:
             raise UsageError(f"--model {ref.name}: no encoder for it ({exc})") from None
         self.encoder = encoder.to(device).eval()
-        self.loaded = LoadedModel(self.encoder, self.tokenizer, ref.name, ref.spec, head_pretrained=False)
+        self.loaded = LoadedModel(self.encoder, self.tokenizer, ref.name, ref.spec, head_pretrained=False,
+                                  revision=ref.revision, device=str(device))
         self.device = self.encoder.device
         self.types = "token_type_ids" in self.tokenizer.model_input_names
         self.mask = self.tokenizer.mask_token or "_"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from evaluators import smoke
+from evaluators import applies, smoke
 from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
@@ -213,20 +213,25 @@ def write_olmpics_report(folders: list[Path], *, out_md: Path, out_json: Path | 
                          medals: dict | None = None) -> list[Path]:
     """Write the markdown report and, when given, the ``dvc metrics`` JSON and the plots folder (a PNG and a
     ``dvc plots`` JSON per probe); returns the paths written."""
-    found = list(iter_metrics(folders))
-    if not found:
+    skipped: list[dict] = []
+    found = list(iter_metrics(folders, skipped))
+    if not found and not skipped:
         raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
     return write_results(found, out_md=out_md, out_json=out_json, plots=plots, resamples=resamples, seed=seed,
-                         medals=medals)
+                         medals=medals, skipped=skipped)
 
 
 def write_results(found: list[tuple[Path, dict]], *, out_md: Path, out_json: Path | None = None,
                   plots: Path | None = None, resamples: int = 1000, seed: int = 0,
-                  medals: dict | None = None) -> list[Path]:
-    """:func:`write_olmpics_report` of ``(path, metrics)`` pairs (a curve or MC-QA metrics.json each)."""
+                  medals: dict | None = None, skipped: list[dict] = ()) -> list[Path]:
+    """:func:`write_olmpics_report` of ``(path, metrics)`` pairs (a curve or MC-QA metrics.json each); ``skipped``:
+    the runs that skipped their model (:mod:`evaluators.applies`), listed at the end."""
     rule = medal_rule(medals)
     probes = analyse([load(path, meta) for path, meta in found], resamples=resamples, seed=seed, medals=rule)
-    atomic.write_text(out_md, markdown(probes, rule=rule, resamples=resamples, seed=seed))
+    text = markdown(probes, rule=rule, resamples=resamples, seed=seed) if found else \
+        "# oLMpics learning curves (dev)\n\nNo results.\n"
+    atomic.write_text(out_md, text.rstrip("\n") + "\n\n" + "\n".join(applies.skipped_lines(skipped))
+                      if skipped else text)
     written = [Path(out_md)]
     if out_json:
         atomic.write_json(out_json, summary(probes))

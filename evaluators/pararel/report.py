@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from evaluators import smoke
+from evaluators import applies, smoke
 from evaluators.pararel.metrics import EDGE_TYPES
 from evaluators.pararel.plots import correlation, plot
 from probekit import atomic
@@ -32,12 +32,21 @@ def _published(values) -> str:
     return f"{values[0]:.1f}±{values[1]:.1f}" if values else "–"
 
 
-def read_results(folder: Path) -> dict[str, dict]:
-    """``{model: metrics}`` of every ``<model>/metrics.json`` under ``folder``."""
+def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
+    """``{model: metrics}`` of every ``<model>/metrics.json`` under ``folder``; a run that skipped its model
+    (:mod:`evaluators.applies`) is no result: appended to ``skipped`` when given, else passed over."""
     files = sorted(Path(folder).glob("*/metrics.json"))
     if not files:
         raise DataError(f"{folder}: no <model>/metrics.json (run: probes evaluate pararel)")
-    return {f.parent.name: json.loads(f.read_text(encoding="utf-8")) for f in files}
+    results = {}
+    for f in files:
+        m = json.loads(f.read_text(encoding="utf-8"))
+        if applies.is_skipped(m):
+            if skipped is not None:
+                skipped.append(m)
+        else:
+            results[f.parent.name] = m
+    return results
 
 
 def _smoke_flag(m: dict) -> str:
@@ -116,18 +125,23 @@ def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
 
 def write(results_dir: Path, out: Path, consistency: Path | None = None, plot_path: Path | None = None) -> None:
     """The report of every ``<model>/metrics.json`` under ``results_dir`` (see :func:`write_results`)."""
-    write_results(read_results(results_dir), out, consistency, plot_path)
+    skipped: list[dict] = []
+    write_results(read_results(results_dir, skipped), out, consistency, plot_path, skipped)
 
 
 def write_results(results: dict[str, dict], out: Path, consistency: Path | None = None,
-                  plot_path: Path | None = None) -> None:
+                  plot_path: Path | None = None, skipped: list[dict] | None = None) -> None:
     """The report of ``{row label: metrics}`` to ``out``, its JSON beside it, the plot when asked; with
-    ``consistency``, the §8 table of the consistency-training results there."""
-    trained = read_results(consistency) if consistency is not None else None
+    ``consistency``, the §8 table of the consistency-training results there; ``skipped``: the runs that skipped
+    their model, listed at the end (with those of ``consistency``)."""
+    skipped = list(skipped or ())
+    trained = read_results(consistency, skipped) if consistency is not None else None
     text, summary = render(results, trained)
     if plot_path is not None:
         plot(results, plot_path)
     if trained is not None:
         text += "\n" + "\n".join(consistency_training(trained))
+    if skipped:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(applies.skipped_lines(skipped))
     atomic.write_text(out, text)
     atomic.write_json(out.with_suffix(".json"), summary)

@@ -16,7 +16,8 @@ def load_tokenizer(spec: str, aliases: Mapping[str, str], params_label: str):
     cache); a spec that resolves to nothing raises :class:`~probekit.errors.UsageError` naming what was tried."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(resolve_model(spec, aliases, params_label).location)
+    ref = resolve_model(spec, aliases, params_label)
+    return AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
 
 
 def single_token_objects(tokenizer, patterns: list[str], subject: str, objects: list[str]) -> dict[str, int]:

@@ -19,15 +19,35 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 @dataclass(frozen=True)
 class ModelRef:
     name: str       # what the user typed (an alias, an id, a path)
-    spec: str       # the alias's target, or ``name`` itself
+    spec: str       # the alias's target (its ``id`` when pinned), or ``name`` itself
     location: str   # a local folder or a Hub id, ready for ``from_pretrained``
+    revision: str | None = None   # the Hub branch, tag or commit the params pin (``models.<alias>.revision``)
+
+    @property
+    def pinned(self) -> dict:
+        """``from_pretrained``'s keyword for the pinned revision (none when not pinned)."""
+        return {"revision": self.revision} if self.revision else {}
 
 
-def resolve_model(name: str, aliases: Mapping[str, str], params_label: str) -> ModelRef:
+def entry_parts(entry) -> tuple[str, str | None]:
+    """``(id, revision)`` of a ``models`` entry: a string (revision None) or ``{id, revision}`` (checked by
+    :meth:`probekit.params.ParamsFile.models`)."""
+    if isinstance(entry, Mapping):
+        return str(entry["id"]), entry.get("revision")
+    return entry, None
+
+
+def resolve_model(name: str, aliases: Mapping[str, str | Mapping], params_label: str) -> ModelRef:
     """An alias of the params' ``models``, a folder, ``pkg:<package>``, or a Hub id (cached, or found
-    online): whatever fails says everything that was tried."""
-    spec = aliases.get(name, name)
+    online): whatever fails says everything that was tried. An alias may pin a Hub revision
+    (``{id: ..., revision: ...}``); a local model cannot have one."""
+    spec, revision = entry_parts(aliases.get(name, name))
     known = f"known aliases in {params_label} `models`: {', '.join(aliases) or 'none'}"
+    local = spec.startswith(PACKAGE_PREFIX) or Path(spec).expanduser().exists() or not _HUB_ID.fullmatch(spec)
+    if revision is not None and local:
+        raise UsageError(f"--model {name}: {params_label} models.{name}.revision: {shown(revision)} pins a Hub "
+                         f"revision, but {shown(spec)} is a local model (a folder or pkg:), which has none: remove "
+                         f"the revision or give a Hub id")
     if spec.startswith(PACKAGE_PREFIX):
         return ModelRef(name, spec, _package_folder(spec, name))
     path = Path(spec).expanduser()
@@ -37,8 +57,8 @@ def resolve_model(name: str, aliases: Mapping[str, str], params_label: str) -> M
         if not (path / "config.json").is_file():
             raise UsageError(f"--model {name}: folder {path} has no config.json (not a saved model)")
         return ModelRef(name, spec, str(path))
-    _check_hub(name, spec, "" if name in aliases else f"; not an alias either ({known}) nor a folder")
-    return ModelRef(name, spec, spec)
+    _check_hub(name, spec, "" if name in aliases else f"; not an alias either ({known}) nor a folder", revision)
+    return ModelRef(name, spec, spec, revision)
 
 
 def _package_folder(spec: str, name: str) -> str:
@@ -56,18 +76,23 @@ def _package_folder(spec: str, name: str) -> str:
     return str(folder)
 
 
-def _check_hub(name: str, repo_id: str, also: str) -> None:
-    """A Hub id must be in the local cache, or exist on a reachable Hub; offline fails at once."""
+def _check_hub(name: str, repo_id: str, also: str, revision: str | None = None) -> None:
+    """A Hub id (at ``revision``) must be in the local cache, or exist on a reachable Hub; offline fails at once."""
     from huggingface_hub import constants, model_info, try_to_load_from_cache
-    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
-    if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
+    if isinstance(try_to_load_from_cache(repo_id, "config.json", revision=revision), str):
         return
+    if revision is not None:
+        also = f" (at revision {shown(revision)})" + also
     if constants.HF_HUB_OFFLINE:
         raise UsageError(f"--model {name}: Hub id {shown(repo_id)} is not in the local cache and HF_HUB_OFFLINE "
                          f"is set{also}")
     try:
-        model_info(repo_id, timeout=10)
+        model_info(repo_id, revision=revision, timeout=10)
+    except RevisionNotFoundError:
+        raise UsageError(f"--model {name}: {shown(repo_id)} has no revision {shown(revision)} on the Hub (check "
+                         f"models.{name}.revision){also}") from None
     except GatedRepoError:
         raise UsageError(f"--model {name}: {shown(repo_id)} is gated on the Hub: accept its terms and log in "
                          f"(hf auth login){also}") from None

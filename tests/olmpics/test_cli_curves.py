@@ -86,3 +86,35 @@ def test_several_probes_in_one_call_are_written_where_out_says(tmp_path, capsys)
     assert "{probe}" in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
     assert main(["evaluate", "mcqa", "--model", "esim", *data, "--sizes", "8", "--seeds", "1",
                  "--out", str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_causal_lm_is_skipped_by_the_curves_and_mcqa_and_the_report_says_so(tiny_bert, tiny_gpt2, tmp_path,  # noqa: F811
+                                                                             capsys):
+    """MC-MLM curves and MC-QA need a masked LM: a causal one writes each output folder with a skipped
+    metrics.json (the features folders too), says so in one line and exits 0; the report lists it."""
+    probe = write_probe(tmp_path / "toy", 40, 20)
+    params = tmp_path / "params.yaml"
+    params.write_text(f"models: {{gpt: {tiny_gpt2}}}\n")
+    results = tmp_path / "results"
+    assert main(["evaluate", "curve", "--model", "gpt", "--data", str(probe), "--setting", "mlp", "--setting",
+                 "linear", "--features", str(tmp_path / "features" / "{probe}"), "--params", str(params),
+                 "--device", "cpu", "--out", str(results / "gpt" / "{probe}")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("skipped curve for gpt: MC-MLM learning curves: for a masked "
+                                                   "LM only; gpt is a causal LM")
+    for folder in (results / "gpt/toy/mlp", results / "gpt/toy/linear", tmp_path / "features/toy"):
+        m = json.loads((folder / "metrics.json").read_text())
+        assert m["skipped"].startswith("MC-MLM learning curves") and (m["model"], m["family"], m["protocol"]) == \
+            ("gpt", "causal", "curve")
+    assert main(["evaluate", "mcqa", "--model", "gpt", "--data", str(probe), "--params", str(params),
+                 "--out", str(results / "gpt" / "toy" / "mcqa")]) == 0
+    assert "skipped mcqa for gpt: MC-QA learning curves" in capsys.readouterr().out
+    m = json.loads((results / "gpt/toy/mcqa/metrics.json").read_text())
+    assert m["protocol"] == "mcqa" and m["family"] == "causal" and m["device"] in ("cpu", "cuda")
+    assert main(["evaluate", "curve", "--model", str(tiny_bert), "--data", str(probe), "--setting", "mlp",
+                 "--sizes", "8", "--seeds", "1", "--device", "cpu", "--out", str(results / "tiny" / "toy" / "mlp")]) == 0
+    assert json.loads((results / "tiny/toy/mlp/metrics.json").read_text())["device"] == "cpu"
+    assert main(["olmpics-report", str(results), "--out", str(tmp_path / "olmpics.md")]) == 0
+    report = (tmp_path / "olmpics.md").read_text()
+    assert "## Skipped" in report and "- gpt: curve skipped (MC-MLM learning curves: for a masked LM only" in report
+    assert "- gpt: mcqa skipped (MC-QA learning curves" in report and "toy" in report

@@ -531,3 +531,29 @@ def test_chance_is_exact():
     assert sum([1 / 5] * 280) / 280 != 0.2  # what a float sum gives
     assert chance_level([5] * 280) == 0.2
     assert chance_level([2, 3]) == float(5 / 12) and chance_level([]) == 0.0
+
+
+def test_the_command_records_the_device_and_the_report_lists_a_skipped_run(tiny_bert, tmp_path, capsys):
+    """``--device`` defaults to auto, resolved before the model loads; metrics.json records the device used. A
+    skipped run's metrics.json beside the results is listed by the report, not read as a result."""
+    from evaluators import applies
+    from probes.main import main
+
+    data = tmp_path / "toy.jsonl"
+    data.write_text("".join(json.dumps(e) + "\n" for e in examples_for("bert")), encoding="utf-8")
+    assert main(["evaluate", "zeroshot", "--model", str(tiny_bert), "--data", str(data), "--device", "cpu",
+                 "--out", str(tmp_path / "results" / "tiny" / "toy")]) == 0
+    metrics = json.loads((tmp_path / "results/tiny/toy/metrics.json").read_text())
+    assert metrics["device"] == "cpu" and metrics["revision"] is None
+    assert main(["evaluate", "zeroshot", "--model", str(tiny_bert), "--data", str(data),
+                 "--out", str(tmp_path / "auto")]) == 0   # no --device: auto
+    assert json.loads((tmp_path / "auto/metrics.json").read_text())["device"] == \
+        ("cuda" if torch.cuda.is_available() else "cpu")
+    applies.write_skipped([tmp_path / "results" / "other" / "toy"], {
+        "skipped": "a reason", "model": "other", "family": "causal", "protocol": "zeroshot"})
+    assert main(["report", str(tmp_path / "results"), "--out", str(tmp_path / "report.md"), "--metrics",
+                 str(tmp_path / "metrics.json")]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "## Skipped" in text and "- other: zeroshot skipped (a reason)" in text and "| toy " in text.replace(
+        str(tiny_bert), "tiny")
+    assert list(json.loads((tmp_path / "metrics.json").read_text())) == [str(tiny_bert)]

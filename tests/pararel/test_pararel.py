@@ -22,8 +22,9 @@ from probekit.tokens.refs import ModelRef
 RELATIONS = ["P19", "P37", "P530"]   # two N-1 (one with "a [Y]" patterns), one N-M with repeated subjects
 
 
-def _build(source_tables, **params):
-    data = {"pararel": {"relations": RELATIONS, **params}}
+def _build(source_tables, models=None, **params):
+    """The cloze set of RELATIONS; without ``tokenizers``, no tokenizer filter (``[]``; null: every model)."""
+    data = {"pararel": {"relations": RELATIONS, "tokenizers": [], **params}, "models": models}
     return gen.build(ParamsFile(None, data), {"pararel": source_tables("pararel")})
 
 
@@ -237,3 +238,48 @@ def test_a_pararel_grid_reports_a_row_per_cell(cloze_set, tiny_bert, tmp_path, c
         assert m["limit"] == limit and summary[f"{tiny_bert} · limit={limit}"]["macro"] == m["macro"]
     assert f"| {tiny_bert} · limit=2 |" in (tmp_path / "store/report.md").read_text()
     assert (tmp_path / "store/report.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_tokenizer_filter_defaults_to_every_model_evaluated(source_tables, split_bert, tiny_gpt2):
+    """``pararel.tokenizers`` null (absent): every model of the params' ``models``; a causal BPE tokenizer (no mask
+    token) keeps an object that is one token with its leading space in context."""
+    from transformers import AutoTokenizer
+
+    rows, _ = _build(source_tables, models={"split": str(split_bert), "gpt": str(tiny_gpt2)}, tokenizers=None)
+    rels = {r["relation"]: r for r in rows["relations"]}
+    assert set(rels["P37"]["dropped_objects"]) == {"split", "gpt"}
+    assert "French" in rels["P37"]["dropped_objects"]["split"]
+    bpe = AutoTokenizer.from_pretrained(tiny_gpt2)
+    for rel in rels.values():
+        for c in rel["candidates"]:
+            assert len(bpe.tokenize(" " + c)) == 1 and c not in ("Scotland", "French")
+    explicit, _ = _build(source_tables, models={"split": str(split_bert), "gpt": str(tiny_gpt2)},
+                         tokenizers=["split"])   # an explicit list still wins
+    assert {r["relation"]: set(r["dropped_objects"]) for r in explicit["relations"]}["P37"] == {"split"}
+    assert ParamsFile(None, {}).evaluated_models() == ["minilm"]   # no models given: the built-in one
+
+
+def test_consistency_training_skips_a_causal_lm_and_the_report_says_so(cloze_set, tiny_bert, tiny_gpt2, tmp_path,
+                                                                       capsys):
+    from probes.main import main
+
+    params = tmp_path / "params.yaml"
+    params.write_text(f"models: {{gpt: {tiny_gpt2}, tiny: {tiny_bert}}}\npararel_eval: {{limit: 1, relations: [P19]}}\n"
+                      "consistency: {train_relations: [P37]}\n")
+    assert main(["train", "consistency", "--model", "gpt", "--data", str(cloze_set.folder), "--device", "cpu",
+                 "--out", str(tmp_path / "cons" / "gpt"), "--params", str(params)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "skipped consistency for gpt: consistency training: for a masked LM only; " \
+                                   "gpt is a causal LM" in out
+    m = json.loads((tmp_path / "cons" / "gpt" / "metrics.json").read_text())
+    assert m == {**m, "skipped": m["skipped"], "model": "gpt", "family": "causal", "protocol": "consistency",
+                 "device": "cpu"}
+    # ParaRel evaluation scores every family: not skipped
+    assert main(["evaluate", "pararel", "--model", "gpt", "--data", str(cloze_set.folder), "--device", "cpu",
+                 "--out", str(tmp_path / "res" / "gpt"), "--params", str(params)]) == 0
+    m = json.loads((tmp_path / "res" / "gpt" / "metrics.json").read_text())
+    assert "skipped" not in m and m["device"] == "cpu" and m["revision"] is None
+    assert main(["pararel-report", str(tmp_path / "res"), "--consistency", str(tmp_path / "cons"),
+                 "--out", str(tmp_path / "pararel.md")]) == 0
+    text = (tmp_path / "pararel.md").read_text()
+    assert "## Skipped" in text and "- gpt: consistency skipped (consistency training: for a masked LM only" in text

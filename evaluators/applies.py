@@ -1,0 +1,125 @@
+"""Which protocols apply to which model families, in one place. Every evaluation stage of the pipeline runs for
+every model of the params' ``models``; a stage whose protocol does not fit the model's family (a causal LM given
+to the MC-MLM learning curves) writes its usual output folder with a ``metrics.json`` that says it skipped and
+why, instead of failing, and the reports list what each model skipped.
+
+The family is read from the model's config and tokenizer only (:func:`evaluators.engine.models.family_of`), and
+only for the protocols that do not apply to every family."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from probekit import atomic
+
+FAMILIES = ("mlm", "causal", "seq2seq")
+FAMILY_WORDS = {"mlm": "a masked LM", "causal": "a causal LM", "seq2seq": "a seq2seq LM"}
+
+PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "zeroshot": FAMILIES,          # MC-MLM for masked LMs, the log-likelihood rules for the others
+    "audit": FAMILIES,             # tokenizers only
+    "pararel": FAMILIES,           # the scoring engine scores any family (evaluators/pararel/evaluate.py)
+    "features": ("mlm",),          # the masked-LM head's input at the mask
+    "curve": ("mlm",),             # MC-MLM learning curves: the MLM head (or its projection) trained
+    "mcqa": ("mlm",),              # fine-tunes an encoder, as the paper did
+    "calum": ("mlm",),             # fine-tunes an encoder, as the paper did
+    "consistency": ("mlm",),       # continued MLM pretraining with the consistency loss
+}
+"""protocol -> the model families it applies to."""
+
+TITLES = {"zeroshot": "zero-shot MC", "audit": "the tokenization audit", "pararel": "ParaRel evaluation",
+          "features": "MC-MLM mask features", "curve": "MC-MLM learning curves",
+          "mcqa": "MC-QA learning curves (a fine-tuned encoder)", "calum": "CALUM (a fine-tuned encoder)",
+          "consistency": "consistency training"}
+
+
+def reason(protocol: str, family: str, model: str) -> str | None:
+    """Why ``protocol`` does not apply to ``model`` of ``family``; None when it applies."""
+    families = PROTOCOLS[protocol]
+    if family in families:
+        return None
+    needs = " or ".join(FAMILY_WORDS[f] for f in families)
+    return f"{TITLES[protocol]}: for {needs} only; {model} is {FAMILY_WORDS.get(family, family)}"
+
+
+def applies_to_all(protocol: str) -> bool:
+    return set(PROTOCOLS[protocol]) >= set(FAMILIES)
+
+
+def check(protocol: str, ref) -> tuple[str | None, str | None]:
+    """``(reason, family)`` for the resolved model ``ref`` (:class:`probekit.tokens.refs.ModelRef`): the reason is
+    None when ``protocol`` applies. A protocol for every family reads nothing (the family is then None)."""
+    if applies_to_all(protocol):
+        return None, None
+    from evaluators.engine.models import family_of
+
+    family = family_of(ref)
+    return reason(protocol, family, ref.name), family
+
+
+def record(protocol: str, ref, family: str, why: str, device: str | None = None) -> dict:
+    """The ``metrics.json`` of a skipped run."""
+    return {"skipped": why, "protocol": protocol, "model": ref.name, "model_id": ref.spec,
+            "revision": getattr(ref, "revision", None), "family": family, "device": device}
+
+
+def write_skipped(outs: Iterable[Path], metrics: Mapping) -> None:
+    """Each of ``outs`` (a stage's output folders) replaced, atomically, by a folder holding only ``metrics``
+    as ``metrics.json``."""
+    for out in outs:
+        with atomic.atomic_path(out) as tmp:
+            tmp.mkdir()
+            atomic.write_json(tmp / "metrics.json", dict(metrics))
+
+
+def skip(protocol: str, ref, device: str | None, outs: Iterable[Path]) -> bool:
+    """When ``protocol`` does not apply to ``ref``'s family: write the skipped ``metrics.json`` into each of
+    ``outs``, print one line saying so, and return True (the command then exits 0); else False."""
+    why, family = check(protocol, ref)
+    if why is None:
+        return False
+    outs = list(outs)
+    write_skipped(outs, record(protocol, ref, family, why, device))
+    where = str(outs[0]) + (f" and {len(outs) - 1} more" if len(outs) > 1 else "")
+    print(f"skipped {protocol} for {ref.name}: {why} (wrote {where})")
+    return True
+
+
+def is_skipped(metrics) -> bool:
+    return isinstance(metrics, Mapping) and isinstance(metrics.get("skipped"), str)
+
+
+def read_skipped(path: Path) -> dict | None:
+    """The skipped record at ``path`` (a metrics.json), else None (a result, or no such file)."""
+    try:
+        m = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return m if is_skipped(m) else None
+
+
+def skipped_lines(records: Iterable[Mapping]) -> list[str]:
+    """A report's "Skipped" section: one line per model and protocol (several outputs of one run said once);
+    empty when nothing was skipped."""
+    seen = {}
+    for m in records:
+        seen.setdefault((str(m.get("model")), str(m.get("protocol"))), m["skipped"])
+    if not seen:
+        return []
+    return ["## Skipped", "", *(f"- {model}: {protocol} skipped ({why})" for (model, protocol), why in sorted(
+        seen.items())), ""]
+
+
+def empty_plot(path: Path) -> None:
+    """A blank PNG at ``path``: a report's plot when every run skipped its model (the stage's output exists)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(2, 1))
+    with atomic.atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
