@@ -3,7 +3,7 @@ every model of the params' ``models``; a stage whose protocol does not fit the m
 to the MC-MLM learning curves) writes its usual output folder with a ``metrics.json`` that says it skipped and
 why, instead of failing, and the reports list what each model skipped.
 
-The family is read from the model's config and tokenizer only (:func:`evaluators.engine.models.family_of`), and
+The family is read from the model's config and tokenizer only (:func:`probekit.tokens.family.family_of`), and
 only for the protocols that do not apply to every family."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def check(protocol: str, ref) -> tuple[str | None, str | None]:
     None when ``protocol`` applies. A protocol for every family reads nothing (the family is then None)."""
     if applies_to_all(protocol):
         return None, None
-    from evaluators.engine.models import family_of
+    from probekit.tokens.family import family_of
 
     family = family_of(ref)
     return reason(protocol, family, ref.name), family

@@ -28,6 +28,7 @@ class ZeroshotParams(BaseModel):
     multi_token: Literal["error", "first"] = "error"
     scoring: Literal["auto", "mlm", "causal", "seq2seq"] = "auto"
     rules: Rules = Rules()
+    limit: PositiveInt | None = None   # the first N examples of each file (`probes run --limit`); None: all
 
 
 class TrainingParams(BaseModel):

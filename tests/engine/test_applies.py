@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evaluators import applies
-from evaluators.engine.models import family_of, load_lm
+from evaluators.engine.models import load_lm
+from probekit.tokens.family import family_of
 from probekit.errors import ParamsError, UsageError
 from probekit.params import ParamsFile
 from probekit.tokens.refs import ModelRef, resolve_model

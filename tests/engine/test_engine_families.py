@@ -13,7 +13,8 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-from evaluators.engine.models import detect_family, load_lm
+from evaluators.engine.models import load_lm
+from probekit.tokens.family import detect_family
 from evaluators.engine.scorer import Engine
 from evaluators.olmpics import zeroshot
 from probekit.errors import DataError, UsageError

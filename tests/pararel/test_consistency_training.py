@@ -135,3 +135,15 @@ def test_params_refuse_unknown_keys():
     assert ConsistencyParams().train_relations == ["P138", "P37", "P449"]
     with pytest.raises(ValidationError, match="lambda"):
         ConsistencyParams(**{"lambda": 0.5})
+
+
+def test_a_training_relation_without_tuples_is_named(tmp_path, tiny_bert):
+    """Every object of a training relation dropped by the one-token filter: an error naming the relation and what
+    to change, not a division by zero."""
+    from probekit.errors import DataError
+
+    empty = dict(RELATIONS, P19=(["[X] was born in [Y] ."], []))
+    cloze = read_cloze_set(write_toy_cloze_set(tmp_path / "pararel", empty))
+    loaded = load_lm(ModelRef("tiny", str(tiny_bert), str(tiny_bert)), scoring="mlm")
+    with pytest.raises(DataError, match=r"relation P19 has no tuple left .* consistency.train_relations"):
+        train(loaded, cloze, ConsistencyParams(**PARAMS | {"train_relations": ["P37", "P19"]}), progress=False)

@@ -240,22 +240,25 @@ def test_a_pararel_grid_reports_a_row_per_cell(cloze_set, tiny_bert, tmp_path, c
     assert (tmp_path / "store/report.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_the_tokenizer_filter_defaults_to_every_model_evaluated(source_tables, split_bert, tiny_gpt2):
-    """``pararel.tokenizers`` null (absent): every model of the params' ``models``; a causal BPE tokenizer (no mask
-    token) keeps an object that is one token with its leading space in context."""
+def test_the_tokenizer_filter_defaults_to_every_masked_lm_evaluated(source_tables, split_bert, tiny_gpt2):
+    """``pararel.tokenizers`` null (absent): every masked LM of the params' ``models`` (their mask-logit rule reads
+    one token; a causal LM scores any object by its log-likelihood, so it does not narrow the set); an explicit
+    list still wins, and a causal BPE tokenizer (no mask token) in it keeps an object that is one token with its
+    leading space in context."""
     from transformers import AutoTokenizer
 
-    rows, _ = _build(source_tables, models={"split": str(split_bert), "gpt": str(tiny_gpt2)}, tokenizers=None)
+    models = {"split": str(split_bert), "gpt": str(tiny_gpt2)}
+    rows, _ = _build(source_tables, models=models, tokenizers=None)
     rels = {r["relation"]: r for r in rows["relations"]}
-    assert set(rels["P37"]["dropped_objects"]) == {"split", "gpt"}
+    assert set(rels["P37"]["dropped_objects"]) == {"split"}
     assert "French" in rels["P37"]["dropped_objects"]["split"]
+    explicit, _ = _build(source_tables, models=models, tokenizers=["split", "gpt"])
+    rels = {r["relation"]: r for r in explicit["relations"]}
+    assert set(rels["P37"]["dropped_objects"]) == {"split", "gpt"}
     bpe = AutoTokenizer.from_pretrained(tiny_gpt2)
     for rel in rels.values():
         for c in rel["candidates"]:
             assert len(bpe.tokenize(" " + c)) == 1 and c not in ("Scotland", "French")
-    explicit, _ = _build(source_tables, models={"split": str(split_bert), "gpt": str(tiny_gpt2)},
-                         tokenizers=["split"])   # an explicit list still wins
-    assert {r["relation"]: set(r["dropped_objects"]) for r in explicit["relations"]}["P37"] == {"split"}
     assert ParamsFile(None, {}).evaluated_models() == ["minilm"]   # no models given: the built-in one
 
 
