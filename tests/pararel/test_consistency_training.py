@@ -145,5 +145,5 @@ def test_a_training_relation_without_tuples_is_named(tmp_path, tiny_bert):
     empty = dict(RELATIONS, P19=(["[X] was born in [Y] ."], []))
     cloze = read_cloze_set(write_toy_cloze_set(tmp_path / "pararel", empty))
     loaded = load_lm(ModelRef("tiny", str(tiny_bert), str(tiny_bert)), scoring="mlm")
-    with pytest.raises(DataError, match=r"relation P19 has no tuple left .* consistency.train_relations"):
+    with pytest.raises(DataError, match=r"relation P19 has no tuple left .*\(consistency\.train_relations\)"):
         train(loaded, cloze, ConsistencyParams(**PARAMS | {"train_relations": ["P37", "P19"]}), progress=False)
