@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from helpers import MIRROR, REPO
+from helpers import MIRROR, REPO, save_tiny_bert
 from hub_server import FakeHub
 
 BIN = Path(sys.executable).parent
@@ -44,7 +44,7 @@ def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR, hub: FakeHub | 
     return done.stdout
 
 
-def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2, tiny_roberta):
+def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2, minilm_vocab):
     project = tmp_path / "project"
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     for name in tracked:
@@ -195,9 +195,11 @@ variants:
     relation = json.loads((project / "data/pararel/relations.jsonl").read_text().splitlines()[0])
     assert set(relation["dropped_objects"]) == {"tiny"}
 
-    printed = run(["probes", "run", "--model", str(tiny_roberta), "--name", "roberta", "--probes", "olmpics,calum"],
-                  project)
-    for where in ("curve/roberta/age_comparison/mlp", "curve/roberta/property_conjunction/mcqa", "calum/roberta-rte"):
+    from transformers import BertForMaskedLM
+
+    bert = save_tiny_bert(tmp_path / "bert2", minilm_vocab, BertForMaskedLM, initializer_range=0.05)
+    printed = run(["probes", "run", "--model", str(bert), "--probes", "olmpics,calum"], project)
+    for where in ("curve/bert2/age_comparison/mlp", "curve/bert2/property_conjunction/mcqa", "calum/bert2-rte"):
         assert "skipped" not in json.loads((project / "results" / where / "metrics.json").read_text()), where
     assert "| oLMpics curves | age_comparison (MC-MLM) MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
     assert "Skipped:" not in printed

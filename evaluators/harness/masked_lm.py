@@ -78,7 +78,8 @@ class ProbekitMaskedLM(LM):
     """A masked LM scored by PLL-word-l2r. Harness model args (strings): ``pretrained`` (a Hub id, a folder,
     ``pkg:<package>`` or an alias of ``params``' ``models``), ``device`` (auto), ``dtype`` (float32),
     ``batch_size`` (the harness's; auto), ``seed`` (0), ``params`` (a probekit params file for model aliases;
-    default ./params.yaml if there is one)."""
+    default ./params.yaml if there is one), ``revision`` (a Hub branch, tag or commit, as the harness's ``hf``
+    takes it)."""
 
     def __init__(self, pretrained: str | None = None, device: str | None = "auto", dtype: str = "float32",
                  batch_size: int | str | None = "auto", max_batch_size: int | None = None, seed: int = 0,
@@ -86,17 +87,17 @@ class ProbekitMaskedLM(LM):
         super().__init__()
         if unknown:
             raise UsageError(f"{NAME}: unknown model_args {', '.join(sorted(unknown))} (it takes pretrained, "
-                             f"device, dtype, batch_size, seed, params)")
+                             f"device, dtype, batch_size, seed, params, revision)")
         if not pretrained:
             raise UsageError(f"{NAME}: give the model as --model_args pretrained=<Hub id, folder or pkg:package>")
-        if revision not in (None, "", "main"):
-            raise UsageError(f"{NAME}: revision={shown(revision)}: probekit loads a Hub id's cached or latest "
-                             f"files only; download that revision to a folder and pass pretrained=<folder>")
         from probekit.params import read_params
         from probekit.tokens.refs import resolve_model
 
         settings = read_params(params)
-        ref = resolve_model(str(pretrained), settings.models(), settings.label)
+        aliases = settings.models()
+        if revision:   # pinned as a params entry would pin it: model, config and tokenizer at that revision
+            aliases = {**aliases, str(pretrained): {"id": str(pretrained), "revision": str(revision)}}
+        ref = resolve_model(str(pretrained), aliases, settings.label)
         self._device_name = harness_device(device)
         try:
             loaded = load_lm(ref, scoring="mlm", device=self._device_name, seed=int(seed), dtype=str(dtype))

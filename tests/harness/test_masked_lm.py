@@ -232,6 +232,25 @@ def test_causal_and_headless_models_are_refused(tiny_gpt2, tiny_bert_no_head):
         ProbekitMaskedLM(pretrained=str(tiny_bert_no_head))
 
 
+def test_a_revision_is_pinned_as_a_params_entry_pins_it(monkeypatch, tiny_bert):
+    """``revision=`` reaches the model's, config's and tokenizer's ``from_pretrained``; a folder has none."""
+    with pytest.raises(UsageError, match=r"models\..*\.revision: 'v1' pins a Hub revision, but .* is a local model"):
+        ProbekitMaskedLM(pretrained=str(tiny_bert), revision="v1")
+    import probekit.tokens.refs as refs
+
+    seen = {}
+    monkeypatch.setattr(refs, "_check_hub", lambda *a: None)   # no Hub here
+
+    def stop(ref, **kwargs):
+        seen.update(location=ref.location, pinned=ref.pinned)
+        raise UsageError("stop here")
+
+    monkeypatch.setattr("evaluators.harness.masked_lm.load_lm", stop)
+    with pytest.raises(UsageError, match="stop here"):
+        ProbekitMaskedLM(pretrained="org/some-bert", revision="abc123")
+    assert seen == {"location": "org/some-bert", "pinned": {"revision": "abc123"}}
+
+
 def test_batch_size_and_arguments():
     from evaluators.harness.masked_lm import harness_batch_size
 
