@@ -24,14 +24,15 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "features": ("mlm",),          # the masked-LM head's input at the mask
     "curve": ("mlm",),             # MC-MLM learning curves: the MLM head (or its projection) trained
     "mcqa": ("mlm",),              # fine-tunes an encoder, as the paper did
-    "calum": ("mlm",),             # fine-tunes an encoder, as the paper did
+    "calum": FAMILIES,             # fine-tunes a classifier on any backbone, as the paper did (RoBERTa, Electra,
+                                   # GPT2, BART; T5 as released): evaluators/calum/classifiers.py
     "consistency": ("mlm",),       # continued MLM pretraining with the consistency loss
 }
 """protocol -> the model families it applies to."""
 
 TITLES = {"zeroshot": "zero-shot MC", "audit": "the tokenization audit", "pararel": "ParaRel evaluation",
           "features": "MC-MLM mask features", "curve": "MC-MLM learning curves",
-          "mcqa": "MC-QA learning curves (a fine-tuned encoder)", "calum": "CALUM (a fine-tuned encoder)",
+          "mcqa": "MC-QA learning curves (a fine-tuned encoder)", "calum": "CALUM (a fine-tuned classifier)",
           "consistency": "consistency training"}
 
 

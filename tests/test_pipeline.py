@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from helpers import MIRROR, REPO, save_tiny_bert
+from helpers import MIRROR, REPO
 from hub_server import FakeHub
 
 BIN = Path(sys.executable).parent
@@ -44,7 +44,7 @@ def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR, hub: FakeHub | 
     return done.stdout
 
 
-def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2, minilm_vocab):
+def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2):
     project = tmp_path / "project"
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     for name in tracked:
@@ -74,6 +74,14 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2,
     spec = project / "grids/zeroshot_limits.yaml"
     spec.write_text(spec.read_text().replace("models: [minilm]", "models: [tiny]").replace("[100, 500]", "[3, 6]"))
 
+    # The pipeline's own model through the one command (`probes run`, README): a masked LM, so every protocol
+    # runs for it (a DVC experiment: the report stages and all they read); `dvc repro` then runs the rest.
+    for git in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "project"]):
+        subprocess.run(["git", *git], cwd=project, check=True, capture_output=True)
+    printed = run(["probes", "run", "--model", "tiny"], project)
+    assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" in printed
+    assert "| oLMpics curves | age_comparison (MC-MLM) MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
+    assert "Skipped:" not in printed and "results/report.md" in printed
     run(["dvc", "repro"], project)
     dev = (project / "data/probes/age_comparison/original/dev.jsonl").read_text().splitlines()
     assert len(dev) == 9
@@ -131,7 +139,7 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2,
     assert "commit" in published and len(hub.commits("org/probes")) == 2   # the repo's first commit, then ours
     first = hub.last_commit("org/probes")
     template = project / "generators/age_comparison.yaml"
-    text = template.read_text()
+    text = original = template.read_text()
     text = text.replace("variants:", """  - id: reworded
     text: "Someone aged {age1} is [MASK] than someone aged {age2}."
     slots: [age1, age2]
@@ -171,38 +179,28 @@ variants:
     assert failed.returncode != 0
     assert "generators/age_comparison.yaml: template 'reworded': unknown slot(s) ['age3']" in failed.stderr + failed.stdout
     assert _hashes(probe) == after
-    template.write_text(text)
+    template.write_text(original)
 
-    # One command from a model to its report (`probes run`, README): a causal LM and a second masked LM added as
-    # DVC experiments; each runs exactly the protocols that apply to its family, the others are skipped and said.
-    for git in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "project"]):
-        subprocess.run(["git", *git], cwd=project, check=True, capture_output=True)
-    printed = run(["probes", "run", "--model", str(tiny_gpt2), "--name", "gpt"], project)
+    # A causal LM given as a local folder: it runs the protocols that apply to its family (zero-shot, ParaRel) and
+    # skips the others, saying so in its table and in the reports.
+    printed = run(["probes", "run", "--model", str(tiny_gpt2), "--name", "gpt", "--probes", "olmpics,pararel"],
+                  project)
     assert yaml.safe_load((project / "params.yaml").read_text())["models"] == {"tiny": str(tiny_bert),
                                                                               "gpt": str(tiny_gpt2)}
     zero_shot = json.loads((project / "results/zeroshot/gpt/age_comparison/original/metrics.json").read_text())
     assert zero_shot["scoring"] == "causal" and zero_shot["n"] == 9 and zero_shot["device"] == "cpu"
     assert "skipped" not in json.loads((project / "results/pararel/gpt/metrics.json").read_text())
-    for where in ("curve/gpt/age_comparison/mlp", "curve/gpt/property_conjunction/mcqa", "consistency/gpt",
-                  "calum/gpt-rte", "calum/gpt-rte-Para-MRPC"):
+    for where in ("curve/gpt/age_comparison/mlp", "curve/gpt/property_conjunction/mcqa", "consistency/gpt"):
         assert "causal" in json.loads((project / "results" / where / "metrics.json").read_text())["skipped"], where
+    assert not (project / "results/calum/gpt-rte").exists()   # not asked for (--probes)
     assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" in printed
-    assert "Skipped:" in printed and "- curve/gpt/age_comparison" in printed
+    assert "Skipped:" in printed and "- curve/gpt/age_comparison" in printed and "CALUM" not in printed
     report = (project / "results/report.md").read_text()
     assert "| gpt " in report and "| tiny " in report   # beside every model already in the results
     assert "gpt" in (project / "results/olmpics.md").read_text().split("## Skipped")[-1]
     # ParaRel's one-token filter reads the masked LMs' tokenizers (pararel.tokenizers: null): not the causal one's
     relation = json.loads((project / "data/pararel/relations.jsonl").read_text().splitlines()[0])
     assert set(relation["dropped_objects"]) == {"tiny"}
-
-    from transformers import BertForMaskedLM
-
-    bert = save_tiny_bert(tmp_path / "bert2", minilm_vocab, BertForMaskedLM, initializer_range=0.05)
-    printed = run(["probes", "run", "--model", str(bert), "--probes", "olmpics,calum"], project)
-    for where in ("curve/bert2/age_comparison/mlp", "curve/bert2/property_conjunction/mcqa", "calum/bert2-rte"):
-        assert "skipped" not in json.loads((project / "results" / where / "metrics.json").read_text()), where
-    assert "| oLMpics curves | age_comparison (MC-MLM) MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
-    assert "Skipped:" not in printed
 
 
 def _hashes(folder: Path) -> dict[str, str]:

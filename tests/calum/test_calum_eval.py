@@ -146,21 +146,26 @@ def test_a_calum_grid_reports_each_task_in_its_column(tmp_path, calum_data, tiny
     assert (tmp_path / "store/report.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_causal_lm_is_skipped_by_the_cli_and_the_report_says_so(tmp_path, calum_data, tiny_gpt2, capsys):
+def test_a_causal_lm_is_fine_tuned_as_the_paper_did_and_a_skipped_run_is_reported(tmp_path, calum_data, tiny_gpt2,
+                                                                                    capsys):
+    """CALUM applies to every family (the paper fine-tuned GPT2 and BART beside the encoders): the CLI runs a causal
+    LM; a run recorded as skipped (evaluators/applies.py) is listed by the report, not read as a result."""
+    from evaluators import applies
+    from probekit.tokens.refs import ModelRef
+
     params = tmp_path / "params.yaml"
     params.write_text(json.dumps({"models": {"gpt": str(tiny_gpt2)}, "calum_eval": SMOKE}))
     (tmp_path / "res").mkdir()
-    for group in (None, "Para"):
-        out = tmp_path / "res" / ("gpt-rte" + (f"-{group}" if group else ""))
-        assert main(["evaluate", "calum", "--params", str(params), "--model", "gpt", "--task", "rte", "--data",
-                     str(calum_data), "--out", str(out), "--device", "cpu"]
-                    + (["--multitask", group] if group else [])) == 0
-        assert "skipped calum for gpt: CALUM (a fine-tuned encoder): for a masked LM only; gpt is a causal LM" \
-            in capsys.readouterr().out
-        m = json.loads((out / "metrics.json").read_text())
-        assert (m["protocol"], m["family"], m["model"], m["device"]) == ("calum", "causal", "gpt", "cpu")
+    out = tmp_path / "res" / "gpt-rte"
+    assert main(["evaluate", "calum", "--params", str(params), "--model", "gpt", "--task", "rte", "--data",
+                 str(calum_data), "--out", str(out), "--device", "cpu"]) == 0
+    m = json.loads((out / "metrics.json").read_text())
+    assert "skipped" not in m and m["device"] == "cpu" and "C_R" in m
+    why = "CALUM (a fine-tuned classifier): for a masked LM only; other is a causal LM"
+    applies.write_skipped([tmp_path / "res" / "other-rte"],
+                          applies.record("calum", ModelRef("other", "x", "x"), "causal", why, "cpu"))
     assert main(["calum-report", str(tmp_path / "res"), "--out", str(tmp_path / "calum.md"), "--plot",
                  str(tmp_path / "calum.png")]) == 0
     text = (tmp_path / "calum.md").read_text()
-    assert "## Skipped" in text and "- gpt: calum skipped (CALUM (a fine-tuned encoder)" in text
+    assert "## Skipped" in text and f"- other: calum skipped ({why})" in text and "gpt" in text.split("## Skipped")[0]
     assert (tmp_path / "calum.png").read_bytes()[:4] == b"\x89PNG"

@@ -20,13 +20,14 @@ from probekit.tokens.refs import ModelRef, resolve_model
 def test_the_applicability_table():
     every = ("mlm", "causal", "seq2seq")
     assert applies.PROTOCOLS == {"zeroshot": every, "audit": every, "pararel": every, "features": ("mlm",),
-                                 "curve": ("mlm",), "mcqa": ("mlm",), "calum": ("mlm",), "consistency": ("mlm",)}
+                                 "curve": ("mlm",), "mcqa": ("mlm",), "calum": every, "consistency": ("mlm",)}
     for protocol in applies.PROTOCOLS:
         assert applies.reason(protocol, "mlm", "m") is None
     assert applies.reason("zeroshot", "causal", "m") is None and applies.reason("pararel", "seq2seq", "m") is None
     assert applies.reason("curve", "causal", "gpt2-tiny") == \
         "MC-MLM learning curves: for a masked LM only; gpt2-tiny is a causal LM"
-    assert "t5 is a seq2seq LM" in applies.reason("calum", "seq2seq", "t5")
+    assert "t5 is a seq2seq LM" in applies.reason("mcqa", "seq2seq", "t5")
+    assert applies.reason("calum", "causal", "gpt2") is None   # the paper fine-tuned GPT2 and BART too
 
 
 @pytest.mark.parametrize("fixture, family", [("tiny_bert", "mlm"), ("tiny_bert_no_head", "mlm"),
