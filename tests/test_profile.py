@@ -99,6 +99,10 @@ def _device_actions(parser: argparse.ArgumentParser, path=()):
 
 def test_every_device_option_offers_auto_and_defaults_to_it():
     found = dict(_device_actions(cli.parser()))
+    # `probes run --device` sets the params' `device` for the experiment, only when given (the params' default:
+    # auto); every command that runs a model defaults to auto itself
+    run_device = found.pop(("run",))
+    assert "auto" in run_device.choices and run_device.default is None
     assert {" ".join(p) for p in found} == {"evaluate zeroshot", "evaluate features", "evaluate curve",
                                             "evaluate mcqa", "evaluate pararel", "evaluate calum",
                                             "train consistency"}
