@@ -183,7 +183,7 @@ def offline(tmp_path, monkeypatch):
 
 
 def _harness(model: Path, tasks: list[str], include: str) -> dict:
-    lm_eval = pytest.importorskip("lm_eval")
+    import lm_eval
     from lm_eval.tasks import TaskManager
 
     out = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model},dtype=float32", tasks=tasks,
@@ -265,3 +265,28 @@ def test_harness_statement_and_choice_with_a_bos_tokenizer(data, offline, tiny_l
     worst = max(worst, _compare(out, "olmpics_toy_age_choice", stems, choices, gold, _engine(tiny_llama, "harness")))
     with capsys.disabled():
         print(f"\nharness vs probekit (tiny-llama): max |log-likelihood difference| {worst:.2e}")
+
+
+def test_the_lm_eval_command_runs_our_group_offline_from_the_exported_folder(data, offline, tiny_gpt2):
+    """The harness's own command, as a user types it: ``lm_eval --model hf --model_args pretrained=<tiny gpt2>
+    --tasks probekit --include_path <exported folder> --log_samples``, offline; every group and task is there and
+    the logged scores are probekit's."""
+    import subprocess
+    import sys
+
+    assert main(["export", "lm-eval", "--data", "data", "--out", "lm"]) == 0
+    lm_eval = Path(sys.executable).parent / "lm_eval"
+    done = subprocess.run([str(lm_eval), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
+                           "--tasks", "probekit", "--include_path", "lm", "--device", "cpu", "--batch_size", "4",
+                           "--log_samples", "--output_path", "out"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(next(Path("out").rglob("results_*.json")).read_text())
+    assert {"probekit", "olmpics", "olmpics_choice", "pararel", "calum"} <= set(results["groups"])
+    assert {"olmpics_toy_age", "olmpics_toy_age_nolang_choice", "olmpics_toy_qa", "pararel_p19",
+            "calum_rte_original"} <= set(results["results"])
+    samples = [json.loads(line) for line in next(Path("out").rglob("samples_olmpics_toy_age_2*.jsonl"))
+               .read_text().splitlines()]
+    stems = [s for s, _, _ in TOY]
+    ours = _engine(tiny_gpt2, "statement").score(stems, [c for _, c, _ in TOY], [f"ex{i}" for i in range(len(TOY))])
+    for sample in samples:
+        assert _logliks(sample) == pytest.approx(ours[sample["doc_id"]], abs=TOL)
