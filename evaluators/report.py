@@ -72,7 +72,7 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
         correct = np.asarray([p["correct"] for p in read_jsonl(path.parent / "predictions.jsonl")], bool)
         ci = bootstrap(accuracy_statistic(correct), len(correct)) if len(correct) else {"low": 0.0, "high": 0.0}
         rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
-                     "fingerprint": m.get("data_fingerprint")})
+                     "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m)})
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
@@ -135,6 +135,13 @@ def summary(df: pd.DataFrame) -> dict:
     return nested
 
 
+def setup_title(metrics: dict) -> str:
+    """How a zero-shot result was scored, for a figure's title: MC-MLM (the mask logit) or the family's rule."""
+    rule = metrics.get("rule", "mask-logit")
+    return "zero-shot MC-MLM" if rule == "mask-logit" else \
+        f"zero-shot, {metrics.get('scoring', 'the')} rule {rule}"
+
+
 def bar_figure(df: pd.DataFrame) -> plt.Figure:
     """Grouped bars per model: accuracy by probe and variant, with each probe's chance level."""
     models = list(dict.fromkeys(df.model))
@@ -152,7 +159,7 @@ def bar_figure(df: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("")
         ax.set_ylabel("accuracy (dev)")
         zero_shot = sub.zero_shot.all()
-        ax.set_title(f"{model}: " + ("zero-shot MC-MLM" if zero_shot else f"† {NOT_ZERO_SHOT}"),
+        ax.set_title(f"{model}: " + (" / ".join(dict.fromkeys(sub.setup)) if zero_shot else f"† {NOT_ZERO_SHOT}"),
                      color="black" if zero_shot else "#c53030")
         ax.legend(fontsize="small", ncol=4, loc="upper right")
     fig.tight_layout()

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from evaluators.report import iter_metrics, save  # noqa: E402
+from evaluators.report import iter_metrics, save, setup_title  # noqa: E402
 from probekit import atomic  # noqa: E402
 from probekit.data.jsonl import read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
@@ -49,7 +49,8 @@ def pair_panels(folders: Iterable[Path]) -> dict[str, list[dict]]:
             if points:
                 panels.setdefault(metrics["model"], []).append(
                     {"title": f"{metrics['probe']}/{metrics['variant']}", "accuracy": metrics["accuracy"],
-                     "zero_shot": metrics["zero_shot"], "points": points, "words": sorted(words)})
+                     "zero_shot": metrics["zero_shot"], "setup": setup_title(metrics), "points": points,
+                     "words": sorted(words)})
     return panels
 
 
@@ -82,7 +83,8 @@ def figure(model: str, panels: list[dict]) -> plt.Figure:
         ax.legend(handles=handles, fontsize=7, loc="upper left", framealpha=0.9)
     zero_shot = all(p["zero_shot"] for p in panels)
     fig.suptitle(f"{model}: predicted answer per pair of values — " +
-                 ("zero-shot MC-MLM" if zero_shot else "† MLM head newly initialised: not a zero-shot result"),
+                 (" / ".join(dict.fromkeys(p["setup"] for p in panels)) if zero_shot
+                  else "† MLM head newly initialised: not a zero-shot result"),
                  color="black" if zero_shot else "#c53030")
     fig.tight_layout()
     return fig

@@ -66,6 +66,15 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     assert all(label.get_rotation() > 0 for ax in fig.axes for label in ax.get_xticklabels())
 
 
+def test_a_figure_names_the_rule_a_causal_model_was_scored_by(tmp_path):
+    results = tmp_path / "results"
+    fake_result(results, tmp_path / "data", "gpt", "original", True, PAIRS, lambda a, b: "A")
+    metrics = results / "gpt/age_comparison/original/metrics.json"
+    metrics.write_text(json.dumps(json.loads(metrics.read_text()) | {"scoring": "causal", "rule": "statement"}))
+    fig = report.bar_figure(report.collect([results]))
+    assert [ax.get_title() for ax in fig.axes] == ["gpt: zero-shot, causal rule statement"]
+
+
 def test_heatmaps_say_not_zero_shot_and_explain_missing_pairs(tmp_path):
     results = tmp_path / "results"
     fake_result(results, tmp_path / "data", "m", "original", False, PAIRS[:-3], lambda a, b: "A")
