@@ -113,6 +113,13 @@ def skipped_lines(records: Iterable[Mapping]) -> list[str]:
         seen.items())), ""]
 
 
+def with_skipped(text: str, records: Iterable[Mapping]) -> str:
+    """A report's ``text`` with its "Skipped" section (:func:`skipped_lines`) at the end; as it is when nothing
+    was skipped."""
+    lines = skipped_lines(records)
+    return text.rstrip("\n") + "\n\n" + "\n".join(lines) if lines else text
+
+
 def empty_plot(path: Path) -> None:
     """A blank PNG at ``path``: a report's plot when every run skipped its model (the stage's output exists)."""
     import matplotlib

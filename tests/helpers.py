@@ -135,9 +135,10 @@ class LoopbackServer:
         self.httpd.server_close()
 
 
-def write_toy_cloze_set(folder: Path, relations: dict) -> Path:
+def write_toy_cloze_set(folder: Path, relations: dict, meta: dict | None = None, card: str = "card\n") -> Path:
     """A ParaRel cloze set of N-1 ``relations`` (``{relation: (patterns, [(subject, object), ...])}``, every pattern
-    pair an edge) written as ``probes generate pararel`` writes it; its folder."""
+    pair an edge) written as ``probes generate pararel`` writes it, with ``meta`` (default ``{"params": {}}``) and
+    ``card`` as its README; its folder."""
     from itertools import permutations
 
     from probekit.data.cloze import write_cloze_set
@@ -152,7 +153,7 @@ def write_toy_cloze_set(folder: Path, relations: dict) -> Path:
         rows["edges"] += [{"relation": rel, "source": a, "target": b, "syntactic_change": True,
                            "lexical_change": True, "determiner_change": False}
                           for a, b in permutations(range(len(patterns)), 2)]
-    return write_cloze_set(folder, rows, {"params": {}}, lambda m: "card\n")
+    return write_cloze_set(folder, rows, {"params": {}} if meta is None else meta, lambda m: card)
 
 
 def hub_from_folder(monkeypatch, root: Path, cache: Path) -> list:

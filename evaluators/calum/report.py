@@ -98,8 +98,8 @@ def write_results(results: Mapping[str, Mapping], out_md: Path, plot_path: Path 
         text, summary = "# CALUM results\n\nNo results.\n", {"runs": {}}
     if plot_path is not None:
         plot(results, plot_path) if results else applies.empty_plot(plot_path)
+    text = applies.with_skipped(text, skipped)
     if skipped:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(applies.skipped_lines(skipped))
         summary["skipped"] = {f"{m.get('model')}/{m.get('protocol')}": m["skipped"] for m in skipped}
     atomic.write_text(out_md, text)
     atomic.write_json(Path(out_md).with_suffix(".json"), summary)

@@ -31,7 +31,7 @@ from evaluators.engine.masked_queries import MaskedQueries, encode_masked
 from evaluators.engine.runner import Runner
 from probekit.data.examples import MASK
 from probekit.errors import DataError, UsageError, shown
-from probekit.tokens.statements import Statements, encode_spans, encode_statements, split_stem, text_span
+from probekit.tokens.statements import Statements, encode_statements, split_stem
 
 RULES = {"mlm": ("mask-logit", "pll", "pll-statement"), "causal": causal.RULES, "seq2seq": seq2seq.RULES}
 FAMILIES = tuple(RULES)
@@ -78,27 +78,11 @@ class Engine:
     def tokenizer(self):
         return self.runner.tokenizer
 
-    def encode(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> Statements:
+    def encode(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str], *,
+               whole: bool = False) -> Statements:
         """Every (query, choice) statement tokenized, checked against the model's length (the per-statement
-        rules: PLL, causal, seq2seq)."""
-        return self.checked(encode_statements(self.tokenizer, stems, choices, ids))
-
-    def encode_whole(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> Statements:
-        """Every (query, choice) statement tokenized with the whole statement as the row's span (the special
-        tokens and the whitespace at its ends excluded): ``pll-statement`` scores every token of it."""
-        texts, spans, words = [], [], []
-        for stem, row, example_id in zip(stems, choices, ids):
-            prefix, suffix = split_stem(stem, example_id)
-            for word in row:
-                texts.append(prefix + word + suffix)
-                spans.append(text_span(texts[-1]))
-                words.append(word)
-        n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
-        return self.checked(encode_spans(self.tokenizer, texts, spans, list(ids)[:len(choices)], words,
-                                         n_choices=n_choices))
-
-    def checked(self, statements: Statements) -> Statements:
-        """``statements``, refused if one is longer than the model reads."""
+        rules: PLL, causal, seq2seq); ``whole``: each row's span is the whole statement (``pll-statement``)."""
+        statements = encode_statements(self.tokenizer, stems, choices, ids, whole=whole)
         start = causal.start_tokens(self.tokenizer, statements) if self.scoring.family == "causal" else []
         statements.check_length(self.max_length, extra=len(start))
         return statements
@@ -126,16 +110,14 @@ class Engine:
         if rule == "mask-logit":
             queries = self.encode_masked(stems, choices, ids)
             return self.runner.fitting(lambda: masked.mask_logit(self.runner, queries, self.scoring.multi_token))
-        st = self.encode_whole(stems, choices, ids) if rule == "pll-statement" else self.encode(stems, choices, ids)
+        st = self.encode(stems, choices, ids, whole=rule == "pll-statement")
         if rule in ("pll", "pll-statement"):
             flat = self.runner.fitting(lambda: masked.pll(self.runner, st))
         elif self.scoring.family == "causal":
             flat = self.runner.fitting(lambda: causal.causal(self.runner, st, rule))
         else:
             flat = self.runner.fitting(lambda: seq2seq.seq2seq(self.runner, st, rule))
-        out = np.full((len(st.n_choices), int(st.n_choices.max(initial=0))), np.nan, flat.dtype)
-        out[st.example, np.arange(len(st.ids)) - st.offsets[st.example]] = flat
-        return out
+        return _table(flat, st.example, st.n_choices)
 
     def _harness_scores(self, stems: Sequence[str], choices: Sequence[Sequence[str]],
                         ids: Sequence[str]) -> np.ndarray:
@@ -143,9 +125,7 @@ class Engine:
         as lm-evaluation-harness does (``causal.harness_pairs``), not through :class:`Statements`."""
         prefixes, words, example = [], [], []
         for i, (stem, options) in enumerate(zip(stems, choices)):
-            if stem.count(MASK) != 1:
-                raise DataError(f"example {ids[i]}: the stem needs exactly one {MASK}, got {shown(stem)}")
-            before = stem.split(MASK)[0]
+            before, _ = split_stem(stem, ids[i])
             if before and not before.strip():
                 raise DataError(f"example {ids[i]}: only spaces before {MASK}; the harness cannot score that")
             prefixes += [before] * len(options)
@@ -158,11 +138,7 @@ class Engine:
                                                                f"most {self.max_length}")
                 raise DataError(f"example {ids[example[row]]}: choice {shown(words[row])} after its context: {why}")
         flat = self.runner.fitting(lambda: causal.harness(self.runner, contexts, continuations))
-        n = np.fromiter(map(len, choices), np.int64, len(choices))
-        out = np.full((len(choices), int(n.max(initial=0))), np.nan, flat.dtype)
-        example = np.asarray(example, np.int64)
-        out[example, np.arange(len(example)) - (np.cumsum(n) - n)[example]] = flat
-        return out
+        return _table(flat, np.asarray(example, np.int64), np.fromiter(map(len, choices), np.int64, len(choices)))
 
     def score(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> list[list[float]]:
         """Each example's choice scores as lists, in input and choice order (higher is more likely)."""
@@ -175,6 +151,13 @@ class Engine:
             raise UsageError(f"mask features need a masked LM, not a {self.scoring.family} model")
         queries = self.encode_masked(stems, choices, ids)
         return self.runner.fitting(lambda: masked.mask_features(self.runner, queries))
+
+
+def _table(flat: np.ndarray, example: np.ndarray, n_choices: np.ndarray) -> np.ndarray:
+    """One score per row (rows grouped by example, in choice order) as ``[examples, most choices]``, NaN-padded."""
+    out = np.full((len(n_choices), int(n_choices.max(initial=0))), np.nan, flat.dtype)
+    out[example, np.arange(len(example)) - (np.cumsum(n_choices) - n_choices)[example]] = flat
+    return out
 
 
 def max_length(model, tokenizer) -> int:

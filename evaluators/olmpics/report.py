@@ -230,8 +230,7 @@ def write_results(found: list[tuple[Path, dict]], *, out_md: Path, out_json: Pat
     probes = analyse([load(path, meta) for path, meta in found], resamples=resamples, seed=seed, medals=rule)
     text = markdown(probes, rule=rule, resamples=resamples, seed=seed) if found else \
         "# oLMpics learning curves (dev)\n\nNo results.\n"
-    atomic.write_text(out_md, text.rstrip("\n") + "\n\n" + "\n".join(applies.skipped_lines(skipped))
-                      if skipped else text)
+    atomic.write_text(out_md, applies.with_skipped(text, skipped))
     written = [Path(out_md)]
     if out_json:
         atomic.write_json(out_json, summary(probes))

@@ -141,7 +141,5 @@ def write_results(results: dict[str, dict], out: Path, consistency: Path | None 
         plot(results, plot_path)
     if trained is not None:
         text += "\n" + "\n".join(consistency_training(trained))
-    if skipped:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(applies.skipped_lines(skipped))
-    atomic.write_text(out, text)
+    atomic.write_text(out, applies.with_skipped(text, skipped))
     atomic.write_json(out.with_suffix(".json"), summary)

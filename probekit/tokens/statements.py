@@ -79,8 +79,10 @@ class Statements:
 
 
 def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], choices: Sequence[Sequence[str]],
-                      example_ids: Sequence[str]) -> Statements:
-    """Tokenize every stem with every choice in place of its one ``[MASK]``, once, with offsets."""
+                      example_ids: Sequence[str], *, whole: bool = False) -> Statements:
+    """Tokenize every stem with every choice in place of its one ``[MASK]``, once, with offsets. A row's span is
+    the choice's characters; with ``whole``, the whole statement's (:func:`text_span`: ``pll-statement`` scores
+    every token of it)."""
     if not stems:
         empty = np.zeros(0, np.int64)
         return Statements([], empty, empty, empty, np.zeros(0, bool), empty, empty, [], [], [])
@@ -89,7 +91,7 @@ def encode_statements(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], 
         prefix, suffix = split_stem(stem, example_id)
         for word in row:
             texts.append(prefix + word + suffix)
-            spans.append((len(prefix), len(prefix) + len(word)))
+            spans.append(text_span(texts[-1]) if whole else (len(prefix), len(prefix) + len(word)))
             words.append(word)
     n_choices = np.fromiter(map(len, choices), np.int64, len(choices))
     return encode_spans(tokenizer, texts, spans, example_ids, words, n_choices=n_choices)

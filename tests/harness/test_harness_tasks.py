@@ -13,6 +13,8 @@ import yaml
 from probekit.errors import DataError, UsageError
 from probes.main import main
 
+from helpers import write_toy_cloze_set
+
 TOL = 1e-4
 
 # Stems like age_comparison's: a blank at the start, one glued to the next word ("[MASK]er"), three choices.
@@ -53,19 +55,11 @@ def write_mc(folder: Path, probe: str = "toy_age", variant: str = "original", fm
 
 
 def write_pararel(folder: Path) -> Path:
-    from probekit.data.cloze import write_cloze_set
-
-    rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
-    for rel, (patterns, tuples) in PARAREL.items():
-        rows["relations"].append({"relation": rel, "class": "N-1", "candidates": sorted({o for _, o in tuples})})
-        rows["patterns"] += [{"relation": rel, "pattern_id": i, "pattern": p} for i, p in enumerate(patterns)]
-        rows["tuples"] += [{"relation": rel, "tuple_id": f"{rel}-{i}", "subject": s, "object": o}
-                           for i, (s, o) in enumerate(tuples)]
     meta = {"probe": "pararel", "format": "cloze_set", "definition_version": "1", "generator_version": "1",
             "params": {}, "license": "cc-by-nc-4.0",
             "relations": {r: {"class": "N-1", "patterns": len(p), "tuples": len(t), "candidates": len(t)}
                           for r, (p, t) in PARAREL.items()}}
-    return write_cloze_set(folder, rows, meta, lambda m: "# ParaRel\n")
+    return write_toy_cloze_set(folder, PARAREL, meta, "# ParaRel\n")
 
 
 def write_pairs(folder: Path, labels=("entailment", "not_entailment")) -> Path:
