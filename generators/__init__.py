@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from probekit.errors import UsageError, shown
-from probekit.params import ProbeParams
+from probekit.errors import DataError, UsageError, shown
+from probekit.params import ProbeParams, set_probes
 
 HERE = Path(__file__).resolve().parent
 _REGISTRY: dict[str, "Generator"] = {}
@@ -42,7 +42,12 @@ class Generator:
         module's ``card(meta)`` writes the last two's README."""
         import yaml
 
-        return yaml.safe_load(self.template_path.read_text(encoding="utf-8")).get("format", "")
+        from probekit import yamlfile
+
+        try:
+            return yamlfile.load(self.template_path).get("format", "")
+        except yaml.YAMLError as exc:
+            raise DataError(f"{self.template_path}: not valid YAML: {exc}") from None
 
     @property
     def module(self):
@@ -72,6 +77,9 @@ def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParam
 def available() -> list[str]:
     """Probe ids that have a generator module and a template file here (sorted)."""
     return sorted(p.stem for p in HERE.glob("*.yaml") if p.with_suffix(".py").exists())
+
+
+set_probes(available)   # a params file's probe sections: these probes' (probekit.params cannot import this layer)
 
 
 def get(probe: str) -> Generator:

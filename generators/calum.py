@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from generators import register
+from probekit import yamlfile
 from probekit.data.cards import fingerprint_line, source_list
 from probekit.errors import DataError, ParamsError
 from probekit.params import ParamsFile, section
@@ -123,7 +124,7 @@ def load_spec(path: Path | None = None) -> Spec:
     languages, seen = {}, {}
     for file in sorted(path.with_suffix("").glob("*.yaml")):
         try:
-            languages[file.stem] = lang = Language.model_validate(yaml.safe_load(file.read_text(encoding="utf-8")))
+            languages[file.stem] = lang = Language.model_validate(yamlfile.load(file))
         except yaml.YAMLError as err:
             raise DataError(f"{file}: not YAML ({err})") from None
         except ValidationError as err:
@@ -135,7 +136,10 @@ def load_spec(path: Path | None = None) -> Spec:
             seen[task] = file
     if not languages:
         raise DataError(f"{path.with_suffix('')}: no language files (<language>.yaml with the tasks)")
-    return Spec.model_validate({**yaml.safe_load(path.read_text(encoding="utf-8")), "languages": languages})
+    try:
+        return Spec.model_validate({**yamlfile.load(path), "languages": languages})
+    except yaml.YAMLError as err:
+        raise DataError(f"{path}: not YAML ({err})") from None
 
 
 def draw_test(pairs: pd.DataFrame, tables: str, task: str, source: str, size: float | int,

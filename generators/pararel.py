@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from generators import register
+from probekit import yamlfile
 from probekit.data.cards import fingerprint_line, source_list
 from probekit.data.cloze import OBJECT, SUBJECT
 from probekit.errors import DataError, ParamsError, UsageError, shown
@@ -67,13 +68,17 @@ class ParaRelParams(BaseModel):
 
 
 def load_spec(path: Path | None = None) -> Spec:
-    return Spec.model_validate(yaml.safe_load((path or HERE / "pararel.yaml").read_text(encoding="utf-8")))
+    path = path or HERE / "pararel.yaml"
+    try:
+        return Spec.model_validate(yamlfile.load(path))
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML: {exc}") from None
 
 
 def read_patterns(path: Path) -> list[dict]:
     """A relation's pattern YAML, checked: each error names the file and the pattern."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlfile.load(path)
     except (OSError, yaml.YAMLError) as exc:
         raise DataError(f"{path}: cannot read patterns: {exc}") from None
     if not isinstance(data, dict) or data.get("relation") != path.stem or not isinstance(data.get("patterns"), list):
@@ -116,7 +121,7 @@ def filter_models(params: ParaRelParams, params_file: ParamsFile) -> list[str]:
     aliases, masked = params_file.models(), []
     for alias in params_file.evaluated_models():
         try:
-            if family_of(resolve_model(alias, aliases, params_file.label)) == "mlm":
+            if family_of(resolve_model(alias, aliases, params_file.label, needs="tokenizer")) == "mlm":
                 masked.append(alias)
         except UsageError as exc:
             raise ParamsError(f"{params_file.label}: models.{alias} (pararel.tokenizers: null reads every masked LM "

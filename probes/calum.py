@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError, shown
-from probes.options import MODEL_HELP, out_file, out_folder, report_out
+from probes.options import MODEL_HELP, add_force, device, out_file, out_folder, report_out
 
 OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
 
@@ -21,7 +21,7 @@ def _seeds(text: str) -> list[int]:
 
 
 def _evaluate(args) -> int:
-    out_folder(args.out, "predictions.jsonl, metrics.json and the model are written inside it")
+    out_folder(args.out, "predictions.jsonl, metrics.json and the model are written inside it", force=args.force)
     from evaluators.calum.params import CalumEvalParams
     from probekit.params import read_params, section
 
@@ -76,11 +76,12 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--eval-limit", type=int, help="only the first N validation examples of each variant")
     ev.add_argument("--max-steps", type=int, help="stop after N updates (smoke runs)")
     ev.add_argument("--split", help="the validation split (default: the params' calum_eval.split, dev)")
-    ev.add_argument("--device", default="auto", help="cpu, cuda (every visible GPU), cuda:1, ..., or auto "
-                                                    "(cuda when torch sees a GPU, else cpu)")
+    ev.add_argument("--device", default="auto", type=device,
+                    help="cpu, cuda (every visible GPU), cuda:1, ..., or auto (cuda when torch sees a GPU, else cpu)")
     ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")
     ev.add_argument("--params", help=params_help + "; section calum_eval (the paper's settings by default)")
+    add_force(ev)
     ev.set_defaults(func=_evaluate)
 
     rep = command(sub, "calum-report", "CALUM results in the layout of the paper's Table 2 (and Table 6 for "

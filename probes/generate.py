@@ -8,14 +8,14 @@ from pathlib import Path
 
 from probekit.data.licence import licence_id
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of, out_file, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, add_force, manifest_of, out_file, out_folder
 
 
 def _generate(args) -> int:
-    out_folder(args.out, "the probe's variants are written inside it")
+    out_folder(args.out, "the probe's variants are written inside it", force=args.force)
     import generators
     from generators.build import build_probe
-    from probekit.params import read_params
+    from probekit.params import of_probe, read_params
     from probekit.probes.dataset import write_probe
     from probekit.sources.loaders import TableSets
 
@@ -35,6 +35,9 @@ def _generate(args) -> int:
 
     if args.section and args.section not in params.data:
         raise UsageError(f"--section {args.section}: no such section in {params.label}")
+    if args.section and not of_probe(args.section, args.probe):
+        raise UsageError(f"--section {args.section}: not a section of {args.probe} (a second dataset of a probe is "
+                         f"read from a section named after it: {args.probe}_<suffix>)")
     if args.task and generator.format != "pair_cls":
         raise UsageError(f"--task applies to sentence-pair datasets (calum), not {args.probe}")
     if generator.format == "cloze_set":
@@ -106,10 +109,12 @@ def add_commands(sub, command, probes: list[str]) -> None:
     gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
     gen.add_argument("--params", help=PARAMS_HELP)
     gen.add_argument("--section", help="read this params section instead of PROBE's: a second dataset of the same "
-                                       "probe (e.g. age_comparison_grid, every pair for the heatmaps)")
+                                       "probe, in a section named PROBE_<suffix> (e.g. age_comparison_grid, every "
+                                       "pair for the heatmaps)")
     gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
     gen.add_argument("--task", help="calum: the task (GLUE: rte, mrpc, qnli, qqp, mnli; KLUE: klue_nli, klue_sts; "
                                     "generators/calum/<language>.yaml; default: the params' calum.task)")
+    add_force(gen)
     gen.set_defaults(func=_generate)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")

@@ -4,7 +4,7 @@ through this command's own ``main`` in this process (passed down, so nothing bel
 
 from __future__ import annotations
 
-from probes.options import out_folder
+from probes.options import add_force, out_folder
 
 
 def _checked_params(path: str | None, protocol: str):
@@ -24,13 +24,14 @@ def _checked_params(path: str | None, protocol: str):
 
 
 def _grid(args) -> int:
-    out = out_folder(args.out, "the results store: cells/, summary.md and the report are written inside it")
+    out = out_folder(args.out, "the results store: cells/, summary.md and the report are written inside it",
+                     force=args.force)
     from evaluators.grid import executors
     from evaluators.grid import plan as grid
     from evaluators.grid import report as grid_report
     from evaluators.grid import store
 
-    spec = grid.read_spec(args.spec)
+    spec = grid.read_spec(args.spec, args.commands)   # its options checked by the cells' own parsers
     params = _checked_params(args.params, spec.protocol)
     plans = grid.plan(spec, out, params)
     cached = sum(p.cached for p in plans)
@@ -57,7 +58,8 @@ def _grid(args) -> int:
 
 
 def add_commands(sub, evaluate, command, params_help: str, *, run) -> None:
-    """``probes grid``; ``run``: the ``probes`` main function a cell calls with its command line."""
+    """``probes grid``; ``run``: the ``probes`` main function a cell calls with its command line; ``evaluate``:
+    the subcommands of ``probes evaluate``, whose parsers check a spec's options before any cell runs."""
     g = command(sub, "grid", "run an evaluation grid: the cross product of a spec's models, data and list-valued "
                              "options, each cell one `probes evaluate` run cached in a results store by its key")
     g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
@@ -72,4 +74,5 @@ def add_commands(sub, evaluate, command, params_help: str, *, run) -> None:
     g.add_argument("--prune", action="store_true", help="first remove stored cells that are not cells of this spec "
                                                         "(older code versions' keys); not for a shared store")
     g.add_argument("--params", help=params_help + "; passed to every cell")
-    g.set_defaults(func=_grid, run=run)
+    add_force(g)
+    g.set_defaults(func=_grid, run=run, commands=evaluate.choices)   # each protocol's parser, by name

@@ -5,14 +5,14 @@ configs in ``--out`` (local JSON Lines files, or ``--hub`` configs). Argparse an
 from __future__ import annotations
 
 from probekit.errors import UsageError
-from probes.options import out_folder
+from probes.options import add_force, out_folder
 from probes.publish import _names, _repo_id
 
 
 def _lm_eval(args) -> int:
     from evaluators.harness import write
 
-    out_folder(args.out, "the task YAMLs are written inside it")
+    out_folder(args.out, "the task YAMLs are written inside it", force=args.force)
     if args.hub_revision and not args.hub:
         raise UsageError("--hub-revision needs --hub REPO_ID")
     done = write.write(args.data, args.out, args.probes, args.hub, args.hub_revision)
@@ -36,4 +36,5 @@ def add_commands(sub, command) -> None:
     lm.add_argument("--hub", type=_repo_id, metavar="REPO_ID",
                     help="read the rows from this Hub dataset repo (probes publish's configs) instead of --data's files")
     lm.add_argument("--hub-revision", metavar="REV", help="the Hub repo's revision (branch, tag or commit)")
+    add_force(lm)
     lm.set_defaults(func=_lm_eval)

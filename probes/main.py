@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from probekit import __version__
+from probekit import __version__, outputs
 from probekit.errors import ProbekitError, UsageError, clipped
 from probes import annotate as annotate_cli
 from probes import calum as cli_calum
@@ -24,7 +24,7 @@ from probes import publish as cli_publish
 from probes import run as run_cli
 from probes import sources as sources_cli
 from probes import zeroshot as zeroshot_cli
-from probes.options import PARAMS_HELP
+from probes.options import PARAMS_HELP, check_device
 
 MESSAGE = 2000
 """The most characters of an error the command prints (its line; values in it are already cut short: `shown`)."""
@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     log.propagate = False
     where = f"probes {args.command}"
     try:
-        return args.func(args)
+        check_device(args.__dict__.get("_device"))   # a GPU torch does not see: before anything loads
+        with outputs.claims():   # a folder claimed with --force: replaced by this command only
+            return args.func(args)
     except KeyboardInterrupt:
         print(f"{where}: interrupted", file=sys.stderr)
         return 130
@@ -136,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{where}: error: {message}", file=sys.stderr)
             return 2 if isinstance(exc, UsageError) else 1
         if isinstance(exc, OSError):
+            from probekit.atomic import disk_reason
+
+            reason = disk_reason(exc)
+            if reason and exc.filename:
+                message = clipped(f"{exc.filename}: {reason}", MESSAGE)
             print(f"{where}: error: {message}", file=sys.stderr)
             return 1
         print(f"{where}: internal error: {type(exc).__name__}: {message} (run `probes --debug {args.command} ...` "

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import functools
 from pathlib import Path
+from typing import Sequence
 
+from probekit import outputs
 from probekit.errors import UsageError, shown
-from probes.options import MODEL_HELP, out_file, out_folder
+from probes.options import DEVICE_HELP, MODEL_HELP, add_force, device, out_file, out_folder
 
 ESIM = "esim"  # evaluators.olmpics.mcqa.ESIM, named here so that no model module is imported to parse arguments
 
@@ -33,10 +35,13 @@ def _seeds(text: str) -> list[int]:
     return values
 
 
-def outs_for(out: str, names: list[str]) -> list[Path]:
+def outs_for(out: str, names: list[str], *, force: bool = False, within: Sequence[str] = ()) -> list[Path]:
     """The output folder of each input of one command (``evaluate zeroshot``, ``curve``, ``mcqa``): ``{probe}`` in
     ``out`` stands for the input's name (a data folder's name, or a release file's probe) and is required with
-    several (one process, one model or GloVe load, for all of them)."""
+    several (one process, one model or GloVe load, for all of them). ``within``: the subfolders the command
+    replaces inside each (the curve's settings), which are what must be ours; the folder itself is only written
+    into."""
+    outputs.not_empty(out)
     if len(names) > 1 and "{probe}" not in out:
         raise UsageError(f"--out {out}: with several inputs (--data, --release-of), put {{probe}} in it "
                          f"(e.g. results/curve/M/{{probe}})")
@@ -44,14 +49,16 @@ def outs_for(out: str, names: list[str]) -> list[Path]:
     if len(set(outs)) != len(outs):
         raise UsageError(f"--out {out}: two inputs would be written to the same folder")
     for path in outs:
-        out_folder(path, "the results are written inside it")
+        out_folder(path, "the results are written inside it", force=force, replaced=not within)
+        for sub in within:
+            out_folder(path / sub, "the results are written inside it", force=force)
     return outs
 
 
-def _targets(args) -> list[tuple[Path, Path]]:
-    """``(data, out)`` per ``--data``."""
+def _targets(args, within: Sequence[str] = ()) -> list[tuple[Path, Path]]:
+    """``(data, out)`` per ``--data``; ``within``: as :func:`outs_for`."""
     datas = [Path(d) for d in args.data]
-    return list(zip(datas, outs_for(args.out, [d.name for d in datas])))
+    return list(zip(datas, outs_for(args.out, [d.name for d in datas], force=args.force, within=within)))
 
 
 def _loader(args, params, zs, protocol: str, outs):
@@ -73,7 +80,7 @@ def _loader(args, params, zs, protocol: str, outs):
 
 
 def _features(args) -> int:
-    out_folder(args.out, "the features are written inside it")
+    out_folder(args.out, "the features are written inside it", force=args.force)
     from evaluators.olmpics import mc_mlm as mlm_curve
     from evaluators.params import CurveParams, ZeroshotParams
     from probekit.params import read_params, section
@@ -95,11 +102,14 @@ def _features(args) -> int:
 
 
 def _curve(args) -> int:
-    targets = _targets(args)
+    targets = _targets(args, within=args.setting if len(args.setting) > 1 else ())   # each setting its folder
+    if args.features is not None:
+        outputs.not_empty(args.features, "--features")
     if args.features and len(targets) > 1 and "{probe}" not in args.features:
         raise UsageError(f"--features {args.features}: with several --data, put {{probe}} in it")
     features = {data: out_folder(args.features.replace("{probe}", data.name) if args.features else None,
-                                 "the features are cached inside it", "--features") for data, _ in targets}
+                                 "the features are cached inside it", "--features", force=args.force)
+                for data, _ in targets}
     from evaluators.olmpics import mc_mlm as mlm_curve
     from evaluators.params import CurveParams, ZeroshotParams
     from probekit.params import read_params, section
@@ -163,13 +173,13 @@ def _print_curve(m: dict) -> None:
 
 
 def _olmpics_report(args) -> int:
+    out_file(args.out, "the markdown report")
+    out_file(args.metrics, "the summary JSON", "--metrics")
+    args.plots = out_folder(args.plots, "the plots are written inside it", "--plots", force=args.force)
     from evaluators.olmpics.report import write_olmpics_report
     from evaluators.params import OlmpicsReportParams
     from probekit.params import read_params, section
 
-    out_file(args.out, "the markdown report")
-    out_file(args.metrics, "the summary JSON", "--metrics")
-    out_folder(args.plots, "the plots are written inside it", "--plots")
     rp = section(read_params(args.params), "olmpics_report", OlmpicsReportParams)
     for folder in args.results:
         if not folder.is_dir():
@@ -210,8 +220,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
 
     for c in (fe, cu, qa):
         c.add_argument("--split", help="the evaluation split (default: the params' section's split, else dev)")
-        c.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
-                                                       "(cuda when torch sees a GPU, else cpu)")
+        c.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
         c.add_argument("--glove", help="GloVe vectors of the baselines: pkg:<package> or a GloVe text file "
                                        "(default: the params' section's glove)")
         c.add_argument("--params", help=params_help)
@@ -227,6 +236,8 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                             "as float32")
         c.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
                        help="rows per encoder pass (default: the params' zeroshot.batch_size)")
+    for c in (fe, cu, qa):
+        add_force(c)
     fe.set_defaults(func=_features)
     cu.set_defaults(func=_curve)
     qa.set_defaults(func=_mcqa)
@@ -236,6 +247,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     rep.add_argument("results", nargs="+", type=Path, help="folders searched for the curves' metrics.json")
     rep.add_argument("--out", type=Path, required=True, help="the markdown report to write")
     rep.add_argument("--metrics", type=Path, help="also write the summary for `dvc metrics` to this JSON file")
-    rep.add_argument("--plots", type=Path, help="also write <probe>.png and <probe>.json (dvc plots) here")
+    rep.add_argument("--plots", help="also write <probe>.png and <probe>.json (dvc plots) here")
     rep.add_argument("--params", help=params_help + "; section olmpics_report")
+    add_force(rep)
     rep.set_defaults(func=_olmpics_report)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from probekit.errors import shown
-from probes.options import MODEL_HELP, out_file, out_folder, report_out
+from probes.options import DEVICE_HELP, MODEL_HELP, add_force, device, out_file, out_folder, report_out
 
 
 def _relations(text: str) -> list[str]:
@@ -19,7 +19,7 @@ def _relations(text: str) -> list[str]:
 
 
 def _evaluate(args) -> int:
-    out_folder(args.out, "predictions.jsonl and metrics.json are written inside it")
+    out_folder(args.out, "predictions.jsonl and metrics.json are written inside it", force=args.force)
     from evaluators.params import ParaRelEvalParams, ZeroshotParams
     from probekit.data.cloze import read_cloze_set
     from probekit.params import read_params, section
@@ -55,7 +55,8 @@ def _evaluate(args) -> int:
 
 
 def _train(args) -> int:
-    out_folder(args.out, "metrics.json, history.jsonl and the trained model are written inside it")
+    out_folder(args.out, "metrics.json, history.jsonl and the trained model are written inside it",
+               force=args.force)
     from evaluators.engine.models import load_lm
     from evaluators.params import ZeroshotParams
     from evaluators.pararel.consistency_training import ConsistencyParams, run
@@ -119,11 +120,11 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                     help="the scoring rule (default: the params' zeroshot.rules for the family)")
     ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
                     help="rows per forward pass (default: the params' zeroshot.batch_size); scores do not depend on it")
-    ev.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
-                                                    "(cuda when torch sees a GPU, else cpu)")
+    ev.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
     ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="weights' dtype (default: the params' zeroshot.dtype)")
     ev.add_argument("--params", help=params_help)
+    add_force(ev)
     ev.set_defaults(func=_evaluate)
 
     rep = command(sub, "pararel-report", "ParaRel results in the layout of the paper's Table 3, the published "
@@ -145,7 +146,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
     co.add_argument("--eval-relations", type=_relations,
                     help="held-out relations to evaluate (default: every N-1 relation not trained on)")
-    co.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
-                                                    "(cuda when torch sees a GPU, else cpu)")
+    co.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
     co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
+    add_force(co)
     co.set_defaults(func=_train)

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from probekit.errors import UsageError, shown
-from probes.options import out_folder
+from probes.options import add_force, out_folder
 
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -38,7 +38,7 @@ def _publish(args) -> int:
     from probekit.hub import export as hub_export
     from probekit.hub import publish
 
-    out_folder(args.dry_run, "the folder that would be uploaded is written inside it", "--dry-run")
+    out_folder(args.dry_run, "the folder that would be uploaded is written inside it", "--dry-run", force=args.force)
     if not args.dry_run and not args.repo_id:
         raise UsageError("give --repo-id ORG/NAME to publish, or --dry-run DIR to write the folder only")
     data = Path(args.data)
@@ -122,6 +122,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     pub.add_argument("--accept-restricted-licences", action="store_true",
                      help="allow a public push of configs built from non-commercial or unlicensed sources "
                           "(probekit/hub/licence_policy.yaml; each config's card section says why)")
+    add_force(pub)
     pub.set_defaults(func=_publish)
 
     ver = command(sub, "versions", "each config's version (YAML version + fingerprint) and what changed since the "

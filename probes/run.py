@@ -112,7 +112,7 @@ def dvc_command(args, models: dict) -> tuple[str, list[str]]:
 
 
 def _check_project(project: Path) -> dict:
-    import yaml
+    from probekit.params import read_params
 
     for name in ("dvc.yaml", "params.yaml"):
         if not (project / name).is_file():
@@ -122,8 +122,7 @@ def _check_project(project: Path) -> dict:
     if head.returncode != 0:
         raise UsageError(f"--project {project}: probes run adds the model as a DVC experiment (dvc exp run), which "
                          f"needs a git repository with a commit: git init, git add -A, git commit first")
-    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")) or {}
-    models = params.get("models") or {}
+    models = read_params(project / "params.yaml").data.get("models") or {}   # its sections checked, as a stage's
     if not isinstance(models, dict):
         raise UsageError(f"{project / 'params.yaml'}: `models` must be a mapping of alias to model, got "
                          f"{shown(models)}")

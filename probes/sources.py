@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, manifest_of, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, add_force, manifest_of, out_folder
 
 
 def _sources(args) -> int:
     from probekit.sources import fetch as sources
 
     manifest = manifest_of(args)
-    out_folder(args.dest if args.action == "fetch" else None, "the source's files are written inside it", "--dest")
+    out_folder(args.dest if args.action == "fetch" else None, "the source's files are written inside it", "--dest",
+               replaced=False)
     if args.action == "list":
         return sources.cmd_list(manifest, args.dest, args.mirror)
     if args.action == "mirror":
@@ -22,7 +23,7 @@ def _sources(args) -> int:
 
 
 def _tables(args) -> int:
-    out_folder(args.out, "the tables are written inside it")
+    out_folder(args.out, "the tables are written inside it", force=args.force)
     from probekit.params import read_params, section
     from probekit.sources import loaders
     from probekit.sources.manifest import load_manifest, provenance, with_recorded
@@ -78,4 +79,5 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
     tab.add_argument("--raw", help="folder holding one sub-folder per fetched source (default: the manifest's)")
     tab.add_argument("--params", help=PARAMS_HELP + "; section tables.NAME")
     tab.add_argument("--manifest", help=MANIFEST_HELP)
+    add_force(tab)
     tab.set_defaults(func=_tables)

@@ -9,10 +9,13 @@ from pathlib import Path
 from probekit.errors import UsageError, shown
 from probes import olmpics as cli_curves
 from probes.options import (
+    DEVICE_HELP,
     MANIFEST_HELP,
     MODEL_HELP,
     PARAMS_HELP,
+    add_force,
     batch_size,
+    device,
     given,
     manifest_of,
     out_file,
@@ -58,7 +61,8 @@ def _evaluate(args) -> int:
     if not sources:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
     found = [_data_path(args, data, release_of, split) for data, release_of in sources]
-    targets = cli_curves.outs_for(args.out, [probe or path.name for path, probe in found])
+    targets = cli_curves.outs_for(args.out, [probe or path.name for path, probe in found],
+                                  force=args.force)
     # output folder -> (data, probe of a release file, {variant: (path, examples)})
     inputs = {t: (path, probe, read_split(path, split, limit)) for t, (path, probe) in zip(targets, found)}
 
@@ -111,7 +115,7 @@ def _audit(args) -> int:
 
     from probekit.tokens.refs import resolve_model
 
-    refs = [resolve_model(name, params.models(), params.label) for name in args.model]
+    refs = [resolve_model(name, params.models(), params.label, needs="tokenizer") for name in args.model]
 
     import transformers
 
@@ -142,7 +146,7 @@ def _report(args) -> int:
     out_file(args.out, "the markdown report")
     out_file(args.metrics, "the summary JSON", "--metrics")
     out_file(args.plot, "the PNG plot", "--plot")
-    out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps")
+    args.heatmaps = out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps", force=args.force)
     from evaluators import report
     from evaluators.olmpics import heatmap
 
@@ -182,8 +186,7 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--batch-size", type=batch_size,
                     help="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU (default: the "
                          "params' zeroshot.batch_size, else auto); scores do not depend on it")
-    zs.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ..., or auto "
-                                                    "(cuda when torch sees a GPU, else cpu)")
+    zs.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
     zs.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
                     help="weights' dtype; auto: bfloat16 on a GPU or CPU with native bf16, else float32 (default: "
                          "the params' zeroshot.dtype, else float32)")
@@ -193,6 +196,7 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--seed", type=int, help="seeds a newly initialised LM head (default: the params' zeroshot.seed)")
     zs.add_argument("--params", help=PARAMS_HELP)
     zs.add_argument("--manifest", help=MANIFEST_HELP)
+    add_force(zs)
     zs.set_defaults(func=_evaluate)
 
 
@@ -218,6 +222,7 @@ def add_commands(sub, command) -> None:
     rep.add_argument("--out", type=Path, required=True, help="the markdown report to write")
     rep.add_argument("--metrics", type=Path, help="also write the summary for `dvc metrics` to this JSON file")
     rep.add_argument("--plot", type=Path, help="also write the accuracy bar plot to this PNG file")
-    rep.add_argument("--heatmaps", type=Path, help="also write per-model heatmaps of two-number probes "
+    rep.add_argument("--heatmaps", help="also write per-model heatmaps of two-number probes "
                                                    "(Fig. 2A/3) into this folder")
+    add_force(rep)
     rep.set_defaults(func=_report)

@@ -53,6 +53,10 @@ os.environ.update(
     OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
 )
 
+# The probes whose sections a params file may have, known from the start as in `probes` (importing generators sets
+# them): read_params judges a section the same whichever tests ran before in this process.
+import generators  # noqa: E402,F401
+
 
 def pytest_unconfigure(config):
     shutil.rmtree(SESSION_HOME, ignore_errors=True)

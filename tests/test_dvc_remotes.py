@@ -113,10 +113,10 @@ OUTPUTS = ["data/probes/age_comparison", "raw/blob.bin"]
 
 def _round_trip(root: Path, env: dict[str, str]) -> None:
     before = digests(root, OUTPUTS)
-    assert len(before) == 7 * 4 + 1   # 7 variants x {train,dev}.jsonl, meta.json, README.md; the blob
+    assert len(before) == 7 * 4 + 2   # 7 variants x {train,dev}.jsonl, meta.json, README.md; the marker; the blob
 
     pushed = run(["dvc", "push"], root, env)
-    assert "30 files pushed" in pushed, pushed   # 29 files + the folder's .dir listing
+    assert "31 files pushed" in pushed, pushed   # 30 files + the folder's .dir listing
     assert "are in sync" in run(["dvc", "status", "-c"], root, env)
 
     shutil.rmtree(root / ".dvc" / "cache")
@@ -138,7 +138,7 @@ def test_local_directory_remote_round_trip(repo, tmp_path):
     remote.mkdir()
     run(["dvc", "remote", "add", "-d", "storage", str(remote)], root, env)
     _round_trip(root, env)
-    assert len([p for p in remote.rglob("*") if p.is_file()]) == 30
+    assert len([p for p in remote.rglob("*") if p.is_file()]) == 31
 
 
 def test_s3_remote_round_trip_on_loopback(repo, s3_endpoint):
@@ -150,4 +150,4 @@ def test_s3_remote_round_trip_on_loopback(repo, s3_endpoint):
     assert f"endpointurl = {url}" in config and url.startswith("http://127.0.0.1:")
     _round_trip(root, env)
     keys = [obj["Key"] for obj in client.list_objects_v2(Bucket=BUCKET, Prefix="dvcstore/")["Contents"]]
-    assert len(keys) == 30 and all(key.startswith("dvcstore/files/md5/") for key in keys)
+    assert len(keys) == 31 and all(key.startswith("dvcstore/files/md5/") for key in keys)

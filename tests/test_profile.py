@@ -79,7 +79,8 @@ def _assert_smoke_not_said(text: str) -> None:
 
 def test_the_params_profile_is_a_string_or_none(tmp_path):
     assert ParamsFile(None).profile is None
-    assert read_params(_params(tmp_path, "profile: smoke\ndevice: cpu\n")).profile == "smoke"
+    assert read_params(_params(tmp_path, "profile: smoke\ndevice: cpu\nowned_by: {dvc.yaml: [device]}\n")).profile \
+        == "smoke"
     assert read_params(_params(tmp_path, "zeroshot: {split: dev}\n")).profile is None
     with pytest.raises(ParamsError, match=r"params\.yaml: profile: must be a string"):
         read_params(_params(tmp_path, "profile: [smoke]\n")).profile
@@ -134,8 +135,10 @@ def test_device_auto_reaches_every_handler_resolved(command, gpu, monkeypatch, c
     expected = "cuda" if gpu else "cpu"
     assert seen == [expected]
     assert f"probes: INFO: --device auto: {expected}" in capsys.readouterr().err
-    # any other device reaches the handler as given, without asking torch
+    # any other device reaches the handler as given, without starting CUDA (a GPU given is counted: checked
+    # before any work; here a machine with two)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: pytest.fail("torch asked for a device given"))
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     assert main([*argv, "--device", "cuda:1"]) == 0 and main([*argv, "--device", "cpu"]) == 0
     assert seen[1:] == ["cuda:1", "cpu"]
     assert "--device auto" not in capsys.readouterr().err

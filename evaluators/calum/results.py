@@ -12,6 +12,7 @@ from typing import Mapping, NamedTuple
 import yaml
 
 from evaluators import applies, smoke
+from probekit import yamlfile
 from probekit.errors import DataError, shown
 
 PUBLISHED = Path(__file__).with_name("published.yaml")
@@ -34,7 +35,10 @@ class Row(NamedTuple):
 
 
 def load_published() -> dict:
-    return yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))
+    try:
+        return yamlfile.load(PUBLISHED)
+    except yaml.YAMLError as exc:
+        raise DataError(f"{PUBLISHED}: not valid YAML: {exc}") from None
 
 
 # --- reading ------------------------------------------------------------------------------------------------

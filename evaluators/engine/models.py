@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from probekit.errors import UsageError, shown
+from probekit.tokens.checkpoint import damaged_weights
 from probekit.tokens.family import check_scorable, detect_family
 from probekit.tokens.refs import ModelRef
 
@@ -71,6 +73,17 @@ def resolve_dtype(dtype: str, device: str):
     return getattr(torch, dtype)
 
 
+def model_folder(ref: ModelRef) -> Path | None:
+    """Where ``ref``'s files are: its folder, or a Hub model's snapshot in the local cache (where its config.json
+    is; None when it is not cached)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    if Path(ref.location).is_dir():
+        return Path(ref.location)
+    cached = try_to_load_from_cache(ref.location, "config.json", revision=ref.revision)
+    return Path(cached).parent if isinstance(cached, str) else None
+
+
 def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: int = 0,
             dtype: str = "float32") -> LoadedModel:
     """A masked, causal or seq2seq LM (``scoring``: auto detects it) with a fast tokenizer, in an explicit
@@ -107,10 +120,16 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
     try:
         model, info = auto_class[family].from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype,
                                                         **ref.pinned)
-    except ValueError as exc:
-        if "Unrecognized configuration class" not in str(exc):
+    except Exception as exc:
+        if isinstance(exc, ValueError) and "Unrecognized configuration class" in str(exc):
+            raise UsageError(f"--model {ref.name}: a {type(config).__name__} model has no {HEADS[family]} "
+                             f"head") from None
+        folder = model_folder(ref)   # a Hub model's cached file named, where that is what failed
+        damaged = damaged_weights(folder) if folder else None
+        if damaged is None:
             raise
-        raise UsageError(f"--model {ref.name}: a {type(config).__name__} model has no {HEADS[family]} head") from None
+        cache = "" if Path(ref.location).is_dir() else f" (in the Hub cache: hf download --force-download {ref.spec})"
+        raise UsageError(f"--model {ref.name}: {damaged}{cache}") from exc
     prefix = model.base_model_prefix + "."
     head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
     if head_missing:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from evaluators.grid.plan import CELL, RESULT, Cell, Planned
-from probekit import atomic
+from probekit import atomic, outputs
 from probekit.errors import ProbekitError
 
 HEADLINE = ("accuracy", "C_R", "C_S", "chance", "n", "queries")   # summary.md columns
@@ -48,6 +48,7 @@ def run_cell(planned: Planned, store: Path, params: str | None, command: Command
     for stale in cells.glob(f".{planned.key}.*"):   # what a killed attempt left behind
         shutil.rmtree(stale, ignore_errors=True)
     cells.mkdir(parents=True, exist_ok=True)
+    outputs.mark_store(store, "the results store of probes grid")   # cells are added to it, never replaced whole
     tmp = Path(tempfile.mkdtemp(prefix=f".{planned.key}.", suffix=".tmp", dir=cells))
     err = io.StringIO()
     try:

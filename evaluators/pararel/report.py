@@ -13,7 +13,7 @@ import yaml
 from evaluators import applies, smoke
 from evaluators.pararel.metrics import EDGE_TYPES
 from evaluators.pararel.plots import correlation, plot
-from probekit import atomic
+from probekit import atomic, yamlfile
 from probekit.errors import DataError
 
 PUBLISHED = Path(__file__).with_name("published.yaml")
@@ -69,7 +69,10 @@ def _table(title: str, keys: tuple[str, ...], results: dict, published: dict) ->
 def render(results: dict[str, dict], consistency: dict[str, dict] | None = None) -> tuple[str, dict]:
     """The markdown report and its JSON (ours and the published numbers per model); ``consistency``: the
     consistency-training results the §8 table will show (their smoke scale, if any, is said under the title)."""
-    published = yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))["models"]
+    try:
+        published = yamlfile.load(PUBLISHED)["models"]
+    except yaml.YAMLError as exc:
+        raise DataError(f"{PUBLISHED}: not valid YAML: {exc}") from None
     small = smoke.any_smoke([*results.values(), *(consistency or {}).values()])
     lines = smoke.with_banner([
         "# ParaRel results", "",

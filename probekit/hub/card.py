@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from probekit import atomic
-from probekit.errors import UsageError
 from probekit.hub.export import CARD, Export, package_yaml
 from probekit.hub.parquet import write_parquet
 
@@ -222,8 +221,6 @@ def write_folder(exports: Iterable[Export], out: str | Path, repo_id: str | None
     """Write the whole upload folder (every config's Parquet shards and the README) at ``out``, atomically;
     ``exports`` is consumed one config at a time."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / CARD).is_file())):
-        raise UsageError(f"{out}: exists and is not an earlier export (no {CARD}); give a new or empty folder")
     card = Card.empty()
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Mapping
 
 import yaml
 
+from probekit import yamlfile
 from probekit.errors import DataError, UsageError, shown
 
 HERE = Path(__file__).resolve().parent
@@ -238,7 +239,10 @@ def fingerprint(rows: Mapping[str, list[dict]]) -> str:
 @lru_cache(maxsize=None)
 def package_yaml(name: str) -> dict:
     """A data file shipped beside this module (``licence_policy.yaml``, ``papers.yaml``)."""
-    return yaml.safe_load((HERE / name).read_text(encoding="utf-8"))
+    try:
+        return yamlfile.load(HERE / name)
+    except yaml.YAMLError as exc:
+        raise DataError(f"{HERE / name}: not valid YAML: {exc}") from None
 
 
 def licence_policy() -> dict:

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from probekit import yamlfile
 from probekit.errors import shown
 from probekit.probes.controls import CONTROLS
 from probekit.probes.templates import (
@@ -26,7 +27,7 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
     """Read and validate a probe YAML file."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yamlfile.load(path)
     except yaml.YAMLError as exc:
         raise TemplateError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, Mapping):

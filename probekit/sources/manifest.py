@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from probekit import yamlfile
 from probekit.atomic import write_text
 from probekit.errors import SHOWN, ProbekitError, clipped, shown
 
@@ -66,7 +67,7 @@ def load_manifest(path: str | os.PathLike) -> dict[str, Source]:
     """Read and validate a sources manifest; raise ``ManifestError`` on the first problem."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlfile.load(path)
     except (OSError, yaml.YAMLError) as e:
         raise ManifestError(f"{path}: cannot read manifest: {e}") from e
     if not isinstance(data, dict) or not data:
@@ -160,7 +161,7 @@ def _read_local(manifest: str | os.PathLike) -> tuple[Path, dict]:
     if not local.is_file():
         return local, {}
     try:
-        data = yaml.safe_load(local.read_text(encoding="utf-8")) or {}
+        data = yamlfile.load(local) or {}
     except (OSError, yaml.YAMLError) as e:
         raise ManifestError(f"{local}: cannot read: {' '.join(str(e).split())[:200]}") from None
     if not isinstance(data, dict):

@@ -16,7 +16,7 @@ def load_tokenizer(spec: str, aliases: Mapping[str, str], params_label: str):
     cache); a spec that resolves to nothing raises :class:`~probekit.errors.UsageError` naming what was tried."""
     from transformers import AutoTokenizer
 
-    ref = resolve_model(spec, aliases, params_label)
+    ref = resolve_model(spec, aliases, params_label, needs="tokenizer")
     return AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping
 
 from probekit.errors import UsageError, shown
+from probekit.tokens.checkpoint import check_folder, read_config
 
 PACKAGE_PREFIX = "pkg:"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
@@ -37,10 +38,17 @@ def entry_parts(entry) -> tuple[str, str | None]:
     return entry, None
 
 
-def resolve_model(name: str, aliases: Mapping[str, str | Mapping], params_label: str) -> ModelRef:
+def resolve_model(name: str, aliases: Mapping[str, str | Mapping], params_label: str,
+                  needs: str | None = "weights") -> ModelRef:
     """An alias of the params' ``models``, a folder, ``pkg:<package>``, or a Hub id (cached, or found
     online): whatever fails says everything that was tried. An alias may pin a Hub revision
-    (``{id: ..., revision: ...}``); a local model cannot have one."""
+    (``{id: ..., revision: ...}``); a local model cannot have one.
+
+    ``needs``: what the caller reads, checked in a local model before anything loads (:mod:`.checkpoint`):
+    ``"weights"`` (config, tokenizer, weights), ``"tokenizer"`` (config and tokenizer: one-token filters, the
+    audit, the family), None (nothing: only where the model is). A Hub model's cached config is checked too."""
+    if needs not in ("weights", "tokenizer", None):
+        raise ValueError(f"needs: weights, tokenizer or None, got {needs!r}")
     spec, revision = entry_parts(aliases.get(name, name))
     known = f"known aliases in {params_label} `models`: {', '.join(aliases) or 'none'}"
     local = spec.startswith(PACKAGE_PREFIX) or Path(spec).expanduser().exists() or not _HUB_ID.fullmatch(spec)
@@ -49,15 +57,23 @@ def resolve_model(name: str, aliases: Mapping[str, str | Mapping], params_label:
                          f"revision, but {shown(spec)} is a local model (a folder or pkg:), which has none: remove "
                          f"the revision or give a Hub id")
     if spec.startswith(PACKAGE_PREFIX):
-        return ModelRef(name, spec, _package_folder(spec, name))
+        folder = _package_folder(spec, name)
+        if needs:
+            check_folder(Path(folder), name, weights=needs == "weights")
+        return ModelRef(name, spec, folder)
     path = Path(spec).expanduser()
     if path.exists() or not _HUB_ID.fullmatch(spec):  # a path, not an `org/name` Hub id
         if not path.is_dir():
             raise UsageError(f"--model {name}: no model folder {spec}" + ("" if name in aliases else f" ({known})"))
         if not (path / "config.json").is_file():
             raise UsageError(f"--model {name}: folder {path} has no config.json (not a saved model)")
+        if needs:
+            check_folder(path, name, weights=needs == "weights")
         return ModelRef(name, spec, str(path))
-    _check_hub(name, spec, "" if name in aliases else f"; not an alias either ({known}) nor a folder", revision)
+    config = _check_hub(name, spec, "" if name in aliases else f"; not an alias either ({known}) nor a folder",
+                        revision)
+    if needs and config:   # the architecture; tokenizer and weights are downloaded, or read from the cache, at load
+        read_config(Path(config), f"--model {name}: the config.json of {shown(spec)} (Hub cache)", needs_type=False)
     return ModelRef(name, spec, spec, revision)
 
 
@@ -76,13 +92,15 @@ def _package_folder(spec: str, name: str) -> str:
     return str(folder)
 
 
-def _check_hub(name: str, repo_id: str, also: str, revision: str | None = None) -> None:
-    """A Hub id (at ``revision``) must be in the local cache, or exist on a reachable Hub; offline fails at once."""
+def _check_hub(name: str, repo_id: str, also: str, revision: str | None = None) -> str | None:
+    """A Hub id (at ``revision``) must be in the local cache, or exist on a reachable Hub; offline fails at once.
+    Its cached config.json, or None when it is not cached."""
     from huggingface_hub import constants, model_info, try_to_load_from_cache
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
-    if isinstance(try_to_load_from_cache(repo_id, "config.json", revision=revision), str):
-        return
+    cached = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    if isinstance(cached, str):
+        return cached
     if revision is not None:
         also = f" (at revision {shown(revision)})" + also
     if constants.HF_HUB_OFFLINE:
@@ -101,3 +119,4 @@ def _check_hub(name: str, repo_id: str, also: str, revision: str | None = None) 
     except Exception as exc:  # no network: name resolution, refused connection, timeout
         raise UsageError(f"--model {name}: Hub id {shown(repo_id)} is not in the local cache and the Hub cannot be "
                          f"reached ({type(exc).__name__}: {' '.join(str(exc).split())}){also}") from None
+    return None   # on the Hub, not cached: its files are downloaded at load

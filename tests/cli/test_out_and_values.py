@@ -101,7 +101,8 @@ def test_an_alias_bomb_in_params_is_quoted_short(where, command, tmp_path, capsy
     """Seven levels of nine aliases: 4.8 million strings once expanded. The error names the file and key, quotes a
     short form of the value, and comes at once (nothing expands it: not the message, not a key's hash)."""
     params = tmp_path / "p.yaml"
-    params.write_text(alias_bomb() + where)
+    anchors = ", ".join(f"a{i}" for i in range(8))   # the bomb's top-level keys: sections nothing reads, declared so
+    params.write_text(alias_bomb() + f"owned_by: {{this test: [{anchors}]}}\n" + where)
     example = {"id": "a", "answerKey": "A", "question": {"stem": "He is [MASK] .", "choices": [
         {"label": "A", "text": "older"}, {"label": "B", "text": "younger"}]}}
     (tmp_path / "dev.jsonl").write_text(json.dumps(example) + "\n")

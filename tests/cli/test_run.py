@@ -18,7 +18,8 @@ def project(tmp_path: Path, models: dict, commit: bool = True) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     (root / "dvc.yaml").write_text("stages: {}\n")
-    (root / "params.yaml").write_text(yaml.safe_dump({"models": models, "device": "auto"}))
+    (root / "params.yaml").write_text(yaml.safe_dump({"models": models, "device": "auto",
+                                                      "owned_by": {"dvc.yaml": ["device"]}}))
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     if commit:
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)

@@ -112,7 +112,7 @@ def test_parquet_is_byte_deterministic(loaded, tmp_path):
     a = loaders.write_tables(loaded, tmp_path / "a")
     b = loaders.write_tables(loaded, tmp_path / "b")
     names = sorted(p.name for p in a.iterdir())
-    assert names == ["hypernyms.parquet", "lemma_pairs.parquet", "report.json"]
+    assert names == [".probekit.json", "hypernyms.parquet", "lemma_pairs.parquet", "report.json"]
     for name in names:
         assert (a / name).read_bytes() == (b / name).read_bytes()
     back = loaders.read_tables(a)

@@ -138,7 +138,7 @@ def test_the_dry_run_folder_loads_back_row_for_row(data_root, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "dry run: wrote 8 configs" in printed and "a push like this would be refused" in printed
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(
-        ["README.md"] + [f"{c}/{s}-00000-of-00001.parquet" for c in CONFIGS
+        [".probekit.json", "README.md"] + [f"{c}/{s}-00000-of-00001.parquet" for c in CONFIGS
                          for s in (("test",) if c.startswith("pararel") else ("train", "dev", "test")
                                    if c.startswith("calum") else ("train", "dev"))])
     header = _card((out / "README.md").read_text())
@@ -269,7 +269,7 @@ def test_versions_must_be_semantic_and_the_error_names_the_file(data, tmp_path, 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     assert main(["publish", "--dry-run", str(tmp_path / "mine"), "--data", str(data), "--probes", "calum"]) == 2
-    assert "exists and is not an earlier export" in capsys.readouterr().err
+    assert "holds notes.txt, which probekit did not write" in capsys.readouterr().err
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 

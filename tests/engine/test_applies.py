@@ -11,6 +11,7 @@ import pytest
 
 from evaluators import applies
 from evaluators.engine.models import load_lm
+from probekit import atomic
 from probekit.tokens.family import family_of
 from probekit.errors import ParamsError, UsageError
 from probekit.params import ParamsFile
@@ -43,11 +44,12 @@ def test_the_family_is_read_from_config_and_tokenizer(fixture, family, request):
 
 def test_a_skipped_run_writes_its_record_and_the_reports_read_it(tmp_path, tiny_gpt2):
     ref = ModelRef("gpt", str(tiny_gpt2), str(tiny_gpt2))
-    (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "stale.jsonl").write_text("{}\n")
+    with atomic.atomic_path(tmp_path / "a") as tmp:   # an earlier run's results: replaced (they are ours)
+        tmp.mkdir()
+        (tmp / "stale.jsonl").write_text("{}\n")
     assert applies.skip("consistency", ref, "cpu", [tmp_path / "a", tmp_path / "b"])
     for out in ("a", "b"):
-        assert sorted(p.name for p in (tmp_path / out).iterdir()) == ["metrics.json"]
+        assert sorted(p.name for p in (tmp_path / out).iterdir()) == [".probekit.json", "metrics.json"]
         m = json.loads((tmp_path / out / "metrics.json").read_text())
         assert m == {"skipped": "consistency training: for a masked LM only; gpt is a causal LM", "model": "gpt",
                      "model_id": str(tiny_gpt2), "revision": None, "family": "causal", "protocol": "consistency",

@@ -107,7 +107,7 @@ def test_same_params_give_the_same_files_in_two_processes(tmp_path):
                        cwd=tmp_path, env=env, check=True, capture_output=True)
         outs.append(out)
     files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
-    assert len(files) == 16 and all((outs[0] / f).read_bytes() == (outs[1] / f).read_bytes() for f in files)
+    assert len(files) == 17 and all((outs[0] / f).read_bytes() == (outs[1] / f).read_bytes() for f in files)
 
 
 def test_sampling_more_than_the_range_holds_is_an_error():

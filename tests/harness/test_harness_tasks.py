@@ -96,7 +96,7 @@ def test_export_writes_tasks_groups_and_readme_deterministically(data, capsys):
     assert "wrote" in capsys.readouterr().out
     first = _tree(Path("out/lm"))
     assert set(first) == {
-        "README.md", "_probekit.yaml", "calum/_calum.yaml", "calum/calum_rte_original.yaml",
+        ".probekit.json", "README.md", "_probekit.yaml", "calum/_calum.yaml", "calum/calum_rte_original.yaml",
         "calum/calum_rte_reverse.yaml", "olmpics/_olmpics.yaml", "olmpics/_olmpics_choice.yaml",
         "olmpics/olmpics_toy_age.yaml", "olmpics/olmpics_toy_age_choice.yaml", "olmpics/olmpics_toy_age_nolang.yaml",
         "olmpics/olmpics_toy_age_nolang_choice.yaml", "olmpics/olmpics_toy_qa.yaml", "pararel/_pararel.yaml",

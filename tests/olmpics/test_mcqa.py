@@ -94,7 +94,7 @@ def test_curve_files_and_aligned_nested_subsets(tmp_path, tiny_bert, monkeypatch
     metrics = mcqa.run(model=resolve_model(str(tiny_bert), {}, "params.yaml"), data=data, out=tmp_path / "out",
                        sizes=[4, 8, 50], seeds=[1, 2], hp=FAST, progress=False)
 
-    assert sorted(files_of(tmp_path / "out")) == ["metrics.json", "original/predictions.jsonl",
+    assert sorted(files_of(tmp_path / "out")) == [".probekit.json", "metrics.json", "original/predictions.jsonl",
                                                   "perturbed/predictions.jsonl", "subsets.json"]
     assert json.loads((tmp_path / "out/metrics.json").read_text()) == metrics
     assert {k: metrics[k] for k in ("protocol", "setting", "model", "baseline", "lm_head", "probe", "variant",

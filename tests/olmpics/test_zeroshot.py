@@ -391,7 +391,7 @@ def test_run_on_probe_folder_writes_one_result_per_variant(tiny_bert, tmp_path):
     results = run(loaded, read_split(probe, "dev"), out, batch_size=2, progress=False)
 
     assert sorted(results) == ["base", "no_lang"]
-    assert sorted(p.name for p in out.iterdir()) == ["base", "no_lang"]
+    assert sorted(p.name for p in out.iterdir()) == [".probekit.json", "base", "no_lang"]
     for variant, dev in (("base", examples[:3]), ("no_lang", examples[8:10])):
         metrics = json.loads((out / variant / "metrics.json").read_text(encoding="utf-8"))
         assert metrics == results[variant]

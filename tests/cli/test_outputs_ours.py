@@ -1,0 +1,253 @@
+"""A folder output is ours or refused: no `probes` command writes into, or replaces, the current folder, the project,
+the home folder, a repository or a folder holding one of them (not even with --force), nor a folder of someone
+else's (unless --force); each refusal is one line before any work, and leaves every byte as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from probekit import outputs
+from probes.main import main
+
+# Every command with a folder output; {out}: the folder under test, {data}: an existing folder, {tmp}: the test's
+# folder. Each reaches its output check before any other work.
+COMMANDS = [
+    ["generate", "age_comparison", "--out", "{out}"],
+    ["tables", "conceptnet", "--out", "{out}"],
+    ["evaluate", "zeroshot", "--model", "m", "--data", "{data}", "--out", "{out}"],
+    ["evaluate", "features", "--model", "m", "--data", "{data}", "--out", "{out}"],
+    ["evaluate", "curve", "--model", "m", "--setting", "mlp", "--data", "{data}", "--out", "{out}"],
+    ["evaluate", "curve", "--model", "m", "--setting", "mlp", "--data", "{data}", "--out", "{tmp}/o", "--features",
+     "{out}"],
+    ["evaluate", "mcqa", "--model", "m", "--data", "{data}", "--out", "{out}"],
+    ["evaluate", "pararel", "--model", "m", "--data", "{data}", "--out", "{out}"],
+    ["train", "consistency", "--model", "m", "--data", "{data}", "--out", "{out}"],
+    ["evaluate", "calum", "--model", "m", "--task", "rte", "--out", "{out}"],
+    ["report", "{data}", "--out", "{tmp}/r.md", "--heatmaps", "{out}"],
+    ["olmpics-report", "{data}", "--out", "{tmp}/r.md", "--plots", "{out}"],
+    ["grid", "--spec", "{tmp}/s.yaml", "--out", "{out}"],
+    ["publish", "--dry-run", "{out}"],
+    ["export", "lm-eval", "--data", "{data}", "--out", "{out}"],
+]
+IDS = [" ".join(c[:2]) + (" --features" if "--features" in c else "") for c in COMMANDS]
+
+# (target as typed, from the current folder `proj/work`; what the refusal says)
+FORBIDDEN = [
+    (".", "is the current folder"),
+    ("./", "is the current folder"),
+    ("{work}", "is the current folder"),
+    ("{work}/./", "is the current folder"),
+    ("sub/..", "is the current folder"),
+    ("../work", "is the current folder"),
+    ("here", "is the current folder"),            # a link to it
+    ("/proc/self/cwd", "is the current folder"),  # the kernel's link to it
+    ("..", "is the project"),                      # proj/ holds dvc.yaml
+    ("../..", "holds the current folder"),
+    ("~", "is the home folder"),
+    ("/", "is the root folder"),
+    ("{tmp}/repo", "is a repository (it holds .git)"),
+    ("{tmp}/homes", "holds the home folder"),
+]
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every entry under ``root`` (links not followed): a file's sha256, a folder's or link's kind."""
+    digest = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                digest[rel] = "link:" + os.readlink(path)
+            elif path.is_dir():
+                digest[rel] = "dir"
+            else:
+                digest[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digest
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    """``proj/`` (a project: dvc.yaml) with ``work/`` (the current folder: a file, a folder, a hidden file), a link
+    to it, a repository beside, a home folder; ``data/`` an input folder, ``s.yaml`` a grid spec."""
+    work = tmp_path / "proj" / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "keep.txt").write_text("keep\n")
+    (work / "sub" / "x.bin").write_bytes(b"\x00\x01")
+    (work / ".hidden").write_text("h\n")
+    (tmp_path / "proj" / "dvc.yaml").write_text("stages: {}\n")
+    (work / "here").symlink_to(work)
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "homes" / "me").mkdir(parents=True)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "s.yaml").write_text("protocol: zeroshot\nmodels: [m]\ndata: [d]\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "homes" / "me"))
+    monkeypatch.chdir(work)
+    return tmp_path
+
+
+def argv_of(command, tmp_path: Path, out: str) -> list[str]:
+    values = {"tmp": str(tmp_path), "data": str(tmp_path / "data"), "work": str(tmp_path / "proj" / "work")}
+    out = out.format(**values)
+    return [a.format(out=out, **values) if "{" in a else a for a in command]
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["", "--force"])
+@pytest.mark.parametrize("target, why", FORBIDDEN, ids=[t for t, _ in FORBIDDEN])
+@pytest.mark.parametrize("command", COMMANDS, ids=IDS)
+def test_a_forbidden_output_folder_is_refused_and_left_byte_identical(command, target, why, force, world, capsys):
+    before = tree_digest(world)   # everything the test made (links not followed)
+    argv = argv_of(command, world, target) + (["--force"] if force else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    flag = command[command.index("{out}") - 1]
+    assert err.count("\n") == 1 and f"{flag} " in err and why in err and "even with --force" in err, err
+    assert tree_digest(world) == before
+
+
+def test_an_empty_or_unset_output_is_refused(world, capsys):
+    before = tree_digest(world)
+    for command in COMMANDS:
+        assert main(argv_of(command, world, "")) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is empty: give a folder (an unset shell variable?)" in err, err
+    assert tree_digest(world) == before
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=IDS)
+def test_a_folder_of_someone_elses_is_refused(command, world, capsys):
+    mine = world / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "notes.txt").write_text("my notes\n")
+    before = tree_digest(world)
+    assert main(argv_of(command, world, str(mine))) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{mine}: holds notes.txt, sub/, which probekit did not write" in err, err
+    assert "--force" in err and tree_digest(world) == before
+
+
+PARAMS = "age_comparison:\n  size: {train: 6, dev: 4}\n"
+
+
+def generate(world: Path, out: Path, *more: str) -> int:
+    (world / "p.yaml").write_text(PARAMS)
+    return main(["generate", "age_comparison", "--out", str(out), "--params", str(world / "p.yaml"), *more])
+
+
+def test_our_folder_is_replaced_byte_identical_and_an_added_file_is_kept(world, capsys):
+    out = world / "gen"
+    assert generate(world, out) == 0
+    marker = json.loads((out / ".probekit.json").read_text())
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != ".probekit.json")
+    assert marker["written_by"] == "probekit" and [e for e in marker["entries"] if not e.endswith("/")] == files
+    first = tree_digest(out)
+    assert generate(world, out) == 0 and tree_digest(out) == first     # a re-run: the same bytes, marker included
+    (out / "original" / "notes.txt").write_text("mine\n")
+    capsys.readouterr()
+    assert generate(world, out) == 2
+    err = capsys.readouterr().err
+    assert "holds original/notes.txt, which probekit did not write" in err
+    assert (out / "original" / "notes.txt").read_text() == "mine\n"
+    assert generate(world, out, "--force") == 0
+    assert tree_digest(out) == first
+
+
+def test_force_replaces_a_folder_of_someone_elses(world):
+    out = world / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("old\n")
+    assert generate(world, out, "--force") == 0
+    assert not (out / "notes.txt").exists() and (out / "original" / "dev.jsonl").is_file()
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".mine.")]   # no temporary left beside it
+    (out / "notes.txt").write_text("again\n")   # --force held for that command only
+    with pytest.raises(outputs.OutputError, match="holds notes.txt"):
+        outputs.check_replace(out)
+
+
+def test_a_dataset_folder_written_before_markers_is_still_ours(world):
+    """A DVC stage keeps (persists) a generated dataset between runs: one an earlier probekit wrote (no marker) is
+    replaced; with a file of someone else's in it, it is not."""
+    out = world / "gen"
+    assert generate(world, out) == 0
+    (out / ".probekit.json").unlink()
+    assert generate(world, out) == 0
+    (out / ".probekit.json").unlink()
+    (out / "original" / "notes.txt").write_text("mine\n")
+    assert generate(world, out) == 2 and (out / "original" / "notes.txt").is_file()
+
+
+def test_the_refusal_comes_before_any_work(world, monkeypatch, capsys):
+    """Nothing is read or loaded for a refused output: the generator is never called."""
+    import generators
+
+    monkeypatch.setattr(generators, "get", lambda name: pytest.fail("the generator was reached"))
+    (world / "mine").mkdir()
+    (world / "mine" / "notes.txt").write_text("n\n")
+    assert generate(world, world / "mine") == 2
+    assert main(["generate", "age_comparison", "--out", "."]) == 2
+
+
+def test_an_unwritable_output_is_refused_before_any_work(world, monkeypatch, capsys):
+    """A read-only or full file system, or a folder this user may not write in, fails at once, naming the folder
+    (not as a raw [Errno ...] after the model load)."""
+    import generators
+
+    monkeypatch.setattr(generators, "get", lambda name: pytest.fail("the generator was reached"))
+    real_statvfs = os.statvfs
+
+    class ReadOnly:
+        def __init__(self, real):
+            self.f_flag, self.f_bavail, self.f_frsize = real.f_flag | os.ST_RDONLY, real.f_bavail, real.f_frsize
+
+    class Full(ReadOnly):
+        def __init__(self, real):
+            super().__init__(real)
+            self.f_flag, self.f_bavail = real.f_flag & ~os.ST_RDONLY, 0
+
+    for fake, words in ((ReadOnly, "the file system is read-only"), (Full, "the disk is full")):
+        monkeypatch.setattr(os, "statvfs", lambda p, fake=fake: fake(real_statvfs(p)))
+        assert main(["generate", "age_comparison", "--out", str(world / "new" / "g")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--out {world / 'new' / 'g'}: cannot write in {world}: {words}" in err, err
+    monkeypatch.setattr(os, "statvfs", real_statvfs)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    assert main(["generate", "age_comparison", "--out", str(world / "g")]) == 2
+    assert "permission denied" in capsys.readouterr().err
+    assert not (world / "new").exists() and not (world / "g").exists()
+
+
+def test_a_full_disk_during_the_write_names_the_output_and_leaves_nothing(world, monkeypatch, capsys):
+    import errno
+
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name == "train.jsonl":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, *args, **kwargs)
+
+    out = world / "gen"
+    assert generate(world, out) == 0
+    before = tree_digest(world)
+    monkeypatch.setattr(Path, "write_text", full)
+    assert generate(world, out) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err and "[Errno" not in err, err
+    assert f"probes generate: error: {out}: cannot write it: the disk is full (no space left on the device)" in err
+    assert tree_digest(world) == before   # the last dataset in place, no temporary folder left
+
+
+def test_the_grid_store_is_marked_and_a_store_written_before_markers_is_kept(world, capsys):
+    store = world / "store"
+    (store / "cells").mkdir(parents=True)
+    (store / "summary.jsonl").write_text("")
+    (store / "notes.md").write_text("my notes on the grid\n")
+    assert outputs.not_ours(store) == []            # a store: added to, never replaced
+    outputs.mark_store(store, "grid")
+    assert json.loads((store / ".probekit.json").read_text())["store"] == "grid"
+    assert outputs.not_ours(store) == [] and (store / "notes.md").is_file()

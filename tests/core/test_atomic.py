@@ -1,0 +1,150 @@
+"""Atomic writes remove nothing but their own temporary folder, and the folder they replace only when it is ours; what
+an interrupted write left behind is cleaned at the next write of the same target."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from probekit import atomic, outputs
+
+
+def listing(folder: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "keep.txt").write_text("keep\n")
+    (work / "sub" / "x").write_text("x\n")
+    monkeypatch.chdir(work)
+    return work
+
+
+@pytest.mark.parametrize("target", ["", ".", "./", "..", "sub/..", "/"])
+def test_a_target_without_a_name_is_refused_and_nothing_is_removed(target, cwd):
+    """``atomic_path("")`` used to yield the temporary folder itself, and its cleanup removed the folder holding it:
+    the current folder, with everything in it."""
+    before = listing(cwd.parent)
+    with pytest.raises(Exception) as caught:
+        with atomic.atomic_path(target) as tmp:
+            tmp.mkdir(exist_ok=True)
+            (tmp / "f").write_text("new\n")
+    assert listing(cwd.parent) == before
+    assert isinstance(caught.value, outputs.OutputError)
+    assert "not a name to write to" in str(caught.value) or "probekit will not replace it" in str(caught.value)
+
+
+def test_a_failed_write_leaves_the_target_and_its_siblings_as_they_were(cwd):
+    atomic.write_text(cwd / "out" / "a.txt", "old\n")
+    before = listing(cwd)
+    with pytest.raises(RuntimeError):
+        with atomic.atomic_path(cwd / "out") as tmp:
+            tmp.mkdir()
+            (tmp / "a.txt").write_text("new\n")
+            raise RuntimeError("the generator failed")
+    assert listing(cwd) == before
+
+
+def test_a_folder_of_someone_elses_is_never_replaced_by_a_writer(cwd):
+    """The library checks too, not only the command line: a writer called directly refuses a foreign folder, and
+    the current folder whatever it holds."""
+    from probekit.data.writer import write_dataset
+
+    before = listing(cwd.parent)
+    with pytest.raises(outputs.OutputError, match=r"sub: holds x, which probekit did not write"):
+        write_dataset(cwd / "sub", {"rows.jsonl": [{"a": 1}]}, {"params": {}}, lambda meta: "card\n")
+    with pytest.raises(outputs.OutputError, match=r"is the current folder; probekit will not replace it"):
+        with atomic.atomic_path(cwd) as tmp:
+            tmp.mkdir()
+    assert listing(cwd.parent) == before
+
+
+def test_a_folder_of_ours_is_replaced_and_marked_with_what_was_written(cwd):
+    for text in ("one\n", "two\n"):
+        with atomic.atomic_path(cwd / "out") as tmp:
+            (tmp / "v").mkdir(parents=True)
+            (tmp / "v" / "rows.jsonl").write_text(text)
+    assert (cwd / "out" / "v" / "rows.jsonl").read_text() == "two\n"
+    assert outputs.not_ours(cwd / "out") == []
+    assert sorted(p.name for p in cwd.iterdir()) == ["keep.txt", "out", "sub"]
+
+
+def test_a_full_disk_names_the_output_the_user_asked_for(cwd, monkeypatch):
+    """A write inside a folder being written fails: the error names the folder (what --out gave), not a temporary
+    file; nothing is left behind."""
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    before = listing(cwd)
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(atomic.OutputError) as caught:
+        with atomic.atomic_path(cwd / "out") as tmp:
+            atomic.write_text(tmp / "v" / "rows.jsonl", "x\n")
+    assert str(caught.value) == f"{cwd / 'out'}: cannot write it: the disk is full (no space left on the device)"
+    monkeypatch.setattr(Path, "write_text", real)
+    assert listing(cwd) == before
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_what_an_interrupted_write_left_is_removed_at_the_next_write(cwd):
+    host = atomic._HOST
+    dead, alive = _dead_pid(), os.getpid()
+    stale = [cwd / f".out.{dead}-{host}.abc123.tmp", cwd / f".out.{dead}-{host}.old", cwd / ".out.k2j3h4g5.tmp",
+             cwd / f".out.old-{dead}"]
+    kept = [cwd / f".out.{alive}-{host}.abc123.tmp",        # a write in progress (this process)
+            cwd / f".out.{dead}-0badc0de.abc123.tmp",       # another host's: its processes are not ours to see
+            cwd / ".out.fresh123.tmp",                      # an older probekit's, touched just now
+            cwd / ".outer.1-00000000.x.tmp"]                # another target's
+    for path in stale + kept:
+        (path / "out").mkdir(parents=True)
+    hour_ago = time.time() - 2 * 3600
+    os.utime(cwd / ".out.k2j3h4g5.tmp", (hour_ago, hour_ago))
+    atomic.write_json(cwd / "out", {"a": 1})
+    assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in kept)
+
+
+WRITER = """
+import sys, time
+from probekit import atomic
+with atomic.atomic_path(sys.argv[1]) as tmp:
+    tmp.mkdir()
+    (tmp / "rows.jsonl").write_text(sys.argv[2])
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_killed_write_leaves_the_last_complete_folder_and_the_next_write_cleans_up(cwd):
+    out = cwd / "out"
+    subprocess.run([sys.executable, "-c", WRITER.replace("time.sleep(60)", "pass"), str(out), "first\n"], check=True,
+                   capture_output=True)
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(out), "second\n"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "writing\n"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert (out / "rows.jsonl").read_text() == "first\n"
+    left = [p.name for p in cwd.iterdir() if p.name.startswith(".out.")]
+    assert len(left) == 1 and left[0].startswith(f".out.{proc.pid}-")
+    assert outputs.not_ours(out) == []
+    with atomic.atomic_path(out) as tmp:
+        tmp.mkdir()
+        (tmp / "rows.jsonl").write_text("third\n")
+    assert (out / "rows.jsonl").read_text() == "third\n"
+    assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
