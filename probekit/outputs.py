@@ -41,14 +41,15 @@ class OutputError(ProbekitError):
     """An output folder that probekit must not write or replace; the message names it."""
 
 
+_TEMP = r"(?:(?P<pid>\d+)-(?P<host>[0-9a-f]{8})\.(?:[\w-]+\.tmp|old)|[\w-]+\.tmp|old-(?P<oldpid>\d+))"
+"""How :mod:`probekit.atomic` names what it leaves beside ``NAME`` while it writes: ``.NAME.<pid>-<host>.<x>.tmp``
+and ``.NAME.<pid>-<host>.old``, and the older forms ``.NAME.<x>.tmp`` and ``.NAME.old-<pid>`` (after ``.NAME.``)."""
+_ANY_TEMP = re.compile(rf"\..+\.{_TEMP}")
+
+
 def temp_name(name: str) -> re.Pattern:
-    """The names of what :mod:`probekit.atomic` leaves beside ``name`` while it writes (``.NAME.<pid>-<host>.<x>.tmp``,
-    ``.NAME.<pid>-<host>.old``), and the older forms (``.NAME.<x>.tmp``, ``.NAME.old-<pid>``)."""
-    return re.compile(rf"\.{re.escape(name)}\.(?:(?P<pid>\d+)-(?P<host>[0-9a-f]{{8}})\.(?:[\w-]+\.tmp|old)"
-                      rf"|[\w-]+\.tmp|old-(?P<oldpid>\d+))")
-
-
-_ANY_TEMP = re.compile(r"\..+\.(?:\d+-[0-9a-f]{8}\.(?:[\w-]+\.tmp|old)|[\w-]+\.tmp|old-\d+)")
+    """The names of what :mod:`probekit.atomic` leaves beside ``name`` while it writes (:data:`_TEMP`)."""
+    return re.compile(rf"\.{re.escape(name)}\.{_TEMP}")
 
 
 def write_marker(folder: Path) -> None:
@@ -167,24 +168,23 @@ def _foreign(folder: Path, rel: str, listed: set[str] | None = None, base: str =
     marker = _read_marker(folder)
     if marker is not None:
         listed, base = set(marker.get("entries") or ()), rel
-    elif listed is None and _legacy(folder):
-        return
+    elif listed is None:
+        if _legacy(folder):
+            return
+        if rel and next(folder.iterdir(), None) is None:
+            yield rel   # an empty folder of someone else's (the checked folder itself may be empty)
+            return
     for entry in sorted(folder.iterdir()):
         if _ANY_TEMP.fullmatch(entry.name) or (entry.name == MARKER and marker is not None):
             continue
         name = f"{rel}{entry.name}"
         is_dir = entry.is_dir() and not entry.is_symlink()
-        key = name[len(base):] + ("/" if is_dir else "")
-        own = listed is not None and key in listed
+        own = listed is not None and name[len(base):] + ("/" if is_dir else "") in listed
         if not is_dir:
             if not own:
                 yield name
         elif own or listed is None or _read_marker(entry) is not None:
-            if listed is None and _read_marker(entry) is None and not _legacy(entry) and \
-                    next(entry.iterdir(), None) is None:
-                yield f"{name}/"   # an empty folder of someone else's
-            else:
-                yield from _foreign(entry, f"{name}/", listed if own else None, base)
+            yield from _foreign(entry, f"{name}/", listed if own else None, base)
         else:
             yield f"{name}/"
 
