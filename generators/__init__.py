@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from probekit.errors import DataError, UsageError, shown
+from probekit.errors import UsageError, shown
 from probekit.params import ProbeParams, set_probes
 
 HERE = Path(__file__).resolve().parent
@@ -40,14 +40,9 @@ class Generator:
         meta)``, written by :mod:`probekit.data.cloze`) or ``pair_cls`` (CALUM: ``fn(params_file, tables,
         section, task) -> ({variant: {split: rows}}, meta)``, written by :mod:`probekit.data.pairs`); the
         module's ``card(meta)`` writes the last two's README."""
-        import yaml
-
         from probekit import yamlfile
 
-        try:
-            return yamlfile.load(self.template_path).get("format", "")
-        except yaml.YAMLError as exc:
-            raise DataError(f"{self.template_path}: not valid YAML: {exc}") from None
+        return yamlfile.read(self.template_path).get("format", "")
 
     @property
     def module(self):

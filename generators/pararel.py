@@ -69,10 +69,7 @@ class ParaRelParams(BaseModel):
 
 def load_spec(path: Path | None = None) -> Spec:
     path = path or HERE / "pararel.yaml"
-    try:
-        return Spec.model_validate(yamlfile.load(path))
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML: {exc}") from None
+    return Spec.model_validate(yamlfile.read(path))
 
 
 def read_patterns(path: Path) -> list[dict]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from probekit.errors import shown
+from probekit.errors import DataError, shown
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -96,3 +96,12 @@ def load(path: str | os.PathLike) -> Any:
     those into its own error naming the file."""
     path = Path(path)
     return loads(path.read_text(encoding="utf-8"), str(path))
+
+
+def read(path: str | os.PathLike) -> Any:
+    """:func:`load`, with YAML that is not valid a :class:`DataError` naming the file (``<path>: not valid YAML:
+    line 4, column 1: ...``): the reading of a data file (a published table, a pattern file, a grid spec)."""
+    try:
+        return load(path)
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML: {exc}") from None

@@ -94,10 +94,10 @@ def out_folder(out: str | Path | None, holds: str, flag: str = "--out", *, force
     downloads of ``probes sources fetch``), which need not be ours. None stays None (an option not given)."""
     if out is None:
         return None
-    path = Path(out)
-    if str(out).strip() and path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {out}: is a file; give a folder ({holds})")
     outputs.not_empty(out, flag)
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {out}: is a file; give a folder ({holds})")
     if replaced:
         outputs.claim(out, flag, force=force)
     _makeable(path, flag)

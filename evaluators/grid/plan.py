@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from probekit import yamlfile
@@ -107,13 +106,11 @@ def read_spec(path: str | Path, commands: Mapping[str, argparse.ArgumentParser] 
     ``commands`` (each protocol's ``probes evaluate`` parser), also its options (:func:`check_options`)."""
     path = Path(path)
     try:
-        raw = yamlfile.load(path)
+        raw = yamlfile.read(path)
     except FileNotFoundError:
         raise UsageError(f"--spec {path}: no such file") from None
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, Mapping):
         raise DataError(f"{path}: expected a mapping (protocol, models, data, options)")
     try:
