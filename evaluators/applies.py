@@ -4,7 +4,11 @@ to the MC-MLM learning curves) writes its usual output folder with a ``metrics.j
 why, instead of failing, and the reports list what each model skipped.
 
 The family is read from the model's config and tokenizer only (:func:`probekit.tokens.family.family_of`), and
-only for the protocols that do not apply to every family."""
+only for the protocols that do not apply to every family.
+
+A model's params entry may also name the papers it runs (``models.<alias>.protocols``, the paper profile's: oLMpics
+uncased BERT, ParaRel cased BERT, CALUM's five families): every stage of a paper the entry leaves out writes the same
+skipped ``metrics.json`` (:data:`PAPER` maps each stage's protocol to its paper), without reading the model."""
 
 from __future__ import annotations
 
@@ -34,6 +38,25 @@ TITLES = {"zeroshot": "zero-shot MC", "audit": "the tokenization audit", "parare
           "features": "MC-MLM mask features", "curve": "MC-MLM learning curves",
           "mcqa": "MC-QA learning curves (a fine-tuned encoder)", "calum": "CALUM (a fine-tuned classifier)",
           "consistency": "consistency training"}
+
+
+PAPER = {"zeroshot": "olmpics", "audit": "olmpics", "features": "olmpics", "curve": "olmpics", "mcqa": "olmpics",
+         "pararel": "pararel", "consistency": "consistency", "calum": "calum"}
+"""protocol -> the paper it belongs to (a ``models.<alias>.protocols`` entry names papers:
+:data:`probekit.params.PROTOCOLS`)."""
+
+
+def left_out(protocol: str, alias: str, params) -> str | None:
+    """Why ``protocol`` does not run for the model ``alias``: its entry in ``params`` (a
+    :class:`probekit.params.ParamsFile`) has a ``protocols`` list without the protocol's paper; None when it runs
+    (no params, no such entry, or no list)."""
+    if params is None:
+        return None
+    papers = params.protocols_of(alias)
+    if PAPER[protocol] in papers:
+        return None
+    return (f"{TITLES[protocol]}: {params.label} models.{alias}.protocols runs {', '.join(papers)} only, not "
+            f"{PAPER[protocol]}")
 
 
 def reason(protocol: str, family: str, model: str) -> str | None:
@@ -75,10 +98,14 @@ def write_skipped(outs: Iterable[Path], metrics: Mapping) -> None:
             atomic.write_json(tmp / "metrics.json", dict(metrics))
 
 
-def skip(protocol: str, ref, device: str | None, outs: Iterable[Path]) -> bool:
-    """When ``protocol`` does not apply to ``ref``'s family: write the skipped ``metrics.json`` into each of
-    ``outs``, print one line saying so, and return True (the command then exits 0); else False."""
-    why, family = check(protocol, ref)
+def skip(protocol: str, ref, device: str | None, outs: Iterable[Path], params=None) -> bool:
+    """When ``protocol`` does not run for ``ref``: its ``params`` entry leaves the protocol's paper out
+    (:func:`left_out`, checked first: nothing of the model is read) or the protocol does not apply to its family.
+    Then write the skipped ``metrics.json`` into each of ``outs``, print one line saying so, and return True (the
+    command then exits 0); else False."""
+    why, family = left_out(protocol, ref.name, params), None
+    if why is None:
+        why, family = check(protocol, ref)
     if why is None:
         return False
     outs = list(outs)

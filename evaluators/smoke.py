@@ -12,6 +12,9 @@ BANNER = ("> **Smoke scale** (params profile `smoke`): these numbers check that 
           "measure nothing. Run the paper's settings with `dvc exp run -S profile=paper` (README).")
 LEGEND = "a run of params profile `smoke`, at a scale that checks the pipeline and measures nothing"
 """What :data:`MARK` means (a report's legend line: ``f"{MARK}: {LEGEND}."``)."""
+CAPPED = "‡"
+"""The mark of a run with capped settings (CALUM's ``capped: true``: fewer steps or examples than the paper's). Not
+``†``: every report keeps ``†`` for "MLM head newly initialised"."""
 
 
 def is_smoke(metrics: Mapping[str, Any]) -> bool:

@@ -1,8 +1,10 @@
-"""The training loop every few-shot protocol shares (MC-MLM heads, MC-QA, the baselines), with the original
-oLMpics AllenNLP configuration: AdamW (betas 0.9/0.98, weight decay 0.1 except biases and LayerNorm weights),
-a slanted-triangular learning rate, 4 epochs, batches of 8 with 2 accumulation steps.
+"""The training loops of the few-shot protocols. :func:`train`, shared by the MC-MLM heads, MC-QA and ESIM, with
+the original oLMpics AllenNLP configuration of the LMs: AdamW (betas 0.9/0.98, weight decay 0.1 except biases and
+LayerNorm weights), a slanted-triangular learning rate, 4 epochs, batches of 8 with 2 accumulation steps.
+:func:`train_early_stopping`, MLM-BASELINE's, as the original ``mlm_baseline.jsonnet``: Adam, up to 75 epochs,
+early stopping on the validation accuracy.
 
-The loop is seeded: the example order of every epoch comes from a ``torch.Generator`` seeded with the run's
+The loops are seeded: the example order of every epoch comes from a ``torch.Generator`` seeded with the run's
 seed, so a run is a function of (initial weights, data, seed).
 """
 
@@ -17,7 +19,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from evaluators.params import TrainingParams
+from evaluators.params import MlmBaselineParams, TrainingParams
 
 NO_DECAY = re.compile(r"bias|LayerNorm\.weight|layer_norm\.weight")
 """Parameters without weight decay, as in the original configs: biases and LayerNorm weights."""
@@ -64,6 +66,44 @@ def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor],
                     opt.zero_grad(set_to_none=True)
                     bar.update()
     model.eval()
+
+
+def train_early_stopping(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor], n_examples: int,
+                         hp: MlmBaselineParams, seed: int, validate: Callable[[], float]) -> dict:
+    """Train ``model`` as AllenNLP's trainer does with the original ``mlm_baseline.jsonnet``: Adam (L2
+    ``weight_decay`` on every parameter), batches of ``hp.batch_size`` in a new seeded order each epoch,
+    gradients clipped to ``hp.grad_norm``; after each epoch ``validate()`` (accuracy on the validation set) and
+    ``reduce_on_plateau`` (lr x ``plateau_factor`` after an epoch without a better accuracy); stop after
+    ``patience`` epochs without a better accuracy, then restore the best epoch's weights (a tie keeps the
+    earlier epoch). Returns ``{"best_epoch", "epochs_run", "best_accuracy"}`` (epochs counted from 1)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=hp.lr, betas=hp.betas, weight_decay=hp.weight_decay)
+    plateau = (torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", factor=hp.plateau_factor, patience=0)
+               if hp.plateau_factor < 1 else None)
+    order = torch.Generator().manual_seed(seed)
+    best, best_epoch, best_state, epoch = -math.inf, 0, None, 0
+    for epoch in range(1, hp.epochs + 1):
+        model.train()
+        batches = torch.randperm(n_examples, generator=order).numpy()
+        for i in range(0, n_examples, hp.batch_size):
+            opt.zero_grad(set_to_none=True)
+            loss_of(batches[i:i + hp.batch_size]).backward()
+            if hp.grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(params, hp.grad_norm)
+            opt.step()
+        model.eval()
+        accuracy = float(validate())
+        if accuracy > best:
+            best, best_epoch = accuracy, epoch
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if plateau is not None:
+            plateau.step(accuracy)
+        if hp.patience is not None and epoch - best_epoch >= hp.patience:
+            break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    return {"best_epoch": best_epoch, "epochs_run": epoch, "best_accuracy": best}
 
 
 @contextmanager

@@ -21,6 +21,8 @@ def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = No
     spec = load_probe_spec(generator.template_path)
     section = section or probe
     params = probe_section(params_file, spec, generator.params, section)
+    if hasattr(params, "with_models"):  # params read against the file's `models` (a one-token filter's tokenizers)
+        params = params.with_models(params_file, section)
     names = params.variants if params.variants is not None else list(spec.variants)
     unknown = [n for n in names if n not in spec.variants]
     if unknown:

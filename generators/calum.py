@@ -7,7 +7,9 @@ BECEL's ``symmetric`` (texts swapped, indicators in place; symmetric tasks only)
 The tasks are data, one file per language (``generators/calum/<language>.yaml``: its tasks' indicators, labels,
 symmetric flag and the table set they are read from); the task picks the table set the generator reads. A task
 with ``test_from`` (the Korean ones) gets its test split drawn from that split (``draw_test``, ``calum.test_draw``),
-the drawn rows removed from it and the draw recorded in ``meta.json`` (``test_draw``).
+the drawn rows removed from it and the draw recorded in ``meta.json`` (``test_draw``). A task with ``combine``
+(MNLI) builds a split from several of the table's (``dev`` = GLUE's ``dev_matched`` + ``dev_mismatched``, as the
+original code's inference), recorded in ``meta.json`` (``combined``); ``calum.splits`` may name GLUE's own.
 
 Every row: ``pair_id`` (shared by an example's variants), ``variant``, ``sentence1``, ``sentence2`` (the
 segments as the model reads them, indicators included), ``label`` (None on unlabelled test rows), ``task``,
@@ -45,6 +47,8 @@ class Task(BaseModel):
     tables: str | None = None  # the table set of its ``pairs``, where not the language's
     benchmark: str | None = None  # as the dataset card names its source, where not the language's
     test_from: Literal["train", "dev"] | None = None  # the split its test is drawn from (calum.test_draw)
+    combine: dict[str, list[str]] = {}  # a split built from the table's splits, in order (MNLI's dev: matched
+                                        # + mismatched); its rows keep their table split in ``pair_id``
 
 
 class Language(BaseModel):
@@ -176,7 +180,8 @@ def draw_test(pairs: pd.DataFrame, tables: str, task: str, source: str, size: fl
 def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, int], style: str,
                   split: str) -> list[dict]:
     """The ``original`` rows of one split of table set ``tables``: each example's two segments behind their
-    indicators, in ``order``."""
+    indicators, in ``order``; ``pair_id`` names the table's split of the row (``mnli-dev_matched-0`` in MNLI's
+    combined ``dev``), so ids stay unique where a split combines several."""
     rows = []
     for r in pairs.itertuples():
         label = None if pd.isna(r.label) else r.label   # unlabelled (test) rows
@@ -184,7 +189,7 @@ def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, i
             raise DataError(f"{tables} {task} {split}, line {r.line}: label {label!r} is not one of {spec.labels}")
         texts = (r.sentence1, r.sentence2)
         segments = [{"indicator": spec.indicators[k - 1], "text": texts[k - 1]} for k in order]
-        row = {"pair_id": f"{task}-{split}-{r.idx}", "task": task, "split": split, "idx": str(r.idx),
+        row = {"pair_id": f"{task}-{r.split}-{r.idx}", "task": task, "split": split, "idx": str(r.idx),
                "label": label}
         rows.append(controls.write_segments(row, "original", segments, style))
     return rows
@@ -211,12 +216,16 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
         if task not in params.test_draw.size:
             raise ParamsError(f"calum.test_draw.size: no size for {task} (its test is drawn from {t.test_from})")
         pairs, drawn = draw_test(pairs, source, task, t.test_from, params.test_draw.size[task], params.test_draw.seed)
-    splits = [s for s in params.splits if (pairs.split == s).any()]
+    def rows_of(split: str) -> pd.DataFrame:   # a combined split: its table splits' rows, in order
+        return pd.concat([pairs[pairs.split == s] for s in t.combine.get(split, [split])])
+
+    splits = [s for s in params.splits if len(rows_of(s))]
     if not splits:
         raise DataError(f"the {source} tables hold no {task} rows for splits {params.splits} "
-                        f"(probes tables {source} with tables.{source}.tasks including {task})")
+                        f"(probes tables {source} with tables.{source}.tasks including {task}; a task whose files "
+                        f"the source lacks is left out and listed under `missing` in the tables' report.json)")
     base = spec.variants["original"]
-    variants = {"original": {s: original_rows(pairs[pairs.split == s].head(params.limit or len(pairs)), source,
+    variants = {"original": {s: original_rows(rows_of(s).head(params.limit or len(pairs)), source,
                                               task, t, params.order, spec.style(base.style), s) for s in splits}}
     for name, v in spec.variants.items():
         if v.control is None or (v.control == "symmetric" and not t.symmetric):
@@ -230,6 +239,9 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
             "styles": {name: spec.style(v.style or base.style)
                        for name, v in spec.variants.items() if name in variants},
             "counts": {name: {s: len(rows) for s, rows in v.items()} for name, v in variants.items()}}
+    combined = {s: t.combine[s] for s in splits if s in t.combine}
+    if combined:   # only then (MNLI): the meta.json of the other tasks is as before
+        meta["combined"] = combined
     if drawn:   # only then: the params and meta.json of a task with its own test are as before the draw existed
         meta["params"]["test_draw"] = {"seed": drawn["seed"], "size": drawn["size"]}
         meta["test_draw"] = drawn

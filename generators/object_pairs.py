@@ -1,5 +1,6 @@
 """The pairs of OBJECTS COMPARISON: the objects of each split with their size buckets, the pairs kept (a
-bucket gap apart, no direct label against the sizes; counted per split, never listed) and the seeded draw of
+bucket gap apart, or in one bucket with ``pairing: paper_literal``; no direct label against the sizes; counted
+per split, never listed) and the seeded draw of
 each split's balanced ``(obj1, obj2, outcome, labels)`` rows.
 """
 
@@ -81,14 +82,28 @@ class SplitPlan:
     labels: dict[tuple[int, int], tuple]  # (i, j) -> ((source, label of i against j), ...)
     per_row: list[np.ndarray]  # per tier: kept partners j > i of each i
     counts: Counter
+    size: np.ndarray  # size_m of each object
+
+
+def candidates(params: ObjectsParams, bucket_a, bucket_b, size_a, size_b, either_fitted):
+    """Whether two objects may pair (``pairing``, see :data:`~generators.objects_params.PAIRINGS`), before the
+    direct labels are checked; works on scalars and on numpy arrays alike. ``ours``: buckets at least ``min_gap``
+    apart (``min_gap_fitted`` when either size is fitted); ``paper_literal``: the same bucket, unequal sizes."""
+    if params.pairing == "paper_literal":
+        return (bucket_a == bucket_b) & (size_a != size_b)
+    fitted_gap = params.min_gap_fitted if params.min_gap_fitted is not None else params.min_gap
+    return np.abs(bucket_a - bucket_b) >= np.where(either_fitted, fitted_gap, params.min_gap)
+
+
+LEFT_OUT = {"ours": "pairs left out: buckets closer than the minimum gap",
+            "paper_literal": "pairs left out: not in the same bucket (or of the same size)"}
 
 
 def partners(sp: SplitPlan, i: int, tier: int, params: ObjectsParams) -> np.ndarray:
     """Indices ``j > i`` (ascending) that form a kept pair with ``i`` in ``tier`` (0: both sizes absolute, 1: a
     fitted one; without ``prefer_absolute`` everything is tier 0)."""
-    b, either = sp.bucket[i + 1:], sp.fitted[i + 1:] | sp.fitted[i]
-    fitted_gap = params.min_gap_fitted if params.min_gap_fitted is not None else params.min_gap
-    keep = np.abs(b - sp.bucket[i]) >= np.where(either, fitted_gap, params.min_gap)
+    either = sp.fitted[i + 1:] | sp.fitted[i]
+    keep = candidates(params, sp.bucket[i], sp.bucket[i + 1:], sp.size[i], sp.size[i + 1:], either)
     if params.prefer_absolute:
         keep &= either if tier == 1 else ~either
     elif tier == 1:
@@ -138,13 +153,13 @@ def _split_plan(split: str, sizes, domains, labels, params: ObjectsParams) -> Sp
     c["objects usable, absolute size"] = sum(not o.fitted for o in objs.values())
     c["objects usable, fitted size"] = sum(o.fitted for o in objs.values())
     sp = SplitPlan(names, objs, np.array([objs[n].bucket for n in names], dtype=np.int64),
-                   np.array([objs[n].fitted for n in names], dtype=bool), {}, {}, [], c)
-    fitted_gap = params.min_gap_fitted if params.min_gap_fitted is not None else params.min_gap
+                   np.array([objs[n].fitted for n in names], dtype=bool), {}, {}, [], c,
+                   np.array([objs[n].size_m for n in names], dtype=np.float64))
     for (a, b), direct in sorted(labels.items()):  # a < b, so index[a] < index[b]
         if a not in index or b not in index:
             continue
         oa, ob = objs[a], objs[b]
-        if abs(oa.bucket - ob.bucket) < (fitted_gap if oa.fitted or ob.fitted else params.min_gap):
+        if not candidates(params, oa.bucket, ob.bucket, oa.size_m, ob.size_m, oa.fitted or ob.fitted):
             continue  # not a candidate anyway
         if any((label == "larger") != (oa.size_m > ob.size_m) for _, label in direct):
             sp.bad.setdefault(index[a], set()).add(index[b])
@@ -156,7 +171,7 @@ def _split_plan(split: str, sizes, domains, labels, params: ObjectsParams) -> Sp
                   for tier in (0, 1)]
     kept = [int(r.sum()) for r in sp.per_row]
     n = len(names)
-    c["pairs left out: buckets closer than the minimum gap"] = (
+    c[LEFT_OUT[params.pairing]] = (
         n * (n - 1) // 2 - sum(kept) - c["pairs dropped: a direct label disagrees with the sizes"])
     if params.prefer_absolute:
         c["pairs kept, both sizes absolute"], c["pairs kept, a fitted size"] = kept

@@ -1,13 +1,13 @@
 """OBJECTS COMPARISON (oLMpics §4.1): is OBJ-1 usually much larger or smaller than OBJ-2?
 
 ``The size of a {obj1} is usually much [MASK] than the size of a {obj2} .``, answers larger / smaller. The
-paper buckets objects by their DoQ median size (then fixes errors by hand), pairs objects of different buckets
-and trains on animals, evaluating on general objects (127 and 35 objects). Here the objects and sizes come
+paper buckets objects by their DoQ median size (then fixes errors by hand), fills the slots "using objects
+that are in the same bucket" (``pairing`` below: ours pairs objects buckets apart) and trains on animals, evaluating on general objects (127 and 35 objects). Here the objects and sizes come
 from the ``object_sizes`` table set and the split from the ``wordnet`` table set.
 
 Offline (the mirror's BREDS / size-comparisons anchors and ViPhy / VerbPhysics pairs, no DoQ) the defaults
-give 57 usable animals (24 with an absolute size), so train holds ~640 rows, not 5000 (logged); dev has
-plenty (~190 objects over its 500 rows, all pairs of absolute sizes).
+give 58 usable animals (25 with an absolute size), so train holds 674 rows, not 5000 (logged; 586 with
+``pairing: paper_literal``); dev has plenty (~190 objects over its 500 rows, all pairs of absolute sizes).
 
 Sizes and how far apart two objects must be
 -------------------------------------------
@@ -26,6 +26,11 @@ the first and last open-ended). A pair is kept only when
   decade (the loader's cross-validation) and most of their tail; and
 * every direct label of the pair in ``pairs`` (either source, either order) agrees with the sizes; a pair
   one of whose labels disagrees is dropped and counted.
+
+That gap is our reading of §4.1, ``pairing: ours`` (default). The paper says "We automatically instantiate
+object slots using objects that are in the same bucket"; ``pairing: paper_literal`` reads it as written: both
+objects in one bucket, of unequal sizes (``min_gap`` unused, fitted objects used as above), each row's facts
+carrying ``pairing: paper_literal`` in place of ``min_gap``.
 
 The gold follows the sizes: ``larger`` when obj1's ``size_m`` is the larger.
 
@@ -138,8 +143,9 @@ def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: M
             row = make_example(probe=spec.probe, variant=variant.name, template_id=template.id,
                                stem=template.fill(args), choices=list(template.answers.values()),
                                answer=template.answers[outcome], args=args, rng=rng)
-            row["facts"] = {"obj1": o1.facts(), "obj2": o2.facts(), "gap": abs(o1.bucket - o2.bucket),
-                            "min_gap": params.min_gap_fitted if o1.fitted or o2.fitted else params.min_gap,
+            pairing = ({"min_gap": params.min_gap_fitted if o1.fitted or o2.fitted else params.min_gap}
+                       if params.pairing == "ours" else {"pairing": params.pairing})
+            row["facts"] = {"obj1": o1.facts(), "obj2": o2.facts(), "gap": abs(o1.bucket - o2.bucket), **pairing,
                             "labels": [{"source": s, "label": lab} for s, lab in labels]}
             rows.append(row)
         splits[split] = rows
@@ -210,9 +216,16 @@ def rule(row: Mapping) -> str | None:
     if gold != ("larger" if s1 > s2 else "smaller"):
         return f"gold {shown(gold)}, but the sizes are {s1} m and {s2} m"
     gap, min_gap = abs(facts["obj1"]["bucket"] - facts["obj2"]["bucket"]), facts.get("min_gap")
-    if not isinstance(min_gap, int) or min_gap < 1:
+    if facts.get("gap") != gap:
+        return f"facts.gap {shown(facts.get('gap'))} is not the buckets' gap {gap}"
+    if facts.get("pairing", "ours") == "paper_literal":
+        if gap != 0:
+            return f"pairing paper_literal, but the objects are {gap} buckets apart"
+    elif facts.get("pairing", "ours") != "ours":
+        return f"facts.pairing {shown(facts.get('pairing'))} is neither ours nor paper_literal"
+    elif not isinstance(min_gap, int) or min_gap < 1:
         return "facts.min_gap missing or below 1"
-    if facts.get("gap") != gap or gap < min_gap:
+    elif gap < min_gap:
         return f"bucket gap {gap} is below the minimum {min_gap}"
     labels = facts.get("labels")
     if not isinstance(labels, list) or not all(isinstance(x, Mapping) for x in labels):

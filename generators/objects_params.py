@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from probekit.errors import shown
 from probekit.params import ProbeParams, SplitSizes
@@ -16,6 +16,12 @@ from probekit.params import ProbeParams, SplitSizes
 PROBE = "objects_comparison"
 ABSOLUTE = ("breds", "size_comparisons", "breds+size_comparisons", "doq")  # sizes.source of a measured size
 FITTED = "fit"
+PAIRINGS = ("ours", "paper_literal")
+"""``pairing``: which two objects make a pair. §4.1: "We automatically instantiate object slots using objects that
+are in the same bucket." ``paper_literal`` reads it as written: both objects in one size bucket (sizes not
+equal, the gold from the sizes). ``ours`` (default) departs from it: two objects at least ``min_gap`` buckets
+apart (``min_gap_fitted`` with a fitted size), so that "much larger" holds, as in the release (whose pairs with
+two measured sizes here are all buckets apart)."""
 
 
 class ObjectsParams(ProbeParams):
@@ -30,6 +36,16 @@ class ObjectsParams(ProbeParams):
     min_gap_fitted: int | None = Field(4, ge=1)
     min_pairs_fitted: int = Field(5, ge=0)
     prefer_absolute: bool = True
+    pairing: Literal["ours", "paper_literal"] = "ours"   # see PAIRINGS
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler):
+        """``pairing: ours`` is left out of a dump (meta.json, the card): a dataset built before the switch existed
+        keeps its bytes and fingerprint; ``paper_literal`` is recorded."""
+        data = handler(self)
+        if data.get("pairing") == "ours":
+            del data["pairing"]
+        return data
 
     @field_validator("object_lexnames")
     @classmethod

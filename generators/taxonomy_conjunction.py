@@ -25,7 +25,8 @@ frequent noun (``cows``). Choices are one word of 3+ letters when ``single_word_
 MC-MLM scores one token per choice), a WordNet noun, Zipf ``>= min_zipf.hypernym``, not in
 ``stop_hypernyms`` (entity, object, thing, ...), no such plural, never a word of ``x`` or ``y``; with
 ``single_token``, one token at the mask for each tokenizer listed (the zero-shot evaluator refuses a row
-with a multi-token choice).
+with a multi-token choice); null (default): the tokenizers of every masked LM of the params' ``models`` that runs
+oLMpics (``evaluated_models("olmpics")``), so a profile with roberta-large checks RoBERTa's ``Ġword`` too.
 
 **Construction** of a row (``x``, ``y``, gold ``g``, distractors ``dx``, ``dy``):
 
@@ -92,12 +93,14 @@ SLOTS = ("x", "y")
 
 def availability(tables: Mapping, params: TaxonomyParams | None = None) -> dict:
     """Facts kept and dropped, and per split the concepts, golds, rows asked and built, pairs rejected and why
-    (JSON-able). ``params``: the YAML defaults."""
+    (JSON-able). ``params``: the YAML defaults (``single_token`` read with the built-in models)."""
     if params is None:
         from generators import get
+        from probekit.params import ParamsFile
         from probekit.probes.spec import load_probe_spec
 
         params = TaxonomyParams.model_validate(load_probe_spec(get(PROBE).template_path).params)
+        params = params.with_models(ParamsFile(None), PROBE)
     return make_plan(tables, params).counts
 
 

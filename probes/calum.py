@@ -38,14 +38,17 @@ def _evaluate(args) -> int:
     ref = resolve_model(args.model, params.models(), params.label)
     from evaluators import applies
 
-    if applies.skip("calum", ref, args.device, [Path(args.out)]):
+    if applies.skip("calum", ref, args.device, [Path(args.out)], params):
         return 0
     m = calum.run(ref, Path(args.data), args.task, Path(args.out), cp, group=args.multitask, device=args.device,
                   profile=profile)
-    cells = ", ".join(f"{k} {100 * m[k]['mean']:.1f}" + (f"±{100 * m[k]['std']:.1f}" if m[k]["std"] else "")
-                      for k in ("accuracy", "C_R", "C_S", "C_sym") if k in m)
-    print(f"{args.model} {args.task} ({m['setting']}, {len(cp.seeds)} seed(s), {m['split']}): {cells}; "
-          f"majority class {100 * m['majority']:.1f}")
+    def cells(s: dict) -> str:
+        return ", ".join(f"{k} {100 * s[k]['mean']:.1f}" + (f"±{100 * s[k]['std']:.1f}" if s[k]["std"] else "")
+                         for k in ("accuracy", "C_R", "C_S", "C_sym") if k in s)
+
+    test = m.get("test")
+    print(f"{args.model} {args.task} ({m['setting']}, {len(m['per_seed'])} seed(s), {m['split']}): {cells(m)}; "
+          f"majority class {100 * m['majority']:.1f}" + (f"; {test['split']}: {cells(test)}" if test else ""))
     return 0
 
 
@@ -63,7 +66,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     """``calum`` under ``evaluate``, and ``calum-report``."""
     ev = command(evaluate, "calum", "CALUM: fine-tune a sequence classifier on a task's original training split "
                                     "(early stopping on validation accuracy), predict every variant of the "
-                                    "validation split; accuracy, C_R, C_S (C_sym) per seed and mean ± std")
+                                    "validation split (and a drawn test split, calum_eval.evaluate_test); accuracy, "
+                                    "C_R, C_S (C_sym) per seed and mean ± std. T5 runs text-to-text as the paper "
+                                    "(calum_eval.seq2seq, text_to_text)")
     ev.add_argument("--model", required=True, help=MODEL_HELP + " (any AutoModelForSequenceClassification)")
     ev.add_argument("--task", required=True, help="the main task: rte, mrpc, qnli, qqp, mnli, ...")
     ev.add_argument("--data", default="data/calum", help="the task's dataset (probes generate calum --task T) or "

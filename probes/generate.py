@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.data.licence import licence_id
-from probekit.errors import UsageError
+from probekit.errors import DataError, UsageError
 from probes.options import MANIFEST_HELP, PARAMS_HELP, add_force, manifest_of, out_file, out_folder
 
 
@@ -92,12 +92,25 @@ def _fidelity(args) -> int:
             raise UsageError(f"{path}: release file missing (fetch it: probes sources fetch olmpics)")
         return path
 
-    report = fidelity.run(Path(args.probes), release_path, Path(args.out))
+    def tables(names: tuple[str, ...]):
+        from probekit.sources.loaders import TableSets
+
+        missing = [n for n in names if not (Path(args.tables) / n).is_dir()]
+        if missing:
+            raise UsageError(f"--tables {args.tables}: no table set(s) {missing} (build them: probes tables NAME), "
+                             f"read to check the release by our construction rules")
+        return TableSets(Path(args.tables), names)
+
+    report = fidelity.run(Path(args.probes), release_path, Path(args.out), tables)
+    ours_broken = 0
     for probe, splits in report.items():
-        broken = sum(sum(s["ours"]["problems"].values()) for s in splits.values())
-        print(f"{probe}: ours breaks {broken} construction rule(s); release: "
-              + ", ".join(f"{split} {sum(s['release']['problems'].values())}" for split, s in splits.items()))
+        ours, release = fidelity.broken(splits, "ours"), fidelity.broken(splits, "release")
+        ours_broken += sum(ours.values())
+        print(f"{probe} ({next(iter(splits.values()))['variant']}): ours breaks {sum(ours.values())} construction "
+              f"rule(s); release: " + ", ".join(f"{split} {n}" for split, n in release.items()))
     print(f"wrote {args.out} and {Path(args.out).with_suffix('.json')}")
+    if ours_broken:
+        raise DataError(f"{args.probes}: {ours_broken} of our rows break a construction rule (see {args.out})")
     return 0
 
 
@@ -121,4 +134,6 @@ def add_commands(sub, command, probes: list[str]) -> None:
     fid.add_argument("--probes", required=True, help="folder of generated probe folders (data/probes)")
     fid.add_argument("--out", required=True, help="markdown report to write (a .json beside it too)")
     fid.add_argument("--manifest", help=MANIFEST_HELP)
+    fid.add_argument("--tables", default="data/tables", help="folder of the table sets our construction rules read "
+                                                             "(OBJECTS: object_sizes, wordnet)")
     fid.set_defaults(func=_fidelity)

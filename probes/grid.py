@@ -12,11 +12,11 @@ def _checked_params(path: str | None, protocol: str):
     a bad value fails here, naming the file and key, before it is hashed into the cells' keys."""
     from evaluators.calum.params import CalumEvalParams
     from evaluators.grid.plan import SECTIONS
-    from evaluators.params import CurveParams, McqaParams, ParaRelEvalParams, ZeroshotParams
+    from evaluators.params import CurveParams, McqaParams, MlmBaselineParams, ParaRelEvalParams, ZeroshotParams
     from probekit.params import read_params, section
 
-    models = {"zeroshot": ZeroshotParams, "curve": CurveParams, "mcqa": McqaParams, "pararel_eval": ParaRelEvalParams,
-              "calum_eval": CalumEvalParams}
+    models = {"zeroshot": ZeroshotParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams, "mcqa": McqaParams,
+              "pararel_eval": ParaRelEvalParams, "calum_eval": CalumEvalParams}
     params = read_params(path)
     for name in SECTIONS[protocol]:
         section(params, name, models[name])

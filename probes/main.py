@@ -69,6 +69,7 @@ def parser() -> argparse.ArgumentParser:
 
     zeroshot_cli.add_commands(sub, command)
     run_cli.add_commands(sub, command)
+    __import__("probes.rehearse").rehearse.add_commands(sub, command)   # probes rehearse (probes/rehearse.py)
     annotate_cli.add_commands(sub, command)
     return p
 

@@ -68,7 +68,7 @@ def _loader(args, params, zs, protocol: str, outs):
     from probekit.tokens.refs import resolve_model
 
     ref = resolve_model(args.model, params.models(), params.label)
-    if applies.skip(protocol, ref, args.device, outs):
+    if applies.skip(protocol, ref, args.device, outs, params):
         return None
 
     def load():
@@ -111,15 +111,18 @@ def _curve(args) -> int:
                                  "the features are cached inside it", "--features", force=args.force)
                 for data, _ in targets}
     from evaluators.olmpics import mc_mlm as mlm_curve
-    from evaluators.params import CurveParams, ZeroshotParams
+    from evaluators.params import CurveParams, MlmBaselineParams, ZeroshotParams
     from probekit.params import read_params, section
 
     params = read_params(args.params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "curve", CurveParams)
+    baseline = args.model == mlm_curve.MLM_BASELINE
+    # MLM-BASELINE trains as the original mlm_baseline.jsonnet (section mlm_baseline), the LMs' heads as theirs
+    hp = section(params, "mlm_baseline", MlmBaselineParams) if baseline else cp.training
     settings = args.setting if len(args.setting) > 1 else args.setting[0]
     load = None
-    if args.model != mlm_curve.MLM_BASELINE:
+    if not baseline:
         outs = [out / s for _, out in targets for s in settings] if isinstance(settings, list) else \
             [out for _, out in targets]
         load = _loader(args, params, zs, "curve", outs + [f for f in features.values() if f is not None])
@@ -128,7 +131,7 @@ def _curve(args) -> int:
         load = functools.cache(load)  # once
     for data, out in targets:
         m = mlm_curve.run(model=args.model, data=data, out=out, setting=settings,
-                          sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=cp.training,
+                          sizes=args.sizes or cp.sizes, seeds=args.seeds or cp.seeds, hp=hp,
                           split=args.split or cp.split, features_dir=features[data], load=load,
                           glove=args.glove or cp.glove, device=args.device,
                           batch_size=args.batch_size or zs.batch_size, multi_token=zs.multi_token, profile=profile)
@@ -151,7 +154,7 @@ def _mcqa(args) -> int:
     hp = mp.esim_training if esim else mp.training
     from evaluators import applies
 
-    if not esim and applies.skip("mcqa", model, args.device, [out for _, out in targets]):
+    if not esim and applies.skip("mcqa", model, args.device, [out for _, out in targets], params):
         return 0
     from evaluators.olmpics import mcqa
 
@@ -160,6 +163,7 @@ def _mcqa(args) -> int:
         m = mcqa.run(model=model, data=data, out=out, sizes=args.sizes or mp.sizes,
                      seeds=args.seeds or mp.seeds, hp=hp, split=args.split or mp.split,
                      intermediate=intermediate or None, intermediate_limit=mp.intermediate_limit,
+                     intermediate_splits=mp.intermediate_splits,
                      glove=args.glove or mp.glove, device=args.device, profile=profile)
         _print_curve(m)
     return 0
@@ -215,8 +219,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                        "curves' training rows, else computed and written there (probes evaluate "
                                        "features)")
     qa.add_argument("--intermediate", metavar="VARIANT",
-                    help="fine-tune first on this variant's whole train split (default: the params' "
-                         "mcqa.intermediate for the probe; '' for none)")
+                    help="fine-tune first on this variant (its train and evaluation splits, or train alone: "
+                         "the params' mcqa.intermediate_splits) (default: the params' mcqa.intermediate for the "
+                         "probe; '' for none)")
 
     for c in (fe, cu, qa):
         c.add_argument("--split", help="the evaluation split (default: the params' section's split, else dev)")

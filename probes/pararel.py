@@ -37,7 +37,7 @@ def _evaluate(args) -> int:
     ref = resolve_model(args.model, params.models(), params.label)
     from evaluators import applies
 
-    if applies.skip("pararel", ref, args.device, [Path(args.out)]):
+    if applies.skip("pararel", ref, args.device, [Path(args.out)], params):
         return 0
     from evaluators.pararel import evaluate as pararel
 
@@ -68,22 +68,24 @@ def _train(args) -> int:
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "consistency", ConsistencyParams)
     data = read_cloze_set(args.data)
-    for rel in (*cp.train_relations, *(args.eval_relations or ())):
-        data.relation(rel)
+    cp.split(data, args.eval_relations)  # an unknown or overlapping relation fails before any work
     ref = resolve_model(args.model, params.models(), params.label)
     from evaluators import applies
 
-    if applies.skip("consistency", ref, args.device, [Path(args.out)]):
+    if applies.skip("consistency", ref, args.device, [Path(args.out)], params):
         return 0
     loaded = load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype="float32")
     m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device,
             profile=profile)
-    for group in ("train", "held_out"):
+    selection = m["selection"]
+    print(f"λ {selection['consistency_weight']:g} " + ("(fixed)" if selection["fixed"] else
+          f"(best validation {selection['metric']} of {', '.join(f'{w:g}' for w in cp.weights())})"))
+    value = (lambda stat: "–" if stat["mean"] is None else f"{stat['mean']:.3f}")
+    for group in ("train", "validation", "test"):
         if group in m["before"]:
             before, after = m["before"][group]["macro"], m["after"][group]["macro"]
-            print(f"{group} relations: Consistency {before['Consistency']['mean']:.3f} -> "
-                  f"{after['Consistency']['mean']:.3f}, Accuracy {before['Accuracy']['mean']:.3f} -> "
-                  f"{after['Accuracy']['mean']:.3f}")
+            print(f"{group} relations: " + ", ".join(f"{k} {value(before[k])} -> {value(after[k])}"
+                                                     for k in ("Consistency", "Accuracy", "Consistent-Acc")))
     return 0
 
 
@@ -140,12 +142,15 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     tr_sub = tr.add_subparsers(dest="objective", required=True, metavar="OBJECTIVE")
     co = command(tr_sub, "consistency", "ParaRel §8: continue MLM pretraining with L = λ·Lc + L_MLM (Lc: symmetric KL "
                                         "between the candidate distributions of a tuple's patterns) on the params' "
-                                        "consistency.train_relations; ParaRel before and after on held-out relations")
+                                        "consistency.train_relations, once per λ of consistency.consistency_weight, "
+                                        "keeping the best validation Consistent-Acc (§8.2); ParaRel before and after "
+                                        "on the train, validation and test relations")
     co.add_argument("--model", required=True, help=MODEL_HELP + " (a masked LM)")
     co.add_argument("--data", required=True, help="a cloze-set folder (probes generate pararel)")
     co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
     co.add_argument("--eval-relations", type=_relations,
-                    help="held-out relations to evaluate (default: every N-1 relation not trained on)")
+                    help="the test relations (default: the params' consistency.test_relations, else every N-1 "
+                         "relation neither trained nor validated on)")
     co.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
     co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
     add_force(co)

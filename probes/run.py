@@ -86,9 +86,58 @@ def _spec_id(spec) -> str | None:
     return spec.get("id") if isinstance(spec, dict) else spec
 
 
-def dvc_command(args, models: dict) -> tuple[str, list[str]]:
+def _hydra_value(entry) -> str:
+    """A ``models`` entry in Hydra's override grammar: a quoted string, or ``{id:...,revision:...,protocols:[...]}``
+    with the keys it has."""
+    if not isinstance(entry, dict):
+        return _quoted(str(entry))
+    parts = [f"id:{_quoted(str(entry['id']))}"]
+    if entry.get("revision") is not None:
+        parts.append(f"revision:{_quoted(str(entry['revision']))}")
+    if entry.get("protocols") is not None:
+        parts.append("protocols:[" + ",".join(str(p) for p in entry["protocols"]) + "]")
+    return "{" + ",".join(parts) + "}"
+
+
+def _composed(project: Path, overrides: list[str]) -> dict:
+    """params.yaml as ``dvc exp run -S <overrides>`` would compose it from the project's conf/."""
+    import tempfile
+
+    import yaml
+    from dvc.utils.hydra import compose_and_dump
+
+    with tempfile.TemporaryDirectory(prefix="probes-run-") as tmp:
+        out = Path(tmp) / "params.yaml"
+        compose_and_dump(out, str((project / "conf").resolve()), None, "config", str(Path(tmp) / "no-plugins"),
+                         overrides)
+        return yaml.safe_load(out.read_text(encoding="utf-8")) or {}
+
+
+def carried(project: Path, params: dict) -> list[str]:
+    """The ``-S`` overrides that keep the workspace's params.yaml profile and ``models``: ``dvc exp run`` composes
+    params.yaml anew from conf/ and the run's own ``-S`` only, so without them a model added by an earlier
+    ``probes run`` (or ``-S '+models...'``) would be dropped from ``models`` silently, and a ``profile=paper``
+    workspace would run the default profile. Empty without conf/config.yaml (a params.yaml written by hand)."""
+    if not (project / "conf" / "config.yaml").is_file():
+        return []
+    sets, base = [], _composed(project, [])
+    profile = params.get("profile")
+    if profile is not None and profile != base.get("profile"):
+        sets.append(f"profile={profile}")
+        base = _composed(project, sets)
+    have, composed = params.get("models"), base.get("models") or {}
+    if not isinstance(have, dict) or not have:
+        return sets
+    sets += [f"~models.{alias}" for alias in composed if alias not in have]
+    sets += [f"++models.{alias}={_hydra_value(entry)}" for alias, entry in have.items()
+             if composed.get(alias) != entry]
+    return sets
+
+
+def dvc_command(args, models: dict, keep: list[str] = ()) -> tuple[str, list[str]]:
     """The model's alias and the ``dvc exp run`` command line that adds it (or pins its revision) and runs the
-    report stages of ``args.probes``."""
+    report stages of ``args.probes``; ``keep``: the overrides that keep the workspace's params (:func:`carried`),
+    first."""
     key = model_name(args.model, args.name, models)
     spec = models.get(key)
     local = args.model != key and Path(args.model).expanduser().is_dir()
@@ -108,6 +157,9 @@ def dvc_command(args, models: dict) -> tuple[str, list[str]]:
     if args.limit:
         sets += [f"{param}={args.limit}" for p in args.probes for param in LIMITS[p]]
     targets = [t.format(key=key) for p in args.probes for t in TARGETS[p]]
+    own = f"++models.{key}="
+    renewed = any(s.startswith(own) for s in sets)
+    sets = [s for s in keep if not (renewed and s.startswith(own))] + sets   # this run's entry for the model wins
     return key, ["dvc", "exp", "run", *(a for s in sets for a in ("-S", s)), *targets]
 
 
@@ -134,7 +186,9 @@ def _run(args) -> int:
 
     project = Path(args.project)
     models = _check_project(project)
-    key, cmd = dvc_command(args, models)
+    from probekit.params import read_params
+
+    key, cmd = dvc_command(args, models, carried(project, read_params(project / "params.yaml").data))
     print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:
         return 0

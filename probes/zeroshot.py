@@ -71,7 +71,7 @@ def _evaluate(args) -> int:
     ref = resolve_model(args.model, params.models(), params.label)
     from evaluators import applies
 
-    if applies.skip("zeroshot", ref, args.device, targets):
+    if applies.skip("zeroshot", ref, args.device, targets, params):
         return 0
     from evaluators.engine.kept_models import scoring_lm
     from evaluators.olmpics import zeroshot

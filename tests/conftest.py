@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import _CORPUS, MirrorSources, save_tiny_bert  # first: helpers.MIRROR reads the environment
+from helpers import _CORPUS, MirrorSources, save_tiny_bert, save_tiny_t5  # first: helpers.MIRROR reads the environment
 
 # --- a hermetic environment ---------------------------------------------------------------------------------
 # Cleared: what could leak in from the caller's shell and change what the code under test does (the Hub and its
@@ -56,6 +56,11 @@ os.environ.update(
 # The probes whose sections a params file may have, known from the start as in `probes` (importing generators sets
 # them): read_params judges a section the same whichever tests ran before in this process.
 import generators  # noqa: E402,F401
+
+# `import dvc` binds dvc's log handlers to the sys.stdout/stderr of the moment (dvc/__init__.py: logger.setup()):
+# imported here, they hold the session's streams, not those of the first test that imports it under capsys, which are
+# closed after that test ("I/O operation on closed file" when a later test's DVC call logs).
+import dvc  # noqa: E402,F401
 
 
 def pytest_unconfigure(config):
@@ -233,18 +238,20 @@ def _t5_vocab() -> list[tuple[str, float]]:
 def tiny_t5(tmp_path_factory) -> Path:
     """A random T5ForConditionalGeneration with a Unigram T5 tokenizer: ``</s>`` appended, ``<pad>`` 0 (also
     the decoder start) and ten sentinels ``<extra_id_0>``... as special tokens."""
-    import torch
-    from transformers import T5Config, T5ForConditionalGeneration, T5TokenizerFast
+    from transformers import T5TokenizerFast
 
-    path = tmp_path_factory.mktemp("tiny-t5")
-    tokenizer = T5TokenizerFast(vocab=_t5_vocab(), extra_ids=10)
-    torch.manual_seed(0)
-    config = T5Config(d_model=32, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2, d_kv=16,
-                      vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                      eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id)
-    T5ForConditionalGeneration(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return save_tiny_t5(tmp_path_factory.mktemp("tiny-t5"), T5TokenizerFast(vocab=_t5_vocab(), extra_ids=10))
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models: intra-op threads only slow them down on a busy machine (``usefixtures("one_thread")``)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

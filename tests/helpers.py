@@ -213,3 +213,17 @@ def alias_bomb(levels: int = 7, width: int = 9) -> str:
     lines = ['a0: &a0 ["x"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels + 1)]
     return "\n".join(lines) + "\n"
+
+
+def save_tiny_t5(path: Path, tokenizer) -> Path:
+    """A random two-layer T5ForConditionalGeneration (seed 0) for ``tokenizer``, saved with it in ``path``."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = T5Config(d_model=32, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2, d_kv=16,
+                      vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                      eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id)
+    T5ForConditionalGeneration(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

@@ -53,7 +53,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     _, p = compose(tmp_path, "profile=paper")
     params = ParamsFile(tmp_path / "paper.yaml", p)
     assert p["profile"] == "paper" and p["device"] == "auto"
-    assert section(params, "zeroshot", ZeroshotParams).dtype == "auto"
+    assert section(params, "zeroshot", ZeroshotParams).dtype == "float32"   # as the papers ran (docs/scoring.md)
     paper_sizes = [62, 125, 250, 500, 1000, 2000, 4000]           # oLMpics §3.2
     curve, mcqa = section(params, "curve", CurveParams), section(params, "mcqa", McqaParams)
     assert curve.sizes == paper_sizes and len(curve.seeds) >= 3
@@ -63,15 +63,14 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert p["pararel_eval"]["relations"] is None                                # every relation
     consistency = section(params, "consistency", ConsistencyParams)
     assert (consistency.limit, consistency.eval_limit, consistency.epochs) == (100, None, 3)
-    assert consistency.consistency_weight == 0.1 and consistency.lr == 6e-5
+    assert consistency.consistency_weight == [0.1, 0.5, 1.0] and consistency.lr == 6e-5   # §8: λ selected of these
     assert (consistency.mlm_steps, consistency.mlm_batch_size, consistency.block_size) == (5, 32, 126)
     calum = section(params, "calum_eval", CalumEvalParams)
     assert calum.seeds == [1, 2, 3, 4, 5] and calum.limit is None and calum.eval_limit is None
-    assert (calum.epochs, calum.patience, calum.batch_size, calum.lr, calum.max_length) == (10, 3, 64, 1e-5, 256)
+    assert (calum.epochs, calum.patience, calum.batch_size, calum.lr, calum.max_length) == (10, 3, 64, 1e-5, 128)
     assert calum.max_steps is None and not calum.capped()
     assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
     assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
-    assert list(p["models"]) == ["bert-base-uncased", "roberta-large"]
     assert p["pararel"]["tokenizers"] is None and params.evaluated_models() == list(p["models"])
     # every dataset is the same in both profiles
     _, smoke = compose(tmp_path)
@@ -126,3 +125,47 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
     for stage in repo.index.stages:   # every model-running stage runs on the profile's device
         if stage.cmd and " --model " in stage.cmd and not stage.cmd.startswith("probes audit"):
             assert "--device auto " in stage.cmd, stage.name   # both profiles: CUDA when present
+
+
+def _published(path: str) -> dict:
+    return yaml.safe_load((REPO / path).read_text(encoding="utf-8"))
+
+
+def test_the_paper_profile_has_a_model_for_every_published_row(tmp_path):
+    """Each paper's models (`models.<alias>.protocols`) are the ones it reports, by Hub id: oLMpics Table 1's five,
+    ParaRel Table 2's seven (footnote 9: ALBERT's smallest and largest), CALUM §4.2's nine English checkpoints;
+    the published tables of ParaRel and CALUM have a row for each."""
+    _, p = compose(tmp_path, "profile=paper")
+    params = ParamsFile(tmp_path / "paper.yaml", p)
+    ids = {a: params.models()[a]["id"] for a in p["models"]}
+    by_paper = {paper: [ids[a] for a in params.evaluated_models(paper)] for paper in ("olmpics", "pararel", "calum")}
+    assert by_paper["olmpics"] == ["bert-base-uncased", "bert-large-uncased", "bert-large-uncased-whole-word-masking",
+                                   "roberta-base", "roberta-large"]
+    pararel = [m for m in _published("evaluators/pararel/published.yaml")["models"] if m != "majority"]
+    assert sorted(by_paper["pararel"]) == sorted(pararel)                     # every row of Tables 2 and 3
+    calum = _published("evaluators/calum/published.yaml")
+    rows = sorted(set(calum["table2"]) - {"Human"})
+    assert sorted(calum["hub_ids"][i] for i in by_paper["calum"]) == rows   # every model row of Table 2, once
+    assert all(params.protocols_of(a) for a in p["models"])
+
+
+@pytest.mark.parametrize("command", [
+    ["evaluate", "calum", "--task", "rte", "--data", "data/calum"],
+    ["evaluate", "mcqa", "--data", "data/probes/property_conjunction"],
+])
+def test_a_stage_of_a_paper_the_model_entry_leaves_out_writes_skipped(tmp_path, tiny_bert, command, monkeypatch):
+    """The paper profile's cased BERT runs ParaRel only: a CALUM or MC-QA stage for it writes the skipped
+    metrics.json (the reports list it) instead of fine-tuning it, whatever its family."""
+    from evaluators import applies
+    from probes.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(
+        {"models": {"bert-base-cased": {"id": str(tiny_bert), "protocols": ["pararel"]}}}))
+    out = tmp_path / "out"
+    assert main([*command, "--model", "bert-base-cased", "--params", "params.yaml", "--device", "cpu",
+                 "--out", str(out)]) == 0
+    metrics = applies.read_skipped(next(out.rglob("metrics.json")))
+    assert metrics is not None and metrics["model"] == "bert-base-cased" and metrics["family"] is None
+    assert "models.bert-base-cased.protocols runs pararel only, not " in metrics["skipped"]
+    assert applies.skipped_lines([metrics])[2].startswith("- bert-base-cased: ")

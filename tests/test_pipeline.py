@@ -105,14 +105,14 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2)
     assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
     pararel = json.loads((project / "results/pararel/tiny/metrics.json").read_text())
     assert pararel["relations_evaluated"] == ["P19", "P37", "P530"] and pararel["macro"]["Consistency"]["n"] == 2
-    assert "| tiny (smoke) | held_out |" in (project / "results/pararel.md").read_text()   # the smoke profile, marked
+    assert "| tiny (smoke) | test |" in (project / "results/pararel.md").read_text()   # the smoke profile, marked
     signal = (project / "data/calum/rte/signal/dev.jsonl").read_text().splitlines()
     assert len(signal) == 277 and json.loads(signal[0])["sentence1"].startswith("[Sentence1] ")
     grid = [json.loads(line) for line in (project / "results/grid/summary.jsonl").read_text().splitlines()]
     assert [r["status"] for r in grid] == ["stored"] * 4 and grid[0]["metrics"]["original"]["n"] == 3
     calum = json.loads((project / "results/calum/tiny-rte-Para-MRPC/metrics.json").read_text())
     assert calum["tasks_trained"] == ["rte", "mrpc"] and calum["C_R"]["n"] == 1 and calum["capped"]
-    assert "| tiny-Para-MRPC †" in (project / "results/calum.md").read_text()
+    assert "| tiny-Para-MRPC ‡" in (project / "results/calum.md").read_text()
 
     assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 
@@ -193,7 +193,7 @@ variants:
     for where in ("curve/gpt/age_comparison/mlp", "curve/gpt/property_conjunction/mcqa"):
         assert "causal" in json.loads((project / "results" / where / "metrics.json").read_text())["skipped"], where
     assert not (project / "results/pararel/gpt").exists()   # not asked for (--probes)
-    assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "ParaRel" not in printed
+    assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" not in printed
     assert "Skipped:" in printed and "- curve/gpt/age_comparison" in printed
     report = (project / "results/report.md").read_text()
     assert "| gpt " in report and "| tiny " in report   # beside every model already in the results

@@ -34,13 +34,7 @@ from helpers import write_toy_cloze_set
 WORDS = ["dog", "cat", "horse", "cow", "bird", "fish", "red", "blue", "green", "black", "white", "brown"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models: intra-op threads only slow them down on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py: tiny models, one intra-op thread
 
 
 def _params(folder: Path, text: str) -> Path:
@@ -104,6 +98,10 @@ def test_every_device_option_offers_auto_and_defaults_to_it():
     # auto); every command that runs a model defaults to auto itself
     run_device = found.pop(("run",))
     assert "auto" in run_device.choices and run_device.default is None
+    # `probes rehearse --device` sets the device of the rehearsal's copy: the CPU unless asked (its point: a paper
+    # run tried on a CPU before the GPU hours), auto offered
+    rehearse_device = found.pop(("rehearse",))
+    assert "auto" in rehearse_device.choices and rehearse_device.default == "cpu"
     assert {" ".join(p) for p in found} == {"evaluate zeroshot", "evaluate features", "evaluate curve",
                                             "evaluate mcqa", "evaluate pararel", "evaluate calum",
                                             "train consistency"}
@@ -341,7 +339,7 @@ def test_the_calum_report_says_smoke_scale(calum_smoke, tmp_path):
     calum_report.write(calum_smoke, tmp_path / "smoke.md")
     text = (tmp_path / "smoke.md").read_text(encoding="utf-8")
     model = _metrics(calum_smoke / "tiny-rte")["model"]
-    _assert_smoke_said(text, [f"| {model} † {smoke.MARK} | `", f"| tiny-rte {smoke.MARK} | "])
+    _assert_smoke_said(text, [f"| {model} {smoke.CAPPED} {smoke.MARK} | `", f"| tiny-rte {smoke.MARK} | "])
     assert json.loads((tmp_path / "smoke.json").read_text())["runs"]["tiny-rte"]["profile"] == "smoke"
 
     old = _strip_profile(calum_smoke, tmp_path / "old")

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import PercentFormatter  # noqa: E402
 
+from evaluators import smoke  # noqa: E402
 from evaluators.calum.results import (  # noqa: E402
     index,
     load_published,
@@ -73,7 +74,7 @@ def plot(results: Mapping[str, Mapping], path: Path) -> None:
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(tasks):]:
         ax.set_visible(False)
-    note = " († capped settings: not the paper's)" if any(m.get("capped") for m in results.values()) else ""
+    note = f" ({smoke.CAPPED} capped settings: not the paper's)" if any(m.get("capped") for m in results.values()) else ""
     fig.suptitle(f"CALUM: Acc_val, C_R (REVERSE) and C_S (SIGNAL), mean ± std over seeds{note}",
                  fontsize=10)
     fig.legend(list(handles.values()), [h.get_label() for h in handles.values()], loc="lower center",

@@ -32,9 +32,22 @@ from evaluators.calum.results import (
 from evaluators.calum.tables import multitask, runs_table, single_task
 from probekit import atomic
 
-CAPPED = ("† capped settings (`capped: true`: a smaller eval/train limit, fewer epochs or max_steps than the "
-          "paper's 10 epochs, lr 1e-5, batch 64, early stopping, 5 runs): a smoke/offline check, not comparable "
-          "with the paper's numbers.")
+CAPPED = (f"{smoke.CAPPED} capped settings (`capped: true`: a smaller eval/train limit, fewer epochs or max_steps "
+          "than the paper's 10 epochs, lr 1e-5, batch 64, early stopping, 5 runs): a smoke/offline check, not "
+          "comparable with the paper's numbers.")
+
+
+def constant_runs(results: Mapping[str, Mapping]) -> list[str]:
+    """``run (k of n seeds)`` for every run whose model predicted one label for every example of every variant
+    in some seed (``constant_predictor`` from :mod:`evaluators.calum.metrics`)."""
+    return [f"{run} ({c['seeds']} of {c['of']} seeds)" for run, m in sorted(results.items())
+            if (c := m.get("constant_predictor")) and c.get("seeds")]
+
+
+def constant_line(runs: list[str]) -> str:
+    return (f"**⚠ constant predictor**: {', '.join(runs)} predicted one label for every example: C_R = C_S = C_sym "
+            "= 100 by construction and Acc_val at most the majority class's share. Those numbers measure no "
+            "consistency.")
 
 
 def _korean(m: Mapping) -> bool:
@@ -61,11 +74,19 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
     lines = smoke.with_banner(lines, small)
     if any(m.get("capped") for m in results.values()):
         lines += [CAPPED, ""]
+    if constant_runs(results):
+        lines += [constant_line(constant_runs(results)), ""]
     if small:
         lines += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
-    if any(published["hub_ids"].get(m["model_id"], "").startswith("T5") for m in results.values()):
+    t5 = [m for m in results.values() if published["hub_ids"].get(m["model_id"], "").startswith("T5")]
+    if t5:
+        ours = sorted({"a new classification head" if "text_to_text" not in m else
+                       f"text-to-text, {'fine-tuned' if m['text_to_text']['fine_tuned'] else 'as it is'}, answers "
+                       f"{'generated' if m['text_to_text']['predict'] == 'generate' else 'by label-word score'}"
+                       for m in t5})
         lines += ["The paper's T5 rows are the Hub's multitask-fine-tuned checkpoints, evaluated as text "
-                  "generation without further fine-tuning; a run here trains a new classification head.", ""]
+                  f"generation without further fine-tuning; our T5 runs here: {'; '.join(ours)} "
+                  "(calum_eval.seq2seq, text_to_text).", ""]
     if any(is_single(s) and t in english for (_, s, t) in cells):
         lines += single_task("English tasks (Table 2)", english, cells, published, "table2", ("Human",))
     if any(is_single(s) and t in korean for (_, s, t) in cells):
@@ -76,7 +97,7 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
     summary = {"source": published["source"], "runs": {run: {
         **{k: m.get(k) for k in ("model", "model_id", "task", "setting", "split", "language", "majority")},
         "tasks_trained": m.get("tasks_trained") or [m["task"]], "capped": bool(m.get("capped", False)),
-        "profile": m.get("profile"),
+        "profile": m.get("profile"), "constant_predictor": m.get("constant_predictor"),
         **{k: m[k] for k in STATS if m.get(k)}, "published_pct": published_for(m, published)}
         for run, m in sorted(results.items())}}
     return "\n".join(lines), summary

@@ -97,6 +97,21 @@ def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
             continue
         check(m, path)
         results[run.name] = m
+        if isinstance(m.get("test"), dict):   # the test split evaluated beside the validation split: its own row
+            results[f"{run.name}:{m['test'].get('split')}"] = test = with_test(m)
+            check(test, f"{path} (test)")
+    return _checked(results, skipped, folder)
+
+
+def with_test(m: Mapping) -> dict:
+    """A run's ``test`` summary (``calum_eval.evaluate_test``) as a run of its own on that split: the report's
+    ``model (test)`` row beside the validation split's (the group's other tasks' test summaries stay in
+    ``aux``'s ``test``)."""
+    dropped = set(STATS) | {"majority", "per_seed", "test", "aux", "constant_predictor"}
+    return {k: v for k, v in m.items() if k not in dropped} | m["test"]
+
+
+def _checked(results: dict, skipped: list | None, folder: Path) -> dict:
     if not results and not skipped:
         raise DataError(f"{folder}: no <run>/metrics.json (run: probes evaluate calum)")
     return results
@@ -149,10 +164,10 @@ def row_order(rows, published: Mapping) -> list[Row]:
 
 
 def row_label(row: Row, setting: str = "") -> str:
-    """``model[-setting][ (split)][ †][ (smoke)]``: the split when not a dev split, † on capped runs, the smoke
-    marker on smoke-scale runs."""
+    """``model[-setting][ (split)][ ‡][ (smoke)]``: the split when not a dev split, ``smoke.CAPPED`` (‡) on capped
+    runs, the smoke marker on smoke-scale runs."""
     split = "" if row.split.startswith("dev") else f" ({row.split})"
-    return (f"{row.model}{'-' + setting if setting else ''}{split}{' †' if row.capped else ''}"
+    return (f"{row.model}{'-' + setting if setting else ''}{split}{' ' + smoke.CAPPED if row.capped else ''}"
             f"{' ' + smoke.MARK if row.smoke else ''}")
 
 

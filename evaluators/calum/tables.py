@@ -131,5 +131,5 @@ def runs_table(results: Mapping[str, Mapping]) -> list[str]:
         mark = f" {smoke.MARK}" if smoke.is_smoke(m) else ""
         lines.append(f"| {run}{mark} | {m['model']} | `{m['model_id']}` | {m['task']} | {m['setting']} | "
                      f"{', '.join(m.get('tasks_trained') or [m['task']])} | {m.get('split') or 'dev'} | {n} | "
-                     f"{_share(m.get('majority'))} | {epochs} | {'† yes' if m.get('capped') else 'no'} |")
+                     f"{_share(m.get('majority'))} | {epochs} | {smoke.CAPPED + ' yes' if m.get('capped') else 'no'} |")
     return lines + [""]

@@ -122,6 +122,14 @@ def fine_tune(model, tokenizer, train, validation, cp: CalumEvalParams, args, de
     return trainer
 
 
+def predictor(model, tokenizer, args, validation):
+    """A Trainer that only predicts (a checkpoint evaluated as it is: T5 text-to-text, as the paper)."""
+    from transformers import DataCollatorWithPadding, Trainer
+
+    return Trainer(model=model, args=args, eval_dataset=validation, data_collator=DataCollatorWithPadding(tokenizer),
+                   compute_metrics=_accuracy)
+
+
 def predict(trainer, dataset) -> np.ndarray:
     """Predicted class ids in ``dataset`` order, run longest pair first."""
     order = np.argsort(-np.asarray(dataset["length"]), kind="stable")
@@ -158,8 +166,8 @@ def save_best(trainer, tokenizer, folder: Path, tasks: dict[str, list[str]] | No
     """The best checkpoint (restored) as a model folder: ``from_pretrained``-ready for a single task; for a
     multitask model its state dict (``model.safetensors``) with ``tasks.json`` (tasks and labels, head order)."""
     model = trainer.model
-    if tasks is None:
-        model.save_pretrained(folder)
+    if tasks is None:   # a classifier, or the seq2seq LM inside a text-to-text LabelWordModel
+        (model if hasattr(model, "save_pretrained") else model.model).save_pretrained(folder)
     else:
         from safetensors.torch import save_model
 

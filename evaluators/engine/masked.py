@@ -8,19 +8,22 @@ RoBERTa, ALBERT, DistilBERT, ELECTRA, DeBERTa-v2...): no shortcut through the ou
 hook does not fire (remote code whose ``base_model`` is the model itself, a back-end returning unpadded
 hidden states) the full head runs and the mask rows are read from its output.
 
-In a reduced dtype (bf16, ``--dtype auto`` on a GPU) the head's last layer, the projection onto the vocabulary
-(``get_output_embeddings()``), runs in float32 on the mask rows: bf16 logits near 10 are 0.0625 apart, coarser
-than real models' margins between answers. The head's transform before it stays in the model's dtype. An
-fp32 model runs exactly as before.
+In a reduced dtype (bf16, ``--dtype auto`` on a GPU) the whole head, its transform and the projection onto the
+vocabulary, runs in float32 on the mask rows, on the weights read back from the checkpoint at its own precision
+(:class:`evaluators.engine.checkpoint_head.Float32MlmHead`; ``mask-logit`` uses the candidates' rows of the
+projection only): bf16 logits near 10 are 0.0625 apart, and output rows rounded to bf16 at load tie answers whose
+rows differ by less than that. An fp32 model runs exactly as before.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Sequence
 
 import numpy as np
 import torch
 
+from evaluators.engine.checkpoint_head import Float32MlmHead
 from evaluators.engine.masked_queries import MaskedQueries
 from evaluators.engine.precision import float32_head
 from evaluators.engine.runner import Runner, token_log_probs
@@ -60,11 +63,16 @@ def mask_logit(runner: Runner, q: MaskedQueries, multi_token: str = "error") -> 
     """Raw MLM logits of each query's candidates at its mask: ``[queries, max choices]`` (NaN-padded)."""
     check_candidates(runner.tokenizer, q, multi_token)
     tokens = torch.as_tensor(np.maximum(q.tokens, 0), device=runner.device)
+    # a bf16/fp16 model: its head in float32 on the checkpoint's weights, the candidates' rows of the projection only
+    head = Float32MlmHead.of(runner.model, rows=np.unique(q.tokens[q.tokens >= 0]))
+    if head is not None:
+        tokens = head.columns(tokens)
 
     def step(input_ids, attention_mask, cols, group):
-        return head_at(runner.model, input_ids, attention_mask, cols).gather(1, tokens[group]).float()
+        return head_at(runner.model, input_ids, attention_mask, cols, head).gather(1, tokens[group]).float()
 
-    scores = runner.over_sequences(q.inputs, step, "scoring", per_item=(q.positions, q.group))
+    with float32_head(runner.model) if head is None else nullcontext():
+        scores = runner.over_sequences(q.inputs, step, "scoring", per_item=(q.positions, q.group))
     return np.where(q.candidates() >= 0, scores, np.nan)
 
 
@@ -100,16 +108,19 @@ def _pll(runner: Runner, st: Statements, *, hits: bool) -> tuple[np.ndarray, np.
             targets.append(ids[t])
             owner.append(row)
 
+    head = Float32MlmHead.of(runner.model)  # a bf16/fp16 model: its head in float32 on the checkpoint's weights
+
     def step(input_ids, attention_mask, cols, target):
-        return token_log_probs(head_at(runner.model, input_ids, attention_mask, cols), target)
+        return token_log_probs(head_at(runner.model, input_ids, attention_mask, cols, head), target)
 
     def step_hits(input_ids, attention_mask, cols, target):
-        logits = head_at(runner.model, input_ids, attention_mask, cols)
+        logits = head_at(runner.model, input_ids, attention_mask, cols, head)
         hit = (logits.argmax(-1) == target).to(torch.float32)
         return torch.stack([token_log_probs(logits, target).to(torch.float32), hit], 1)
 
-    out = runner.over_sequences(inputs, step_hits if hits else step, "scoring (PLL)", per_item=(
-        np.asarray(positions, np.int64), np.asarray(targets, np.int64)))
+    with float32_head(runner.model) if head is None else nullcontext():
+        out = runner.over_sequences(inputs, step_hits if hits else step, "scoring (PLL)", per_item=(
+            np.asarray(positions, np.int64), np.asarray(targets, np.int64)))
     owner = np.asarray(owner, np.int64)
     scores = np.zeros(len(st.ids))
     if not hits:
@@ -138,11 +149,12 @@ def hidden_at(runner: Runner, inputs: Sequence[Sequence[int]], positions: np.nda
     return runner.over_sequences(inputs, step, "features", per_item=(positions,))
 
 
-def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:
-    """The MLM head's full-vocabulary logits at one position per row, ``[batch, vocab]``: the encoder's
-    output is cut to those rows (a forward hook) before the head runs, and the projection onto the vocabulary
-    runs in float32 (:func:`evaluators.engine.precision.float32_head`). Where the cut did not happen, the full head's output is
-    read at those positions."""
+def head_at(model, input_ids, attention_mask, cols, head: Float32MlmHead | None = None) -> torch.Tensor:
+    """The MLM head's logits at one position per row, ``[batch, vocab]`` (``[batch, rows]`` for a ``head`` of
+    some rows): the encoder's output is cut to those rows (a forward hook) before the head runs. ``head``: a
+    bf16/fp16 model's head run in float32 on the checkpoint's weights (:class:`Float32MlmHead`); without it the
+    model's own head runs (the caller wraps it in :func:`evaluators.engine.precision.float32_head` where the model
+    is bf16/fp16). Where the cut did not happen, the full head's output is read at those positions."""
     rows = torch.arange(len(cols), device=cols.device)
     shape = tuple(input_ids.shape)
     cut = []
@@ -160,8 +172,7 @@ def head_at(model, input_ids, attention_mask, cols) -> torch.Tensor:
 
     handle = None if model.base_model is model else model.base_model.register_forward_hook(keep_mask_rows)
     try:
-        with float32_head(model):
-            logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
+        logits = (head or model)(input_ids=input_ids, attention_mask=attention_mask).logits
     finally:
         if handle is not None:
             handle.remove()

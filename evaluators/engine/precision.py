@@ -4,8 +4,9 @@
 since transformers 5.x deprecated ``past_key_values``; ``past_key_values`` before), whether it takes
 ``position_ids``, and whether it can compute the logits of chosen positions only (``logits_to_keep``; older
 releases call it ``num_logits_to_keep`` and take a count only, so it is not used there). ``float32_head(model)``
-makes a reduced-precision (bf16, fp16) model's output projection compute in float32, so log-probabilities are
-not read off logits rounded to 8 bits of mantissa; a float32 model is left as it is.
+makes a reduced-precision (bf16, fp16) model's output projection compute in float32 on the checkpoint's own
+weights (:mod:`evaluators.engine.checkpoint_head`), so log-probabilities are not read off logits rounded to 8 bits
+of mantissa, nor off output rows rounded at load; a float32 model is left as it is.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from typing import Iterator
 
 import torch
 import transformers
-
-VOCAB_CHUNK = 8192  # output rows upcast at a time: the float32 copy of the weight stays small
 
 
 @dataclass(frozen=True)
@@ -67,29 +66,27 @@ def plain_dynamic_cache(cache) -> bool:
 
 
 def _linear32(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``x @ weight.T + bias`` in float32, the weight upcast ``VOCAB_CHUNK`` rows at a time."""
-    x = x.float()
-    out = x.new_empty(*x.shape[:-1], weight.shape[0])
-    for start in range(0, weight.shape[0], VOCAB_CHUNK):
-        stop = min(start + VOCAB_CHUNK, weight.shape[0])
-        out[..., start:stop] = x @ weight[start:stop].float().T
-    if bias is not None:
-        out += bias.float()
-    return out
+    """``x @ weight.T + bias`` in float32 (``weight`` and ``bias`` are float32 already)."""
+    return torch.nn.functional.linear(x.float(), weight, bias)
 
 
 @contextmanager
 def float32_head(model) -> Iterator[None]:
     """Within the block, the model's output projection (a linear layer of reduced precision) computes its logits
-    in float32: what follows it (a logit soft-cap, BART's final bias) then runs in float32 too."""
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    if (not isinstance(head, torch.nn.Linear) or head.weight.dtype not in (torch.bfloat16, torch.float16)
-            or head.out_features != getattr(model.config, "vocab_size", head.out_features)):
-        # not a projection onto the vocabulary: DeBERTa-v2's (non-legacy) "output embeddings" are its MLM
-        # transform's dense layer, its projection a matmul with the input embeddings: its logits stay in its dtype
+    in float32 from the checkpoint's own weights, held as float32 on the model's device for the block's duration
+    (the full ``[vocab, hidden]`` matrix: 94 MB for bert-base, 154 MB for gpt2, 206 MB for roberta-large; the
+    loaded weights upcast where the checkpoint does not hold them). What follows it (a logit soft-cap, BART's final
+    bias) then runs in float32 too. A float32 model, and output embeddings that are not a projection onto the
+    vocabulary (DeBERTa-v2's non-legacy head: its MLM transform's dense layer, its projection a matmul with the
+    input embeddings: its logits stay in its dtype), are left as they are."""
+    from evaluators.engine.checkpoint_head import projection, projection32
+
+    head = projection(model)
+    if head is None:
         yield
         return
-    handle = head.register_forward_hook(lambda module, args, _: _linear32(args[0], module.weight, module.bias))
+    weight, bias = projection32(model)
+    handle = head.register_forward_hook(lambda module, args, _: _linear32(args[0], weight, bias))
     try:
         yield
     finally:

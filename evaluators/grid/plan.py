@@ -37,7 +37,7 @@ from probekit.errors import DataError, UsageError, clipped, shown
 from probekit.params import ParamsFile
 
 PROTOCOLS = ("zeroshot", "curve", "mcqa", "pararel", "calum")
-SECTIONS = {"zeroshot": ("zeroshot",), "curve": ("zeroshot", "curve"), "mcqa": ("mcqa",),
+SECTIONS = {"zeroshot": ("zeroshot",), "curve": ("zeroshot", "curve", "mlm_baseline"), "mcqa": ("mcqa",),
             "pararel": ("zeroshot", "pararel_eval"), "calum": ("calum_eval",)}
 """The params sections each protocol's command reads where its command line is silent."""
 PROFILED = ("curve", "mcqa", "pararel", "calum")

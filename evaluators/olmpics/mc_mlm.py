@@ -30,6 +30,7 @@ from evaluators.olmpics.mc_mlm_curve import (
     feature_key,
     run_curve,
 )
+from evaluators.params import MlmBaselineParams
 from evaluators.training import TrainingParams
 from probekit.errors import UsageError
 
@@ -155,18 +156,26 @@ def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "
 
 
 def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], sizes: Sequence[int],
-        seeds: Sequence[int], hp: TrainingParams, split: str = "dev", features_dir: Path | None = None, load=None,
+        seeds: Sequence[int], hp: TrainingParams | MlmBaselineParams, split: str = "dev",
+        features_dir: Path | None = None, load=None,
         glove: str = "", device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
         progress: bool = True, profile: str | None = None) -> dict:
     """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
     (its ``original`` variant and controls) or one variant folder; writes the results under ``out`` and returns
     its metrics. Several settings (``["mlp", "linear"]``) share one model load and one set of features: each is
     written under ``out/<setting>`` and the metrics come back as ``{setting: metrics}``.
+    ``hp``: a masked LM's head trains with ``TrainingParams`` (params ``curve.training``), the MLM-BASELINE with
+    ``MlmBaselineParams`` (params ``mlm_baseline``, the original's trainer with early stopping).
     ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
     several = not isinstance(setting, str)
     settings = [check_setting(s) for s in (setting if several else [setting])]
     if several and (not settings or len(set(settings)) != len(settings)):
         raise UsageError(f"--setting: give each of mlp and linear at most once, got {list(setting)}")
+    wanted = MlmBaselineParams if model == MLM_BASELINE else TrainingParams
+    if not isinstance(hp, wanted):
+        raise UsageError(f"--model {model}: its head trains with {wanted.__name__} (params "
+                         f"{'mlm_baseline' if wanted is MlmBaselineParams else 'curve.training'}), got "
+                         f"{type(hp).__name__}")
     check_curve(sizes, seeds)
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:

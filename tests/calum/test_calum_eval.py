@@ -63,9 +63,10 @@ def test_gpt2_pads_with_its_end_token_and_runs_are_deterministic(tmp_path, calum
 
 @pytest.mark.parametrize("family", ["tiny_roberta", "tiny_bart", "tiny_t5", "tiny_llama"])
 def test_every_family_fine_tunes_as_a_sequence_classifier(tmp_path, calum_data, family, request):
-    cp = CalumEvalParams(**SMOKE | {"max_steps": 1, "eval_limit": 4, "limit": 8})
+    cp = CalumEvalParams(**SMOKE | {"max_steps": 1, "eval_limit": 4, "limit": 8, "seq2seq": "classification"})
     m = calum.run(_ref(request.getfixturevalue(family)), calum_data, "rte", tmp_path / "out", cp, progress=False)
     assert m["per_seed"][0]["steps"] == 1 and m["C_R"]["n"] == 1 and m["per_seed"][0]["n_C_S"] == 4
+    assert "text_to_text" not in m and not m["head_pretrained"]
 
 
 def test_the_multitask_model_routes_each_task_to_its_own_head(tiny_bert_no_head):
@@ -142,7 +143,7 @@ def test_a_calum_grid_reports_each_task_in_its_column(tmp_path, calum_data, tiny
     assert sorted((r["model"], r["task"]) for r in runs.values()) == [
         ("tiny · seeds=1", "mrpc"), ("tiny · seeds=1", "rte"), ("tiny · seeds=2", "mrpc"), ("tiny · seeds=2", "rte")]
     report = (tmp_path / "store/report.md").read_text()
-    assert "English tasks (Table 2)" in report and "tiny · seeds=2 †" in report   # † capped
+    assert "English tasks (Table 2)" in report and "tiny · seeds=2 ‡" in report   # ‡ capped
     assert (tmp_path / "store/report.png").read_bytes()[:4] == b"\x89PNG"
 
 

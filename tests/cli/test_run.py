@@ -108,8 +108,40 @@ def test_the_summary_reads_every_report_and_lists_what_was_skipped(tmp_path):
     (skipped / "metrics.json").write_text(json.dumps({"skipped": "MC-MLM learning curves need a masked LM"}))
     (tmp_path / "results" / "report.md").write_text("r")
     text = summary(tmp_path, "gpt", ("olmpics", "pararel", "calum"))
-    assert "| zero-shot | age_comparison (original) | accuracy | 0.625 | [0.500, 0.750] | 8 |" in text
-    assert "| ParaRel | macro over relations | Consistency | 0.400 | ± 0.100 | 3 |" in text
+    assert "| zero-shot | age_comparison (original) | accuracy | 0.625 | [0.500, 0.750] |  | 8 |  |  |  |" in text
+    assert "| ParaRel | macro over relations | Consistency | 0.400 |  | ± 0.100 over 3 relations |  |  |  |  |" in text
     assert "nolang" not in text and "MLP" not in text and "rte" not in text   # another model's rows are not its
     assert "- curve/gpt/age_comparison: MC-MLM learning curves need a masked LM" in text
     assert "Full reports, every model in the results side by side: results/report.md" in text
+
+
+def test_a_model_added_earlier_and_the_profile_are_kept_when_params_are_recomposed(tmp_path, capsys):
+    """`dvc exp run` composes params.yaml anew from conf/ and its own -S: a model added by an earlier `probes run`
+    (and the workspace's profile) must be carried on the command line, or the recomposition drops it silently."""
+    import shutil
+
+    from dvc.utils.hydra import compose_and_dump
+
+    from helpers import REPO
+
+    root = project(tmp_path, {})
+    shutil.copytree(REPO / "conf", root / "conf")
+    params = root / "params.yaml"
+    # the workspace after `probes run --model /models/tiny` under `dvc exp run -S profile=paper`
+    compose_and_dump(params, str(root / "conf"), None, "config", str(tmp_path / "no-plugins"),
+                     ["profile=paper", "++models.tiny='/models/tiny'", "~models.bert-base-uncased",
+                      "++models.cased={id:'/models/cased',protocols:[pararel]}"])
+    cmd = dry(root, "--model", "EleutherAI/pythia-70m", "--probes", "pararel", capsys=capsys)
+    sets = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-S"]
+    assert sets == ["profile=paper", "~models.bert-base-uncased", "++models.tiny='/models/tiny'",
+                    "++models.cased={id:'/models/cased',protocols:[pararel]}",
+                    "++models.pythia-70m='EleutherAI/pythia-70m'"]
+    out = tmp_path / "recomposed.yaml"
+    compose_and_dump(out, str(root / "conf"), None, "config", str(tmp_path / "no-plugins"), sets)
+    before, after = yaml.safe_load(params.read_text()), yaml.safe_load(out.read_text())
+    assert after["profile"] == "paper" and "bert-base-uncased" not in after["models"]
+    assert after["models"] == before["models"] | {"pythia-70m": "EleutherAI/pythia-70m"}
+    assert after["models"]["cased"] == {"id": "/models/cased", "protocols": ["pararel"]}
+    # the model already there, pinned now: its new entry, not the carried one
+    cmd = dry(root, "--model", "tiny", "--revision", "v2", capsys=capsys)
+    assert [a for a in cmd if a.startswith("++models.tiny")] == ["++models.tiny={id:'/models/tiny',revision:'v2'}"]

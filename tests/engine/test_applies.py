@@ -104,13 +104,33 @@ def test_the_revision_reaches_from_pretrained_and_the_results(monkeypatch, tiny_
 @pytest.mark.parametrize("entry, message", [
     ({"revision": "v1"}, "models.m.id: missing or not a string"),
     ({"id": 3}, "models.m.id: missing or not a string"),
-    ({"id": "org/x", "revison": "v1"}, "models.m: unknown key(s) revison (known: id, revision)"),
+    ({"id": "org/x", "revison": "v1"}, "models.m: unknown key(s) revison (known: id, revision, protocols)"),
+    ({"id": "org/x", "protocols": ["olmpic"]}, "models.m.protocols: must be a non-empty list of olmpics, pararel"),
+    ({"id": "org/x", "protocols": "pararel"}, "models.m.protocols: must be a non-empty list of olmpics, pararel"),
+    ({"id": "org/x", "protocols": []}, "models.m.protocols: must be a non-empty list of olmpics, pararel"),
     ({"id": "org/x", "revision": 1}, "models.m.revision: must be a branch, tag or commit"),
     (["org/x"], "models.m: must be a model (a string) or {id: ..., revision: ...}"),
 ])
 def test_a_bad_models_entry_names_the_field(entry, message):
     with pytest.raises(ParamsError, match="^" + re.escape(f"p.yaml: {message}")):
         ParamsFile(Path("p.yaml"), {"models": {"m": entry}}).models()
+
+
+def test_a_model_entry_names_the_protocols_it_runs():
+    """The paper profile gives each paper its own models (oLMpics uncased BERT, ParaRel cased BERT): an entry's
+    ``protocols`` selects them; an entry without one runs every protocol."""
+    params = ParamsFile(Path("p.yaml"), {"models": {"uncased": {"id": "bert-base-uncased", "protocols": ["olmpics"]},
+                                                    "cased": {"id": "bert-base-cased",
+                                                              "protocols": ["pararel", "consistency"]},
+                                                    "large": {"id": "bert-large-cased", "protocols": ["pararel"]},
+                                                    "any": "roberta-base"}})
+    assert params.evaluated_models() == ["uncased", "cased", "large", "any"]
+    assert params.evaluated_models("olmpics") == ["uncased", "any"]
+    assert params.evaluated_models("pararel") == ["cased", "large", "any"]
+    assert params.evaluated_models("consistency") == ["cased", "any"]   # ParaRel §8 trains BERT-base only
+    assert params.evaluated_models("calum") == ["any"]
+    assert params.protocols_of("any") == ("olmpics", "pararel", "consistency", "calum")
+    assert params.models()["cased"] == {"id": "bert-base-cased", "revision": None}
 
 
 def test_a_revision_on_a_local_model_is_a_usage_error(tiny_bert):

@@ -119,7 +119,7 @@ def mirror_built(mirror_tables):
 
 
 def test_mirror_every_row_of_every_variant_holds(mirror_built, mirror_tables):
-    assert list(mirror_built.variants) == ["original", "single_hop", "perturbed"]
+    assert list(mirror_built.variants) == ["original", "single_hop", "nolang", "perturbed"]
     variants = check_all(mirror_built, mirror_tables, window=mirror_built.params.year_window)
     for split in SPLITS:  # the perturbed control: same questions, key words replaced, same choices
         base = {r["id"]: r for r in variants["original"][split]}

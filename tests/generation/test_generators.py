@@ -16,7 +16,7 @@ from probekit.data.examples import answer_text
 from probekit.probes.dataset import load_probe_dataset, write_probe
 from probekit.probes.templates import MASK, PAPER_NONSENSE_WORDS
 
-from helpers import build_section
+from helpers import MIRROR, build_section
 
 AGE = {"seed": 13, "mode": "sample", "size": {"train": 60, "dev": 40},
        "variants": ["original", "nolang", "perturbed", "release_phrasing", "birth_year", "ages_as_years",
@@ -67,7 +67,28 @@ def test_multihop_gold_is_the_position_of_the_oldest(multihop):
             ages = [r["args"][k] for k in ("age1", "age2", "age3")]
             assert len(set(ages)) == 3
             assert answer_text(r) == ("first", "second", "third")[ages.index(max(ages))]
-            assert r["question"]["stem"].endswith("the [MASK] is oldest .")
+            assert r["question"]["stem"].endswith("the [MASK] is oldest")
+
+
+def test_multihop_stems_are_the_papers_and_the_releases(multihop):
+    """§4.5's example, ``When comparing a 83 year old, a 63 year old and a 56 year old, the [MASK] is oldest``,
+    ends at "oldest": no final period, in the paper or in the release (whose stems end with a space after it,
+    the ``release_phrasing`` variant). Every stem of the release, its ages filled into our templates, is ours."""
+    paper = multihop.spec.template("paper")
+    assert paper.fill({"age1": 83, "age2": 63, "age3": 56}) == \
+        "When comparing a 83 year old, a 63 year old and a 56 year old, the [MASK] is oldest"
+    phrasing = multihop.spec.template("release_phrasing")
+    n = 0
+    for split in ("train", "dev"):
+        for line in open(MIRROR / "olmpics" / f"compositional_comparison_{split}.jsonl", encoding="utf-8"):
+            stem = json.loads(line)["question"]["stem"]
+            ages = dict(zip(("age1", "age2", "age3"), map(int, re.findall(r"\d+", stem))))
+            assert phrasing.fill(ages) == stem and paper.fill(ages) == stem.rstrip(" ")
+            n += 1
+    assert n == 5500
+    for name, template in (("original", paper), ("release_phrasing", phrasing)):
+        for r in rows(multihop.variants[name], "train") + rows(multihop.variants[name], "dev"):
+            assert r["question"]["stem"] == template.fill(r["args"])
 
 
 def test_ranges_are_respected_and_disjoint(age, multihop):

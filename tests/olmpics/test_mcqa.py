@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from evaluators.olmpics import learning_curve, mcqa
 from evaluators.olmpics.mcqa import encoded
@@ -23,14 +22,7 @@ WORDS = ("red blue green black white dog cat horse bird fish apple bread milk wa
 FAST = TrainingParams(lr=1e-3, epochs=2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The tiny models' operations are too small for intra-op threads: on a busy 2-core machine a second thread
-    makes these tests 15x slower (results are the same)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py: tiny models, one intra-op thread
 
 
 def _row(variant: str, i: int, stem: str, choices: list[str], answer: str, **extra) -> dict:
@@ -70,10 +62,11 @@ def make_probe(root: Path, n_train: int, n_dev: int, *, perturbed: bool = False,
     _write(folder / "original", "original", splits)
     if perturbed:
         _write(folder / "perturbed", "perturbed", controls)
-    if single_hop:
-        hops = [_row("hop", i, stem.format(a), [a, b], b) for i, (a, b) in
-                enumerate(rng.sample(WORDS, 2) for _ in range(single_hop))]
-        _write(folder / "single_hop", "single_hop", {"train": hops})
+    if single_hop:  # train: single_hop rows, dev: a quarter as many (the intermediate step reads both by default)
+        hops = [_row(split, i, stem.format(a), [a, b], b) for split, n in (("hop", single_hop),
+                                                                              ("hopdev", max(1, single_hop // 4)))
+                for i, (a, b) in enumerate(rng.sample(WORDS, 2) for _ in range(n))]
+        _write(folder / "single_hop", "single_hop", {"train": hops[:single_hop], "dev": hops[single_hop:]})
     return folder
 
 
@@ -146,16 +139,21 @@ def test_intermediate_stage_is_carried_into_every_run(tmp_path, monkeypatch):
                   hp=TrainingParams(lr=1e-4, epochs=3), progress=False)
     warmed = mcqa.run(**common, out=tmp_path / "with", intermediate="single_hop")
     plain = mcqa.run(**common, out=tmp_path / "without")
-    assert warmed["intermediate"] == {"variant": "single_hop", "n": 32, "limit": None,
-                                      "data_fingerprint": hashlib.sha256(b"single_hop").hexdigest()}
+    fingerprint = hashlib.sha256(b"single_hop").hexdigest()
+    assert warmed["intermediate"] == {"variant": "single_hop", "n": 40, "limit": None,
+                                      "splits": {"train": {"n": 32, "data_fingerprint": fingerprint},
+                                                 "dev": {"n": 8, "data_fingerprint": fingerprint}},
+                                      "evaluated_questions_with_all_facts_seen": None}   # the rows carry no facts
     assert warmed["curve"]["4"]["mean"] <= 0.2 and plain["curve"]["4"]["mean"] >= 0.5
-    # the smoke profile's cap: the intermediate variant's first N training examples
+    # the smoke profile's cap: the first N examples of each of the intermediate variant's splits
     seen = []
-    monkeypatch.setattr(mcqa, "encoded", lambda backend, path, rows: seen.append((path.parent.name, rows))
+    monkeypatch.setattr(mcqa, "encoded", lambda backend, path, rows: seen.append((path.name, rows))
                         or encoded(backend, path, rows))
     capped = mcqa.run(**common, out=tmp_path / "capped", intermediate="single_hop", intermediate_limit=8)
-    assert capped["intermediate"] == warmed["intermediate"] | {"n": 8, "limit": 8}
-    first = [json.loads(line)["id"] for line in (data / "single_hop/train.jsonl").read_text().splitlines()[:8]]
+    assert capped["intermediate"] == warmed["intermediate"] | {
+        "n": 16, "limit": 8, "splits": {s: {"n": 8, "data_fingerprint": fingerprint} for s in ("train", "dev")}}
+    first = [json.loads(line)["id"] for s in ("train", "dev")
+             for line in (data / f"single_hop/{s}.jsonl").read_text().splitlines()[:8]]
     assert [[r["id"] for r in rows] for name, rows in seen if name == "single_hop"] == [first]
 
 

@@ -93,8 +93,8 @@ def test_training_makes_the_training_relations_consistent(runs):
     assert last < first
     before, after = (metrics[k]["train"]["macro"]["Consistency"]["mean"] for k in ("before", "after"))
     print(f"train Consistency before {before:.3f}, after {after:.3f}; held-out",
-          metrics["before"]["held_out"]["macro"]["Consistency"]["mean"], "->",
-          metrics["after"]["held_out"]["macro"]["Consistency"]["mean"])
+          metrics["before"]["test"]["macro"]["Consistency"]["mean"], "->",
+          metrics["after"]["test"]["macro"]["Consistency"]["mean"])
     assert after > before
     # one step per batch of 4 of each relation's 8 tuples, MLM on each round's first step, lr decaying to 0
     assert len(history) == PARAMS["epochs"] * 2 * 2
@@ -123,7 +123,7 @@ def test_run_writes_its_outputs_and_is_deterministic(runs):
     assert written["history"] == first["history"]
     assert {"before", "after", "params"} <= set(written)
     assert set(written["before"]["train"]["relations"]) == {"P37", "P138"}
-    assert written["before"]["held_out"]["relations"]["P17"]["Accuracy"] is not None
+    assert written["before"]["test"]["relations"]["P17"]["Accuracy"] is not None
     lines = (folder / "history.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == first["history"]
     assert (folder / "model" / "config.json").is_file() and (folder / "model" / "tokenizer.json").is_file()
@@ -147,3 +147,113 @@ def test_a_training_relation_without_tuples_is_named(tmp_path, tiny_bert):
     loaded = load_lm(ModelRef("tiny", str(tiny_bert), str(tiny_bert)), scoring="mlm")
     with pytest.raises(DataError, match=r"relation P19 has no tuple left .*\(consistency\.train_relations\)"):
         train(loaded, cloze, ConsistencyParams(**PARAMS | {"train_relations": ["P37", "P19"]}), progress=False)
+
+
+SPLIT = dict(RELATIONS, **{  # §8.2's three groups: train P37 P138, validation P17, test P19 P36
+    "P19": (["[X] was born in [Y] .", "[X] , born in [Y] .", "the birthplace of [X] is [Y] ."],
+            list(zip("mozart dante goethe chopin verdi rubens".split(),
+                     "salzburg florence frankfurt warsaw busseto siegen".split()))),
+    "P36": (["the capital of [X] is [Y] .", "[X] has its capital in [Y] .", "[Y] is the capital of [X] ."],
+            list(zip("france italy spain japan peru chile".split(),
+                     "paris rome madrid tokyo lima santiago".split()))),
+})
+SELECTING = PARAMS | dict(validation_relations=["P17"], consistency_weight=[0.01, 3.0], epochs=4)
+# on SPLIT and the tiny BERT, validation Consistent-Acc is 0.125 after λ 0.01 and 0.0 after λ 3: no tie
+
+
+def _load(folder):
+    return load_lm(ModelRef("tiny", str(folder), str(folder)), scoring="mlm")
+
+
+@pytest.mark.parametrize("weights", [[0.01, 3.0], [3.0, 0.01]], ids=["best-first", "best-last"])
+def test_lambda_is_selected_by_validation_consistent_acc_and_its_model_kept(tiny_bert, tmp_path, weights):
+    """§8.2: "We perform minimal tuning of the parameters (λ ∈ 0.1, 0.5, 1) to pick the best model, train for three
+    epochs, and select the best model based on Consistent-Acc on the validation set." Every λ starts from the same
+    weights; the model kept (and saved) is the chosen λ's, whether it was trained first or last; the test
+    relations are the N-1 relations neither trained nor validated on."""
+    cloze = read_cloze_set(write_toy_cloze_set(tmp_path / "pararel", SPLIT))
+    with one_thread(True):
+        m = run(_load(tiny_bert), cloze, tmp_path / "selected",
+                ConsistencyParams(**SELECTING | {"consistency_weight": weights}), progress=False)
+    selection = m["selection"]
+    tried = {c["consistency_weight"]: c["validation"]["Consistent-Acc"]["mean"] for c in selection["candidates"]}
+    print("validation Consistent-Acc per λ:", tried, "chosen", selection["consistency_weight"])
+    assert list(tried) == weights and selection["metric"] == "Consistent-Acc" and not selection["fixed"]
+    assert len(set(tried.values())) == 2                       # no tie: the argmax alone decides
+    assert selection["consistency_weight"] == max(tried, key=tried.get)
+    assert (m["train_relations"], m["validation_relations"], m["eval_relations"]) == (["P37", "P138"], ["P17"],
+                                                                                    ["P19", "P36"])
+    assert set(m["before"]) == set(m["after"]) == {"train", "validation", "test"}
+    assert m["after"]["validation"]["macro"]["Consistent-Acc"]["mean"] == tried[selection["consistency_weight"]]
+    assert [row["consistency_weight"] for row in m["history"]] == [w for w in weights for _ in range(4 * 2 * 2)]
+    # the saved model is the chosen λ's, as trained alone from the same initial weights
+    with one_thread(True):
+        alone = run(_load(tiny_bert), cloze, tmp_path / "alone",
+                    ConsistencyParams(**SELECTING | {"consistency_weight": selection["consistency_weight"]}),
+                    progress=False)
+    assert alone["selection"]["fixed"] and alone["after"] == m["after"]
+    kept, single = (_load(tmp_path / f / "model").model.state_dict() for f in ("selected", "alone"))
+    assert all(torch.equal(kept[k], single[k]) for k in single)
+
+
+def test_the_params_split_and_lambda_checks():
+    with pytest.raises(ValidationError, match="need validation_relations"):
+        ConsistencyParams(consistency_weight=[0.1, 0.5, 1.0])
+    with pytest.raises(ValidationError, match="must not share relations .*P17"):
+        ConsistencyParams(train_relations=["P17"], validation_relations=["P17"])
+    with pytest.raises(ValidationError, match="distinct"):
+        ConsistencyParams(consistency_weight=[0.1, 0.1], validation_relations=["P17"])
+    assert ConsistencyParams(consistency_weight=0.5).weights() == [0.5]   # a fixed λ: the switch
+
+
+N1 = ("P17 P19 P20 P27 P30 P36 P37 P101 P103 P106 P127 P131 P136 P138 P140 P159 P176 P178 P264 P276 P279 P361 P364 "
+      "P407 P413 P449 P495 P740 P937 P1376 P1412").split()   # the paper's 31 N-1 relations (§5.1)
+
+
+def test_the_pipeline_params_take_the_papers_split(tmp_path):
+    """§8.2: "we opt to use only three relations: original-language, named-after, and original-network" (P364, P138,
+    P449; the original code trained on P37, official language), "For validation, we randomly pick three relations
+    of the remaining relations and use the remaining 25 for testing", λ among 0.1, 0.5, 1."""
+    from pathlib import Path
+
+    from probekit.params import read_params, section
+
+    params = section(read_params(str(Path(__file__).parents[2] / "params.yaml")), "consistency", ConsistencyParams)
+    every = {rel: (["[X] is [Y] ."], [("a", "b")]) for rel in N1}
+    cloze = read_cloze_set(write_toy_cloze_set(tmp_path / "pararel", every))
+    split = params.split(cloze)
+    assert split["train"] == ["P364", "P138", "P449"] and len(split["validation"]) == 3
+    assert len(split["test"]) == 25 and not set(split["test"]) & {*split["train"], *split["validation"]}
+    assert params.weights() == [0.1, 0.5, 1.0] and params.typed
+    assert params.split(cloze, [split["test"][0]])["test"] == [split["test"][0]]   # --eval-relations
+    from probekit.errors import DataError
+
+    with pytest.raises(DataError, match="P138 are also trained or validated on"):
+        params.split(cloze, ["P138"])
+    with pytest.raises(DataError, match=r"^consistency\.test_relations: .*no relation 'P99'"):
+        params.split(cloze, ["P99"])
+
+
+def test_the_typed_ablation_spreads_the_loss_over_the_whole_vocabulary(cloze, tiny_bert):
+    """Table 7's "-typed": "applying our loss on the candidate set rather than on the entire vocabulary is
+    beneficial (-typed)"; the original without --candidate_set compares the whole vocabulary's distributions."""
+    from evaluators.engine.scorer import Engine
+    from evaluators.pararel.consistency_training import _Relation
+
+    loaded = _load(tiny_bert)
+    rel = _Relation(Engine(loaded.model, loaded.tokenizer, loaded.family), cloze, "P37", None)
+    batch = torch.arange(4)
+    with torch.no_grad():
+        whole = rel.logits(loaded.model, batch, loaded.tokenizer.pad_token_id, "cpu", typed=False)
+        typed = rel.logits(loaded.model, batch, loaded.tokenizer.pad_token_id, "cpu", typed=True)
+    assert whole.shape == (4 * rel.n_patterns, loaded.model.config.vocab_size)
+    assert typed.shape[1] == len(set(o for _, o in RELATIONS["P37"][1]))   # french portuguese spanish german arabic
+    rows = torch.as_tensor(rel.encoded.candidates()[(batch[:, None] + rel.n_tuples * torch.arange(rel.n_patterns)
+                                                     [None]).reshape(-1).numpy()])
+    assert torch.equal(typed, whole.gather(1, rows))
+    assert consistency_loss(whole, rel.n_patterns) != consistency_loss(typed, rel.n_patterns)
+    with one_thread(True):
+        on = train(_load(tiny_bert), cloze, ConsistencyParams(**PARAMS | {"epochs": 1}), progress=False)
+        off = train(_load(tiny_bert), cloze, ConsistencyParams(**PARAMS | {"epochs": 1, "typed": False}),
+                    progress=False)
+    assert [r["consistency_loss"] for r in on] != [r["consistency_loss"] for r in off]

@@ -211,3 +211,47 @@ def test_evaluate_macro_averages_n1_and_reports_determinism():
 def test_a_repeated_cell_is_refused():
     with pytest.raises(ValueError):
         relation_metrics(pd.concat([MAIN, MAIN.head(1)]), PLAIN, TYPED)
+
+
+def test_the_majority_baseline_predicts_each_relations_most_common_object():
+    """§5.1: "a majority baseline that always predicts the most common object for a relation. By construction,
+    this baseline is perfectly consistent." Scored on the model's own cells, with the a/an filter."""
+    from evaluators.pararel.metrics import majority, majority_predictions
+
+    # P19 golds Paris, Rome, Rome, Oslo (t4 has one cell only: a tuple counts once, not per cell) -> Rome;
+    # P20 golds Oslo, Kiev: a tie -> Oslo, whose tuple comes first
+    p19 = _predictions({"t1": ("Paris", ["Paris"] * 3), "t2": ("Rome", ["Oslo"] * 3), "t3": ("Rome", ["Kiev"] * 3),
+                        "t4": ("Oslo", ["Oslo", None, None])})
+    p20 = _predictions({"k1": ("Oslo", ["Kiev"] * 3), "k2": ("Kiev", ["Kiev"] * 3)}, "P20")
+    table, objects = majority_predictions(pd.concat([p19, p20]))
+    assert objects == {"P19": "Rome", "P20": "Oslo"}
+    assert set(table[table.relation == "P19"]["prediction"]) == {"Rome"}
+    patterns = pd.concat([PLAIN, _patterns(list(PLAIN["pattern"]), "P20")])
+    edges = pd.concat([TYPED, _edges({(0, 1): (False, True, False)}, "P20")])
+    got = majority(pd.concat([p19, p20]), patterns, edges, n1_relations=["P19", "P20"])
+    assert got["relations"]["P19"]["object"] == "Rome"
+    assert got["relations"]["P19"]["Accuracy"] == pytest.approx(2 / 4)        # t2, t3 under the first pattern
+    assert got["relations"]["P19"]["Consistent-Acc"] == pytest.approx(2 / 4)
+    assert got["relations"]["P20"]["Accuracy"] == pytest.approx(1 / 2)
+    assert got["macro"]["Consistency"] == {"mean": 1.0, "std": 0.0, "n": 2}    # perfectly consistent
+    assert got["macro"]["Accuracy"]["mean"] == pytest.approx((2 / 4 + 1 / 2) / 2)
+    # evaluate() reports it beside the model's metrics, on the same cells
+    full = evaluate(pd.concat([p19, p20]), patterns, edges, n1_relations=["P19", "P20"], nm_relations=[])
+    assert full["majority"] == got
+    assert full["macro"]["Accuracy"]["mean"] == pytest.approx((2 / 4 + 1 / 2) / 2)   # the model: t1, t4; k2
+    assert full["macro"]["Consistent-Acc"]["mean"] == pytest.approx((2 / 4 + 1 / 2) / 2)  # t1, t4 (its one cell); k2
+
+
+def test_the_majority_baseline_keeps_the_a_an_filter():
+    """Table 2's majority Succ-Patt is 97.3, not 100: an "an [Y]" pattern never predicts a consonant-initial
+    majority object right once the a/an filter drops its cells."""
+    from evaluators.pararel.metrics import majority
+
+    articles = _patterns(["[X] is a [Y] .", "[X] works as an [Y] .", "[X] , a [Y] ."], "P106")
+    table = _predictions({"j1": ("lawyer", ["actor"] * 3), "j2": ("lawyer", ["actor"] * 3),
+                          "j3": ("actor", ["actor"] * 3)}, "P106")
+    edges = _edges({(0, 1): (False, True, False), (0, 2): (True, False, False), (1, 2): (True, True, False)}, "P106")
+    got = majority(table, articles, edges, n1_relations=["P106"])["relations"]["P106"]
+    assert got["object"] == "lawyer" and got["Accuracy"] == pytest.approx(2 / 3)
+    assert got["Succ-Patt"] == pytest.approx(2 / 3)     # p1 "an [Y]" keeps only j3 (actor), where lawyer is wrong
+    assert got["Consistency"] == pytest.approx(1.0)

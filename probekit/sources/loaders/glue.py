@@ -8,7 +8,9 @@ None for the unlabelled test splits), ``line`` (the file's line, header = 1; wit
 position in the Hub split). Rows in task order (rte, mrpc, qnli, qqp, mnli), then split, then file order.
 
 ``source: mirror`` reads GLUE's TSV files from ``raw/glue/<task>_<split>.tsv`` (the ``glue`` source holds RTE
-and MRPC train/dev/test and QNLI dev; QQP and MNLI files, if wanted offline, go there by hand), UTF-8 with an
+and MRPC train/dev/test and QNLI dev; QQP and MNLI files, if wanted offline, go there by hand, flat or in
+GLUE's own layout ``raw/glue/<TASK>/<split>.tsv``, e.g. ``MNLI/dev_matched.tsv``; a task with none of its files
+there is left out and listed in the report's ``missing``), UTF-8 with an
 optional BOM, tab-separated with no quoting (RTE has unbalanced ``"``). A row with the wrong number of fields
 or an unknown label is a ``DataError`` naming file and line. ``source: hub`` reads ``nyu-mll/glue`` with
 ``datasets.load_dataset`` (MRPC there is SentEval's tokenised copy; the mirror's MRPC is untokenised).
@@ -17,6 +19,7 @@ or an unknown label is a ``DataError`` naming file and line. ``source: hub`` rea
 from __future__ import annotations
 
 import csv
+import logging
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
@@ -27,13 +30,15 @@ from pydantic import AfterValidator, Field, field_validator
 from probekit.errors import DataError, shown
 from probekit.sources.loaders import Loaded, LoaderParams, register
 
+log = logging.getLogger("probekit")
+
 SOURCE = "glue"
 HUB_DATASET = "nyu-mll/glue"
 Task = Literal["rte", "mrpc", "qnli", "qqp", "mnli"]
 TASKS = ("rte", "mrpc", "qnli", "qqp", "mnli")
 SPLITS = {t: ("train", "dev", "test") for t in TASKS} | {
     "mnli": ("train", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched")}
-DEFAULT_SPLITS = SPLITS | {"qnli": ("dev",)}  # the mirror holds only QNLI dev
+DEFAULT_SPLITS = SPLITS | {"qnli": ("dev",)}  # the mirror holds only QNLI dev (train/test read if put there)
 MIRROR_FILES = {"rte_train.tsv", "rte_dev.tsv", "rte_test.tsv", "mrpc_train.tsv", "mrpc_dev.tsv",
                 "mrpc_test.tsv", "qnli_dev.tsv"}
 # GLUE TSV columns per task: id, sentence 1, sentence 2, label
@@ -85,12 +90,20 @@ class GlueParams(LoaderParams):
         return [s for s in SPLITS[task] if s in chosen]
 
 
+def tsv_path(folder: Path, task: str, split: str) -> Path:
+    """The file of ``task``'s ``split`` in ``folder`` (``raw/glue``): the flat ``<task>_<split>.tsv`` the source
+    is stored as, else GLUE's own layout ``<TASK>/<split>.tsv`` (its zips' members, e.g. ``MNLI/dev_matched.tsv``),
+    else the flat name (missing)."""
+    flat, glue_layout = folder / f"{task}_{split}.tsv", folder / task.upper() / f"{split}.tsv"
+    return glue_layout if not flat.is_file() and glue_layout.is_file() else flat
+
+
 def read_tsv(path: Path, task: str, split: str) -> list[dict]:
     """The rows of one GLUE TSV file as ``pairs`` rows (see the module docstring)."""
     if not path.is_file():
         hint = (f"run: probes sources fetch {SOURCE}" if path.name in MIRROR_FILES else
                 f"the {SOURCE} source has no {task.upper()} {split} file: set tables.glue.source: hub, "
-                f"or put GLUE's {task.upper()}/{split}.tsv there")
+                f"or put GLUE's {task.upper()}/{split}.tsv there (or {task}_{split}.tsv)")
         raise DataError(f"{path}: missing ({hint})")
     id_col, s1_col, s2_col, label_col = COLUMNS[task]
     rows = []
@@ -150,20 +163,41 @@ def sources(params: GlueParams) -> list[str]:
 
 @register(SOURCE, params=GlueParams, sources=sources)
 def load(raw: Path, params: GlueParams) -> Loaded:
-    """The ``pairs`` table (module docstring) and a report of rows and label counts per task and split."""
+    """The ``pairs`` table (module docstring) and a report of rows and label counts per task and split; with the
+    mirror, a task none of whose files is there (QQP, MNLI: not in the ``glue`` source) is left out with a
+    warning and listed under the report's ``missing``, so it does not block the tasks that are there; a task
+    the source holds, or one with some of its files, is an error."""
     rows, report = [], {"source": params.source, "tasks": {}}
     if params.source == "hub":
         report |= {"dataset": HUB_DATASET, "revision": params.hub_revision}
+    missing = {}
     for task in (t for t in TASKS if t in params.tasks):
         splits = params.task_splits(task)
         if params.source == "hub":
             by_split = read_hub(task, splits, params.hub_revision)
         else:
-            by_split = {s: read_tsv(Path(raw) / SOURCE / f"{task}_{s}.tsv", task, s) for s in splits}
+            if task == "qnli" and task not in params.splits:   # the source's dev, and QNLI's others if put there
+                splits = [s for s in SPLITS[task] if s in DEFAULT_SPLITS[task]
+                          or tsv_path(Path(raw) / SOURCE, task, s).is_file()]
+            paths = {s: tsv_path(Path(raw) / SOURCE, task, s) for s in splits}
+            if not any(p.is_file() or p.name in MIRROR_FILES for p in paths.values()):
+                missing[task] = [str(p) for p in paths.values()]
+                continue
+            by_split = {s: read_tsv(p, task, s) for s, p in paths.items()}
         for split in splits:
             part = by_split[split]
             labels = Counter(r["label"] for r in part if r["label"] is not None)
             report["tasks"].setdefault(task, {})[split] = {"rows": len(part), "labels": dict(sorted(labels.items()))}
             rows += part
+    if missing and not report["tasks"]:   # nothing to read at all: the first task's file, with its hint
+        task, paths = next(iter(missing.items()))
+        read_tsv(Path(paths[0]), task, params.task_splits(task)[0])
+    for task, paths in missing.items():
+        log.warning("tables glue: %s left out: none of its files is in %s (%s); set tables.glue.source: hub, "
+                    "or put GLUE's %s/<split>.tsv there", task.upper(), Path(raw) / SOURCE,
+                    ", ".join(Path(p).name for p in paths), task.upper())
+    if missing:   # only then: the report of a complete set is as before
+        report["missing"] = {task: {"files": paths, "why": "none of the task's files is in the glue source"}
+                             for task, paths in missing.items()}
     report["rows"] = len(rows)
     return Loaded({"pairs": pd.DataFrame(rows, columns=PAIR_COLUMNS).astype({"line": "int64"})}, report)

@@ -1,0 +1,255 @@
+"""``probes rehearse``: the paper profile (conf/profile/paper.yaml) run end to end on a tiny local model, offline, in
+minutes on a CPU, before anyone spends GPU hours on it (README "Before you spend GPU hours").
+
+It copies the project (the files git tracks or would track: the workspace as it is, uncommitted edits included;
+not dvc.lock, not data or results) into a new folder, composes the paper profile there with the tiny model(s) in
+place of the papers' models and a cap on the examples of each protocol (:func:`rehearsal_params`), and runs every
+stage of dvc.yaml with ``dvc repro --keep-going`` in that copy, then CALUM's Korean tasks (no stage of dvc.yaml:
+docs/calum.md). The user's workspace, params.yaml and dvc.lock are untouched. Every paper-only code path runs: 3
+seeds and the curve sizes 62 ... 4000, MLM-BASELINE's and CALUM's early stopping, every ParaRel relation, §8's λ
+selection, the five GLUE tasks, the Para and All multitask groups, the Korean tasks. What the raw sources lack
+offline (QQP, MNLI, QNLI's train and test; KLUE) is stood in for by small made-up files in the sources' own layouts
+(:mod:`probes.rehearse_files`), listed in the copy's REHEARSAL.md. The numbers measure nothing."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from probekit.errors import ProbekitError, UsageError, shown
+from probes.options import positive
+
+LIMIT = 8
+"""The default cap: examples per probe (zero-shot) and per ParaRel relation, training and evaluation examples per
+CALUM task, §8 tuples per relation."""
+MAX_SIZE = 250
+"""The default largest learning-curve size: the paper's 62, 125 and 250 (the sizes above run the same code, for about
+an hour on 2 CPU cores: ``--max-size 4000``)."""
+KOREAN = ("klue_nli", "klue_sts")
+
+
+def add_commands(sub, command) -> None:
+    p = command(sub, "rehearse", "run every stage of the paper profile on a tiny local model, offline, in minutes "
+                "on a CPU, in a copy of the project: what would crash a paper run, found before the GPU hours",
+                __doc__.split("\n\n", 1)[1])
+    p.add_argument("--model", action="append", required=True, metavar="FOLDER",
+                   help="a small local model folder (config, tokenizer, weights), in place of the papers' models; "
+                        "repeat for more (a masked LM runs every protocol; other families skip what does not fit)")
+    p.add_argument("--limit", type=positive, default=LIMIT, help="examples per probe, per ParaRel relation and per "
+                   "CALUM task (training and evaluation)")
+    p.add_argument("--max-size", type=positive, default=MAX_SIZE, help="leave out the learning-curve sizes above N "
+                   "(MC-MLM, MLM-BASELINE, MC-QA, ESIM: the costliest part); default %(default)s: the paper's 62, 125 "
+                   "and 250, minutes on a CPU; 4000: all seven of the paper's sizes, about an hour")
+    p.add_argument("--workdir", help="the folder for the copy and its outputs (default: a new probekit-rehearsal-* "
+                   "folder in the system's temporary folder); must not exist or be empty")
+    p.add_argument("--project", default=".", help="the probekit project folder (dvc.yaml, conf/)")
+    p.add_argument("--mirror", help="the raw sources' mirror folder (default: the project's: `probes sources "
+                   "mirror`, $PROBES_MIRROR); without one the sources are downloaded")
+    p.add_argument("--device", dest="run_device", default="cpu", choices=("cpu", "auto", "cuda"),
+                   help="where the models run")
+    p.add_argument("--dry-run", action="store_true", help="make the copy and its params.yaml, print the commands, "
+                   "run nothing")
+    p.set_defaults(func=_run)
+
+
+def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_size: int | None = None) -> dict:
+    """The paper profile's params (``paper``: conf/ composed with ``profile=paper``) for the rehearsal: ``models``
+    in place of the papers', on ``device``, every protocol capped at ``limit`` examples, the paper's sizes, seeds,
+    relations, tasks and groups kept. Epochs are cut (one, or three where early stopping must get its chance), and
+    GLUE is read from the raw sources (stand-ins added) instead of the Hub."""
+    p = copy.deepcopy(paper)
+    p |= {"profile": "rehearsal", "device": device, "models": models}
+    p["zeroshot"]["limit"] = limit
+    if "mlm_baseline" in p:   # up to 3 epochs, patience 1: early stopping can end a run
+        p["mlm_baseline"] |= {"epochs": 3, "patience": 1}
+    p["mcqa"]["training"]["epochs"] = 1
+    p["mcqa"]["esim_training"]["epochs"] = 1
+    p["mcqa"]["intermediate_limit"] = limit
+    if max_size is not None:   # --max-size: the curves' sizes up to it (at least the smallest)
+        for key in ("curve", "mcqa"):
+            p[key]["sizes"] = [s for s in p[key]["sizes"] if s <= max_size] or p[key]["sizes"][:1]
+    p["pararel"]["tokenizers"] = None                 # the rehearsal's models, not the papers'
+    p["pararel_eval"] |= {"limit": limit, "relations": None}
+    p["consistency"] |= {"epochs": 1, "limit": limit, "eval_limit": limit, "mlm_steps": 1, "mlm_batch_size": 2}
+    glue = p["tables"]["glue"]
+    p["tables"]["glue"] = {"source": "mirror", "tasks": glue["tasks"],
+                           "splits": {t: ["train", "dev", "test"] for t in ("qnli",) if t in glue["tasks"]}}
+    p["tables"]["klue"] = {"source": "files", "folder": "standins/klue", "tasks": list(KOREAN)}
+    p["calum_eval"] |= {"limit": limit, "eval_limit": limit, "epochs": 4, "patience": 1}   # the paper's batch size:
+    # one step an epoch at small limits (a smaller one must stay a multiple of calum_eval.device_batch_size)
+    return p
+
+
+def _files(project: Path) -> list[str]:
+    """The project's files as git sees them (tracked or not ignored), without dvc.lock."""
+    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=project,
+                          capture_output=True)
+    if done.returncode != 0:
+        raise UsageError(f"--project {project}: not a git checkout of probekit (git ls-files failed: "
+                         f"{done.stderr.decode(errors='replace').strip()})")
+    return sorted({n for n in done.stdout.decode().split("\0") if n and n != "dvc.lock"})
+
+
+def _composed(conf: Path, overrides: list[str]) -> dict:
+    import yaml
+    from dvc.utils.hydra import compose_and_dump
+
+    with tempfile.TemporaryDirectory(prefix="probes-rehearse-") as tmp:
+        out = Path(tmp) / "params.yaml"
+        compose_and_dump(out, str(conf), None, "config", str(Path(tmp) / "no-plugins"), overrides)
+        return yaml.safe_load(out.read_text(encoding="utf-8"))
+
+
+def prepare(project: Path, work: Path, folders: list[Path], limit: int, device: str,
+            max_size: int | None = None) -> dict:
+    """The copy of ``project`` in ``work`` with the rehearsal's params.yaml and a git repository (DVC needs one);
+    returns those params."""
+    import yaml
+
+    for name in _files(project):
+        src = project / name
+        if src.is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, work / name)
+    models = {}
+    for folder in folders:
+        alias = "".join(c if c.isalnum() or c in "_-" else "-" for c in folder.name).strip("-") or "model"
+        while alias in models:
+            alias += "-2"
+        models[alias] = str(folder)
+    params = rehearsal_params(_composed(work / "conf", ["profile=paper"]), models, limit, device, max_size)
+    (work / "params.yaml").write_text("# probes rehearse: the paper profile, capped (probes/rehearse.py)\n"
+                                      + yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    return params
+
+
+def _env(work: Path, mirror: Path | None) -> dict:
+    """The stages' environment: the venv's commands first, the copy's code, the mirror, no network."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=str(work), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    env.pop("PROBES_MIRROR", None)
+    if mirror is not None:
+        env["PROBES_MIRROR"] = str(mirror)
+    return env
+
+
+def _korean(alias: str) -> list[list[str]]:
+    """CALUM's Korean tasks (docs/calum.md "Korean": no stage of dvc.yaml) for the model ``alias``, in ``korean/``
+    (not in data/ or results/, which the stages own)."""
+    cmds = [["probes", "tables", "klue", "--out", "korean/tables/klue"]]
+    for task in KOREAN:
+        cmds += [["probes", "generate", "calum", "--task", task, "--tables", "korean/tables", "--out",
+                  f"korean/calum/{task}"],
+                 ["probes", "evaluate", "calum", "--model", alias, "--task", task, "--data", "korean/calum",
+                  "--out", f"korean/results/{alias}-{task}"]]
+    return cmds + [["probes", "calum-report", "korean/results", "--out", "korean/calum.md", "--plot",
+                    "korean/calum.png"]]
+
+
+def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path) -> tuple[bool, float]:
+    """Run ``cmd`` in ``work``, its output appended to ``log``; (succeeded, seconds)."""
+    start = time.monotonic()
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"\n=== {title}: $ {' '.join(cmd)}\n")
+        fh.flush()
+        done = subprocess.run(cmd, cwd=work, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
+    print(f"  {'ok  ' if done.returncode == 0 else 'FAIL'} {seconds:7.1f}s  {title}", flush=True)
+    return done.returncode == 0, seconds
+
+
+def unfinished(log: str) -> list[str]:
+    """The stages that did not complete, from ``dvc repro --keep-going``'s output ``log``: each failed one with the
+    last line its command printed before failing (the error), then each skipped for an upstream failure."""
+    failed, skipped, stage, last = {}, [], None, ""
+    for line in log.splitlines():
+        text = line.strip()
+        if text.startswith("Running stage '"):
+            stage, last = text.split("'")[1], ""
+        elif text.startswith("ERROR: failed to reproduce"):   # the summary at the end: names every failed stage
+            for name in text.split("'")[1::2]:
+                failed.setdefault(name, "(see the log)")
+        elif "failed to run:" in text and stage:
+            failed.setdefault(stage, last)
+        elif text.startswith("WARNING: Stage '") and "will be skipped" in text:
+            skipped.append(text.split("'")[1])
+        elif text and not text.startswith(("WARNING:", ">")):
+            last = text[-500:]
+    return [f"{s}: {why}" for s, why in failed.items()] + [f"{s}: skipped (an upstream stage failed)"
+                                                           for s in dict.fromkeys(skipped) if s not in failed]
+
+
+def _run(args) -> int:
+    from probekit.sources.manifest import resolve_mirror
+    from probekit.tokens.checkpoint import check_folder
+
+    project = Path(args.project).resolve()
+    for name in ("dvc.yaml", "conf/config.yaml", "conf/profile/paper.yaml"):
+        if not (project / name).is_file():
+            raise UsageError(f"--project {project}: no {name} here; run probes rehearse in a probekit project")
+    folders = []
+    for model in args.model:
+        folder = Path(model).expanduser().resolve()
+        if not folder.is_dir():
+            raise UsageError(f"--model {shown(model)}: not a folder; the rehearsal runs offline on a local model "
+                             f"(save one with save_pretrained: a tiny one runs every stage in minutes)")
+        check_folder(folder, model, weights=True)
+        folders.append(folder)
+    mirror = resolve_mirror(args.mirror, project / "raw" / "sources.yaml")[0]
+    if args.workdir:
+        work = Path(args.workdir).expanduser().resolve()
+        if work.exists() and (not work.is_dir() or any(work.iterdir())):
+            raise UsageError(f"--workdir {work}: exists and is not an empty folder")
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="probekit-rehearsal-"))
+    params = prepare(project, work, folders, args.limit, args.run_device, args.max_size)
+    env, log = _env(work, mirror), work / "rehearsal.log"
+    aliases = list(params["models"])
+    steps = [("fetch GLUE", ["dvc", "repro", "--single-item", "fetch@glue"]), ("stand-in files", None),
+             ("record them", ["dvc", "commit", "--force", "fetch@glue"]),
+             ("every stage of dvc.yaml", ["dvc", "repro", "--keep-going"])]
+    steps += [(f"Korean: {' '.join(c[:3])}" + (f" {c[c.index('--task') + 1]}" if "--task" in c else ""), c)
+              for a in aliases[:1] for c in _korean(a)]
+    print(f"rehearsal of the paper profile in {work} (models: {', '.join(aliases)}; --limit {args.limit}; "
+          f"mirror: {mirror or 'none, sources downloaded'}); the log: {log}", flush=True)
+    if args.dry_run:
+        for title, cmd in steps:
+            print(f"  {title}: " + ("$ " + " ".join(cmd) if cmd else "(written by probes rehearse)"))
+        return 0
+    from probes import rehearse_files
+
+    failed, total, notes = [], 0.0, []
+    for title, cmd in steps:
+        if cmd is None:
+            n = max(2 * args.limit, 16)
+            notes = [f"raw/glue/{f}" for f in rehearse_files.write_glue(work / "raw" / "glue", n)]
+            notes += [f"standins/klue/{f}" for f in rehearse_files.write_klue(work / "standins" / "klue", n)]
+            print(f"  ok             {title}: {len(notes)} made-up files ({n} rows each)", flush=True)
+            continue
+        ok, seconds = _step(title, cmd, work, env, log)
+        total += seconds
+        if not ok:
+            failed.append(title)
+    stages = unfinished(log.read_text(encoding="utf-8", errors="replace"))
+    (work / "REHEARSAL.md").write_text(
+        "# Rehearsal of the paper profile\n\n" + f"Made by `probes rehearse` (probes/rehearse.py) from {project}; "
+        f"params.yaml is the paper profile with the caps of `rehearsal_params`. The numbers measure nothing.\n\n"
+        "Stand-in files (made-up rows in the sources' layouts):\n\n" + "".join(f"- {n}\n" for n in notes)
+        + "\nStages that did not complete:\n\n" + ("".join(f"- {s}\n" for s in stages) or "- none\n"),
+        encoding="utf-8")
+    print(f"{total:.0f}s in all. Outputs: {work} (results/*.md, the log rehearsal.log, REHEARSAL.md)")
+    if failed or stages:
+        print("Stages that did not complete (the stage: the last line it printed):\n" + "".join(
+            f"  {s}\n" for s in stages), flush=True)
+        raise ProbekitError(f"the rehearsal failed: {', '.join(failed)}; {len(stages)} stage(s) did not complete "
+                            f"(listed above and in {work / 'REHEARSAL.md'}; the whole output: {log})")
+    print("every stage of the paper profile ran: the paper run should not crash on its code paths")
+    return 0

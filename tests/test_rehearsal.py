@@ -1,0 +1,109 @@
+"""`probes rehearse`: the paper profile's params capped for a tiny model, its stand-in files read by the loaders as
+GLUE's and KLUE's own, and (the slow lane) every stage of the paper profile run end to end on a tiny BERT, offline
+with the mirror, in a copy of the project that leaves this checkout untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from helpers import MIRROR, REPO
+from probes import rehearse_files
+from probes.main import main
+from probes.rehearse import rehearsal_params
+
+
+def _paper() -> dict:
+    from probes.rehearse import _composed
+
+    return _composed(REPO / "conf", ["profile=paper"])
+
+
+def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():
+    paper = _paper()
+    p = rehearsal_params(paper, {"tiny": "/models/tiny"}, 5, "cpu")
+    assert p["models"] == {"tiny": "/models/tiny"} and p["device"] == "cpu" and p["profile"] == "rehearsal"
+    # what makes it the paper profile: sizes, seeds, every relation, the five tasks, both groups, early stopping
+    for key in ("curve", "mcqa"):
+        assert p[key]["sizes"] == paper[key]["sizes"] == [62, 125, 250, 500, 1000, 2000, 4000]
+        assert p[key]["seeds"] == paper[key]["seeds"] and len(p[key]["seeds"]) == 3
+    assert p["pararel_eval"]["relations"] is None and p["calum_tasks"] == paper["calum_tasks"]
+    assert p["calum_multitask"] == paper["calum_multitask"] and p["calum_eval"]["seeds"] == paper["calum_eval"]["seeds"]
+    assert p["calum_eval"]["patience"] and p["calum_eval"]["epochs"] > p["calum_eval"]["patience"]
+    assert p["mlm_baseline"]["patience"] and p["mlm_baseline"]["epochs"] > p["mlm_baseline"]["patience"]
+    # what the cap cuts
+    assert p["zeroshot"]["limit"] == p["pararel_eval"]["limit"] == p["calum_eval"]["limit"] == 5
+    assert p["calum_eval"]["eval_limit"] == p["consistency"]["limit"] == p["consistency"]["eval_limit"] == 5
+    assert p["mcqa"]["intermediate_limit"] == 5
+    # offline: GLUE from the raw sources (QNLI's train and test too), KLUE from files
+    assert p["tables"]["glue"]["source"] == "mirror" and p["tables"]["glue"]["splits"]["qnli"] == ["train", "dev",
+                                                                                                     "test"]
+    assert p["tables"]["klue"]["source"] == "files"
+    assert paper["models"] != p["models"] and paper["zeroshot"]["limit"] is None   # the paper profile unchanged
+    short = rehearsal_params(paper, {"tiny": "/models/tiny"}, 5, "cpu", max_size=300)   # --max-size
+    assert short["curve"]["sizes"] == short["mcqa"]["sizes"] == [62, 125, 250]
+
+
+def test_the_stand_in_files_are_read_as_glue_and_klue_release_files(tmp_path):
+    """GLUE's own layout (MNLI/dev_matched.tsv, QQP/train.tsv) and KLUE's release JSON: every split the paper
+    profile reads, every label of each task; a file the raw sources hold is not replaced."""
+    from probekit.sources.loaders import glue, klue
+
+    folder = tmp_path / "raw" / "glue"
+    folder.mkdir(parents=True)
+    (folder / "qnli_dev.tsv").write_text("index\tquestion\tsentence\tlabel\n0\tq?\ts.\tentailment\n")
+    written = rehearse_files.write_glue(folder, 12)
+    assert "MNLI/dev_mismatched.tsv" in written and "QQP/test.tsv" in written and "QNLI/train.tsv" in written
+    assert not any(w.startswith("QNLI/dev") for w in written)
+    for task in ("mnli", "qqp", "qnli"):
+        for split in rehearse_files.SPLITS[task]:
+            path = folder / task.upper() / f"{split}.tsv"
+            if not path.is_file():
+                continue
+            rows = glue.read_tsv(path, task, split)
+            assert len(rows) == 12 and all(r["sentence1"] and r["sentence2"] for r in rows)
+            if not split.startswith("test"):
+                assert {r["label"] for r in rows} == set(glue.LABELS[task].values())
+    rehearse_files.write_klue(tmp_path / "klue", 12)
+    loaded = klue.load(tmp_path, klue.KlueParams(source="files", folder=tmp_path / "klue"))
+    pairs = loaded.tables["pairs"]
+    assert sorted(set(zip(pairs["task"], pairs["split"]))) == [("klue_nli", "dev"), ("klue_nli", "train"),
+                                                                ("klue_sts", "dev"), ("klue_sts", "train")]
+    assert set(pairs[pairs.task == "klue_sts"]["label"]) == {"similar", "not_similar"}
+
+
+def test_bad_input_is_refused_before_any_copy(tmp_path, capsys):
+    assert main(["rehearse", "--model", str(tmp_path / "nowhere"), "--project", str(REPO)]) == 2
+    assert "not a folder; the rehearsal runs offline on a local model" in capsys.readouterr().err
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "x").write_text("x")
+    (tmp_path / "m").mkdir()
+    assert main(["rehearse", "--model", str(tmp_path / "m"), "--project", str(REPO)]) == 2   # no config.json
+    assert "--model" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_every_stage_of_the_paper_profile_runs_on_a_tiny_bert(tmp_path, tiny_bert):
+    """The rehearsal itself: `dvc repro` of every stage of the paper profile (capped) and CALUM's Korean tasks,
+    offline; the paper-only paths ran (7 curve sizes × 3 seeds, the five GLUE tasks, Para and All, every ParaRel
+    relation) and this checkout's dvc.lock and params.yaml are untouched."""
+    before = {n: (REPO / n).read_bytes() for n in ("dvc.lock", "params.yaml")}
+    work = tmp_path / "rehearsal"
+    assert main(["rehearse", "--model", str(tiny_bert), "--workdir", str(work), "--mirror", str(MIRROR),
+                 "--limit", "4", "--max-size", "250", "--project", str(REPO)]) == 0
+    assert "Stages that did not complete:\n\n- none" in (work / "REHEARSAL.md").read_text()
+    assert {n: (REPO / n).read_bytes() for n in before} == before          # this checkout untouched
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    alias = tiny_bert.name
+    assert list(params["models"]) == [alias] and params["pararel_eval"]["relations"] is None
+    curve = json.loads((work / f"results/curve/{alias}/age_comparison/mlp/metrics.json").read_text())
+    assert curve["profile"] == "rehearsal" and curve["sizes"] == [62, 125, 250]   # 250: beyond smoke's sizes
+    assert curve["seeds"] == [1, 2, 3]
+    calum = json.loads((work / "results/calum.json").read_text())
+    runs = json.dumps(calum)
+    for task in ("mnli", "qnli", "rte", "qqp", "mrpc"):
+        assert all(f"{alias}-{task}{group}" in runs for group in ("", "-Para", "-All"))
+    korean = (work / "korean/calum.md").read_text()
+    assert all(task in korean for task in ("klue_nli", "klue_sts"))
