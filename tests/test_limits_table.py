@@ -5,10 +5,13 @@ or a field of the section's typed params), so the table cannot point at a switch
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
+
+from probekit.params import merge
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = ROOT / "docs" / "limits.md"
@@ -31,22 +34,14 @@ def _known() -> dict:
 
     known: dict = {}
     for profile in ("smoke", "paper"):
-        out = Path(__import__("tempfile").mkdtemp()) / "params.yaml"
+        out = Path(tempfile.mkdtemp()) / "params.yaml"
         compose_and_dump(out, str(ROOT / "conf"), None, "config", str(out.parent / "plugins"), [f"profile={profile}"])
-        _merge(known, yaml.safe_load(out.read_text(encoding="utf-8")))
+        known = merge(known, yaml.safe_load(out.read_text(encoding="utf-8")))
     for spec in (ROOT / "generators").glob("*.yaml"):
         data = yaml.safe_load(spec.read_text(encoding="utf-8")) or {}
         if isinstance(data.get("params"), dict):
-            _merge(known.setdefault(spec.stem, {}), data["params"])
+            known = merge(known, {spec.stem: data["params"]})
     return known
-
-
-def _merge(into: dict, more: dict) -> None:
-    for k, v in more.items():
-        if isinstance(v, dict) and isinstance(into.get(k), dict):
-            _merge(into[k], v)
-        elif k not in into or not isinstance(into[k], dict):
-            into[k] = v
 
 
 def _typed_fields() -> dict[str, set[str]]:

@@ -28,6 +28,8 @@ from typing import Iterable
 import numpy as np
 import torch
 
+from probekit.tokens.checkpoint import weights_file
+
 log = logging.getLogger("probekit")
 REDUCED = (torch.bfloat16, torch.float16)
 
@@ -54,17 +56,25 @@ class Checkpoint:
     """The named tensors of a checkpoint folder, read at their stored dtype without loading the rest (safetensors
     memory-mapped; a torch zip loaded with ``mmap``)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, config: dict | None = None):
         self.folder, self.files, self._torch = folder, {}, {}
-        for index, single in (("model.safetensors.index.json", "model.safetensors"),
-                              ("pytorch_model.bin.index.json", "pytorch_model.bin")):
-            if (folder / index).is_file():
-                weight_map = json.loads((folder / index).read_text(encoding="utf-8")).get("weight_map", {})
-                self.files = {key: folder / name for key, name in weight_map.items()}
-            elif (folder / single).is_file():
-                self.files = {key: folder / single for key in self._keys_of(folder / single)}
-            if self.files:
-                return
+        chosen = weights_file(folder, config)   # the file from_pretrained read
+        if chosen is None or not chosen.is_file():
+            return
+        if chosen.name.endswith(".index.json"):
+            weight_map = json.loads(chosen.read_text(encoding="utf-8")).get("weight_map", {})
+            self.files = {key: folder / name for key, name in weight_map.items()}
+        else:
+            self.files = {key: chosen for key in self._keys_of(chosen)}
+
+    @classmethod
+    def of(cls, model) -> "Checkpoint | None":
+        """The checkpoint ``model`` was loaded from (:func:`checkpoint_folder`), or None where it is not found."""
+        folder = checkpoint_folder(model)
+        if folder is None:
+            return None
+        explicit = getattr(getattr(model, "config", None), "transformers_weights", None)
+        return cls(folder, {"transformers_weights": explicit} if isinstance(explicit, str) else None)
 
     def _keys_of(self, path: Path) -> list[str]:
         if path.suffix == ".safetensors":
@@ -155,8 +165,9 @@ def projection(model) -> torch.nn.Linear | None:
 _warned: set[tuple[str, str]] = set()
 
 
-def _warn_rounded(model, folder: Path | None, weight: torch.Tensor) -> None:
+def _warn_rounded(model, checkpoint: "Checkpoint | None", weight: torch.Tensor) -> None:
     """Once per model and folder: the projection runs on its loaded, rounded weights."""
+    folder = checkpoint.folder if checkpoint else None
     name = str(getattr(model, "name_or_path", "") or type(model).__name__)
     where = f"in the checkpoint's files ({folder})" if folder else "(no checkpoint files found for the model)"
     if (name, str(folder)) not in _warned:
@@ -173,11 +184,10 @@ def projection32(model) -> tuple[torch.Tensor, torch.Tensor | None] | None:
     head = projection(model)
     if head is None:
         return None
-    folder = checkpoint_folder(model)
-    checkpoint = Checkpoint(folder) if folder else None
+    checkpoint = Checkpoint.of(model)
     weight, found = read_float32(model, checkpoint, head.weight, aliases(model, head.weight))
     if not found:
-        _warn_rounded(model, folder, head.weight)
+        _warn_rounded(model, checkpoint, head.weight)
     bias = None if head.bias is None else read_float32(model, checkpoint, head.bias, aliases(model, head.bias))[0]
     device = head.weight.device
     return weight.to(device), None if bias is None else bias.to(device)
@@ -212,15 +222,14 @@ class Float32MlmHead:
         projected = {id(proj.weight), id(proj.bias)}
         if rows is not None and any(id(p) not in projected and proj.out_features in p.shape for _, p in named):
             rows = None  # another vocabulary-sized weight in the head (MobileBERT's): the full projection
-        folder = checkpoint_folder(model)
-        checkpoint = Checkpoint(folder) if folder else None
+        checkpoint = Checkpoint.of(model)
         device, params, done = proj.weight.device, {}, {}
         for name, p in named:
             if id(p) not in done:
                 part = rows if rows is not None and id(p) in projected else None
                 done[id(p)], found = read_float32(model, checkpoint, p, aliases(model, p), part)
                 if p is proj.weight and not found:
-                    _warn_rounded(model, folder, p)
+                    _warn_rounded(model, checkpoint, p)
                 done[id(p)] = done[id(p)].to(device)
             params[name] = done[id(p)]
         modules = [m for m in model.children() if m is not model.base_model]

@@ -93,21 +93,25 @@ def _class_files_present(folder: Path, names: set[str]) -> bool:
 def check_weights(folder: Path, config: dict, name: str) -> None:
     """The weights ``from_pretrained`` would read from ``folder`` are there, every shard of a sharded index too,
     and each file is whole (:func:`weights_problem`)."""
-    explicit = config.get("transformers_weights")
-    if isinstance(explicit, str):
-        chosen = folder / explicit
-        if not chosen.is_file():
-            raise UsageError(f"--model {name}: {where(folder / 'config.json')}: transformers_weights names "
-                             f"{shown(explicit)}, which is not a file of the folder")
-    else:
-        found = [folder / n for n in WEIGHTS if (folder / n).is_file()]
-        if not found:
-            raise UsageError(f"--model {name}: folder {where(folder)} has no weights ({', '.join(WEIGHTS)}): save "
-                             f"the model into it (model.save_pretrained), or copy its weights there")
-        chosen = found[0]
+    chosen, explicit = weights_file(folder, config), config.get("transformers_weights")
+    if isinstance(explicit, str) and not chosen.is_file():
+        raise UsageError(f"--model {name}: {where(folder / 'config.json')}: transformers_weights names "
+                         f"{shown(explicit)}, which is not a file of the folder")
+    if chosen is None:
+        raise UsageError(f"--model {name}: folder {where(folder)} has no weights ({', '.join(WEIGHTS)}): save "
+                         f"the model into it (model.save_pretrained), or copy its weights there")
     for file in _shards(chosen, name) if chosen.name.endswith(".index.json") else [chosen]:
         if problem := weights_problem(file):
             raise UsageError(f"--model {name}: {where(file)} {problem}")
+
+
+def weights_file(folder: Path, config: dict | None = None) -> Path | None:
+    """The weights file ``from_pretrained`` reads from ``folder``: the one config.json's ``transformers_weights``
+    names (whether or not it exists), else the first of :data:`WEIGHTS` present; None when none is."""
+    explicit = (config or {}).get("transformers_weights")
+    if isinstance(explicit, str):
+        return folder / explicit
+    return next((folder / n for n in WEIGHTS if (folder / n).is_file()), None)
 
 
 def _shards(index: Path, name: str) -> list[Path]:
