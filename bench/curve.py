@@ -25,8 +25,8 @@ from evaluators.engine.models import load_lm
 from evaluators.olmpics import learning_curve
 from evaluators.olmpics import mc_mlm as mlm_curve
 from evaluators.olmpics import mc_mlm_curve as curve
-from evaluators.params import TrainingParams
-from evaluators.training import one_thread
+from evaluators.shared.params import TrainingParams
+from evaluators.shared.training import one_thread
 from probekit.tokens.refs import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]

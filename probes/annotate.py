@@ -1,5 +1,5 @@
 """``probes annotate``: statements out to crowdworkers (export), their answers back in as gold (import).
-Argparse and checks only; the work is in :mod:`probekit.probes.annotations`."""
+Argparse and checks only; the work is in :mod:`generators.always_never.annotations`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from probes.options import PARAMS_HELP, out_file, positive
 
 def _annotated_probe(probe: str):
     """The generator module and spec of a probe whose gold comes from people (it defines annotated_keys)."""
-    import importlib
-
-    import generators
+    from generators.shared import registry
     from probekit.probes.spec import load_probe_spec
 
-    generator = generators.get(probe)
-    module = importlib.import_module(f"generators.{probe}")
+    generator = registry.get(probe)
+    module = generator.module
     if not hasattr(module, "annotated_keys"):
         raise UsageError(f"--probe {probe}: this probe takes no human annotations (its gold is computed)")
     return generator, module, load_probe_spec(generator.template_path)
@@ -26,7 +24,7 @@ def _annotated_probe(probe: str):
 def _annotate_export(args) -> int:
     out_file(args.out, "the CSV of statements to annotate")
     from probekit.params import probe_section, read_params
-    from probekit.probes import annotations, crowd_tasks
+    from generators.always_never import annotations, crowd_tasks
     from probekit.sources import loaders
 
     generator, module, spec = _annotated_probe(args.probe)
@@ -60,7 +58,7 @@ def _annotate_export(args) -> int:
 
 def _annotate_import(args) -> int:
     out_file(args.out, "the gold CSV")
-    from probekit.probes import crowd_tasks
+    from generators.always_never import crowd_tasks
 
     _, _, spec = _annotated_probe(args.probe)
     result = crowd_tasks.import_answers(args.answers, spec, min_workers=args.min_workers)

@@ -1,14 +1,14 @@
 """The ``probes`` subcommands of CALUM: ``evaluate calum`` and ``calum-report`` (argparse and checks only; the
-work is in ``evaluators.calum.finetune`` and ``evaluators.calum.report``)."""
+work is in ``evaluators.calum.runs`` through :func:`evaluators.shared.api.evaluate`, and ``evaluators.calum.report``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from probekit.errors import UsageError, shown
-from probes.options import MODEL_HELP, add_force, device, out_file, out_folder, report_out
-
-OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
+from probekit.errors import shown
+from probekit.scoring import DTYPES
+from probes.calls import call
+from probes.options import MODEL_HELP, add_force, device, out_file, report_out
 
 
 def _seeds(text: str) -> list[int]:
@@ -21,34 +21,15 @@ def _seeds(text: str) -> list[int]:
 
 
 def _evaluate(args) -> int:
-    out_folder(args.out, "predictions.jsonl, metrics.json and the model are written inside it", force=args.force)
-    from evaluators.calum.params import CalumEvalParams
-    from probekit.params import read_params, section
-
-    params = read_params(args.params)
-    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    cp = section(params, "calum_eval", CalumEvalParams)
-    cp = cp.model_copy(update={k: getattr(args, k) for k in OVERRIDES if getattr(args, k) is not None})
-    if args.multitask and args.multitask not in cp.multitask:
-        raise UsageError(f"--multitask {args.multitask}: the groups in {params.label} calum_eval.multitask are "
-                         f"{', '.join(cp.multitask) or 'none'}")
-    from evaluators.calum import finetune as calum
-    from probekit.tokens.refs import resolve_model
-
-    ref = resolve_model(args.model, params.models(), params.label)
-    from evaluators import applies
-
-    if applies.skip("calum", ref, args.device, [Path(args.out)], params):
-        return 0
-    m = calum.run(ref, Path(args.data), args.task, Path(args.out), cp, group=args.multitask, device=args.device,
-                  profile=profile)
     def cells(s: dict) -> str:
         return ", ".join(f"{k} {100 * s[k]['mean']:.1f}" + (f"±{100 * s[k]['std']:.1f}" if s[k]["std"] else "")
                          for k in ("accuracy", "C_R", "C_S", "C_sym") if k in s)
 
-    test = m.get("test")
-    print(f"{args.model} {args.task} ({m['setting']}, {len(m['per_seed'])} seed(s), {m['split']}): {cells(m)}; "
-          f"majority class {100 * m['majority']:.1f}" + (f"; {test['split']}: {cells(test)}" if test else ""))
+    for run in call("calum", args):
+        m = run.metrics
+        test = m.get("test")
+        print(f"{args.model} {args.task} ({m['setting']}, {len(m['per_seed'])} seed(s), {m['split']}): {cells(m)}; "
+              f"majority class {100 * m['majority']:.1f}" + (f"; {test['split']}: {cells(test)}" if test else ""))
     return 0
 
 
@@ -83,7 +64,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--split", help="the validation split (default: the params' calum_eval.split, dev)")
     ev.add_argument("--device", default="auto", type=device,
                     help="cpu, cuda (every visible GPU), cuda:1, ..., or auto (cuda when torch sees a GPU, else cpu)")
-    ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
+    ev.add_argument("--dtype", choices=DTYPES,
                     help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")
     ev.add_argument("--params", help=params_help + "; section calum_eval (the paper's settings by default)")
     add_force(ev)

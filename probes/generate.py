@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probekit.data.licence import licence_id
 from probekit.errors import DataError, UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, add_force, manifest_of, out_file, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, add_force, out_file, out_folder
+from probes.sources import manifest_of
 
 
 def _generate(args) -> int:
     out_folder(args.out, "the probe's variants are written inside it", force=args.force)
-    import generators
-    from generators.build import build_probe
+    from generators.shared import registry
+    from probekit.data.writer import write_dataset
     from probekit.params import of_probe, read_params
-    from probekit.probes.dataset import write_probe
     from probekit.sources.loaders import TableSets
 
-    generator = generators.get(args.probe)
+    generator = registry.get(args.probe)
     params = read_params(args.params)
     given = {}  # the raw sources the generator reads directly
     if generator.sources:
@@ -28,53 +27,16 @@ def _generate(args) -> int:
         manifest = load_manifest(manifest_of(args))
         given = {name: provenance(manifest[name]) for name in generator.sources}
     tables = TableSets(Path(args.tables), generator.tables)
-
-    def sources() -> dict:
-        """Provenance of what the generator read: its own sources, then those of the table sets it asked for."""
-        return dict(sorted({**given, **tables.sources}.items()))
-
     if args.section and args.section not in params.data:
         raise UsageError(f"--section {args.section}: no such section in {params.label}")
     if args.section and not of_probe(args.section, args.probe):
         raise UsageError(f"--section {args.section}: not a section of {args.probe} (a second dataset of a probe is "
                          f"read from a section named after it: {args.probe}_<suffix>)")
-    if args.task and generator.format != "pair_cls":
-        raise UsageError(f"--task applies to sentence-pair datasets (calum), not {args.probe}")
-    if generator.format == "cloze_set":
-        return _generate_cloze_set(args, generator, params, tables, sources)
-    if generator.format == "pair_cls":
-        return _generate_pairs(args, generator, params, tables, sources)
-    built = build_probe(args.probe, params, tables, args.section)
-    write_probe(args.out, built, generator_version=generator.version, sources=sources())
-    for name, rows in built.variants.items():
-        print(f"{args.probe}/{name}: " + ", ".join(f"{split} {len(r)}" for split, r in rows.items()))
-    if built.not_built:
-        print(f"{args.probe}: declared in {built.spec.path.name} but not selected by {params.label} "
-              f"{args.section or args.probe}.variants, so not built: {', '.join(built.not_built)}")
-    return 0
-
-
-def _generate_cloze_set(args, generator, params, tables, sources) -> int:
-    """``sources()``: the provenance of what ``generator.fn`` read (called after it)."""
-    from probekit.data.cloze import write_cloze_set
-
-    rows, meta = generator.fn(params, tables, args.section)
-    meta |= {"license": licence_id(sources()) or "other", "sources": sources()}
-    write_cloze_set(args.out, rows, meta, generator.module.card)
-    print(f"{args.probe}: " + ", ".join(f"{name} {n}" for name, n in meta["counts"].items())
-          + f", {meta['queries']} queries")
-    return 0
-
-
-def _generate_pairs(args, generator, params, tables, sources) -> int:
-    """``sources()``: the provenance of what ``generator.fn`` read (called after it)."""
-    from probekit.data.pairs import write_pair_dataset
-
-    variants, meta = generator.fn(params, tables, args.section, args.task)
-    meta |= {"license": licence_id(sources()) or "other", "sources": sources()}
-    write_pair_dataset(args.out, variants, meta, generator.module.card)
-    for name, splits in meta["counts"].items():
-        print(f"{args.probe} {meta['task']}/{name}: " + ", ".join(f"{s} {n}" for s, n in splits.items()))
+    dataset = generator.generate(registry.Request(params, tables, args.section, args.task))
+    # provenance of what the generator read: its own sources, then those of the table sets it asked for
+    write_dataset(args.out, dataset, dict(sorted({**given, **tables.sources}.items())))
+    for line in dataset.summary:
+        print(line)
     return 0
 
 
@@ -86,7 +48,10 @@ def _fidelity(args) -> int:
     manifest_path = manifest_of(args)
     manifest = load_manifest(manifest_path)
 
-    def release_path(probe: str, split: str) -> Path:
+    def release_path(probe: str, split: str) -> Path | None:
+        """The release file of ``probe``'s ``split``; None for a probe the release does not have."""
+        if not any(f.probe == probe for f in manifest["olmpics"].files):
+            return None
         path = manifest_path.parent / "olmpics" / release_file(manifest, "olmpics", probe, split).path
         if not path.is_file():
             raise UsageError(f"{path}: release file missing (fetch it: probes sources fetch olmpics)")
@@ -104,6 +69,9 @@ def _fidelity(args) -> int:
     report = fidelity.run(Path(args.probes), release_path, Path(args.out), tables)
     ours_broken = 0
     for probe, splits in report.items():
+        if splits == fidelity.NO_RELEASE:
+            print(f"{probe}: {fidelity.NO_RELEASE}, not compared")
+            continue
         ours, release = fidelity.broken(splits, "ours"), fidelity.broken(splits, "release")
         ours_broken += sum(ours.values())
         print(f"{probe} ({next(iter(splits.values()))['variant']}): ours breaks {sum(ours.values())} construction "
@@ -114,10 +82,10 @@ def _fidelity(args) -> int:
     return 0
 
 
-def add_commands(sub, command, probes: list[str]) -> None:
+def add_commands(sub, command) -> None:
     """``probes generate`` and ``probes fidelity``."""
     gen = command(sub, "generate", "build a probe dataset: every variant its YAML declares (or params selects)")
-    gen.add_argument("probe", choices=probes, metavar="PROBE", help=f"one of: {', '.join(probes)}")
+    gen.add_argument("probe", choices=Names("generators.shared.registry:available"), metavar="PROBE", help="one of: %(choices)s")
     gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
     gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
     gen.add_argument("--params", help=PARAMS_HELP)

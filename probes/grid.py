@@ -1,6 +1,6 @@
 """``probes grid``: expand a grid spec into cells, run the ones the results store lacks, write the summary
-(argparse and checks only; the work is in ``evaluators.grid``). A cell runs its ``probes evaluate ...`` line
-through this command's own ``main`` in this process (passed down, so nothing below imports the CLI)."""
+(argparse and checks only; the work is in ``evaluators.grid``). A cell is one :func:`evaluators.shared.api.evaluate` call
+with the keywords its ``probes evaluate ...`` line would pass (typed by that command's parser, passed down)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,15 @@ from probes.options import add_force, out_folder
 
 
 def _checked_params(path: str | None, protocol: str):
-    """The params file the cells read, its sections of ``protocol`` validated (``evaluators.grid.plan.SECTIONS``):
-    a bad value fails here, naming the file and key, before it is hashed into the cells' keys."""
-    from evaluators.calum.params import CalumEvalParams
-    from evaluators.grid.plan import SECTIONS
-    from evaluators.params import CurveParams, McqaParams, MlmBaselineParams, ParaRelEvalParams, ZeroshotParams
+    """The params file the cells read, its sections of ``protocol`` validated (the protocol's record,
+    :mod:`probekit.protocols`): a bad value fails here, naming the file and key, before it is hashed into the cells'
+    keys."""
+    from probekit import protocols
     from probekit.params import read_params, section
 
-    models = {"zeroshot": ZeroshotParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams, "mcqa": McqaParams,
-              "pararel_eval": ParaRelEvalParams, "calum_eval": CalumEvalParams}
     params = read_params(path)
-    for name in SECTIONS[protocol]:
-        section(params, name, models[name])
+    for name in protocols.get(protocol).sections:
+        section(params, name, protocols.function(protocols.SECTION_MODELS[name]))
     return params
 
 
@@ -34,6 +31,7 @@ def _grid(args) -> int:
     spec = grid.read_spec(args.spec, args.commands)   # its options checked by the cells' own parsers
     params = _checked_params(args.params, spec.protocol)
     plans = grid.plan(spec, out, params)
+    grid.calls(plans, args.commands[spec.protocol])
     cached = sum(p.cached for p in plans)
     if args.dry_run:
         for p in plans:
@@ -45,9 +43,9 @@ def _grid(args) -> int:
     if gone:
         print(f"pruned {len(gone)} stored cell(s) that are not cells of {args.spec}")
     if args.executor == "ray":
-        failures = executors.run_ray(plans, out, args.params, args.run, address=args.address)
+        failures = executors.run_ray(plans, out, args.params, address=args.address)
     else:
-        failures = executors.run_local(plans, out, args.params, args.run)
+        failures = executors.run_local(plans, out, args.params)
     store.write_summary(store.summary(plans, out, failures), out)
     written = grid_report.write(plans, out)
     for f in failures:
@@ -57,9 +55,9 @@ def _grid(args) -> int:
     return 1 if failures else 0
 
 
-def add_commands(sub, evaluate, command, params_help: str, *, run) -> None:
-    """``probes grid``; ``run``: the ``probes`` main function a cell calls with its command line; ``evaluate``:
-    the subcommands of ``probes evaluate``, whose parsers check a spec's options before any cell runs."""
+def add_commands(sub, evaluate, command, params_help: str) -> None:
+    """``probes grid``; ``evaluate``: the subcommands of ``probes evaluate``, whose parsers check a spec's options
+    before any cell runs and type each cell's call."""
     g = command(sub, "grid", "run an evaluation grid: the cross product of a spec's models, data and list-valued "
                              "options, each cell one `probes evaluate` run cached in a results store by its key")
     g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
@@ -75,4 +73,4 @@ def add_commands(sub, evaluate, command, params_help: str, *, run) -> None:
                                                         "(older code versions' keys); not for a shared store")
     g.add_argument("--params", help=params_help + "; passed to every cell")
     add_force(g)
-    g.set_defaults(func=_grid, run=run, commands=evaluate.choices)   # each protocol's parser, by name
+    g.set_defaults(func=_grid, commands=evaluate.choices)   # each protocol's parser, by name

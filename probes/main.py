@@ -7,23 +7,12 @@ transformers are imported only when a model is about to be loaded.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 
 from probekit import __version__, outputs
 from probekit.errors import ProbekitError, UsageError, clipped
-from probes import annotate as annotate_cli
-from probes import calum as cli_calum
-from probes import generate as generate_cli
-from probes import grid as cli_grid
-from probes import harness as harness_cli
-from probes import harness_run as harness_run_cli
-from probes import olmpics as cli_curves
-from probes import pararel as cli_pararel
-from probes import publish as cli_publish
-from probes import run as run_cli
-from probes import sources as sources_cli
-from probes import zeroshot as zeroshot_cli
 from probes.options import PARAMS_HELP, check_device
 
 MESSAGE = 2000
@@ -41,49 +30,69 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return f"{action.help} (default: {action.default})"
 
 
-def parser() -> argparse.ArgumentParser:
-    import generators  # globs, no imports of probe or loader modules
-    from probekit.sources import loaders
+EVALUATE = ("evaluate", "olmpics-report", "pararel-report", "train", "calum-report", "grid", "publish", "versions")
+"""The commands whose modules add ``probes evaluate`` setups too (or, ``grid``, read every setup's parser)."""
+COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity"), "harness": ("export",),
+            "harness_run": ("lm-eval",), "zeroshot": ("audit", "report"), "run": ("run",), "rehearse": ("rehearse",),
+            "annotate": ("annotate",), "new": ("new",)}
+"""The top-level commands each ``probes.<module>`` adds besides :data:`EVALUATE`'s."""
 
-    probes, table_sets = generators.available(), loaders.available()
+
+def _cli(name: str):
+    return importlib.import_module(f"probes.{name}")
+
+
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``probes`` parser; ``command``: build only what that top-level command needs (its modules imported, no
+    other), as :func:`main` does, so ``probes evaluate zeroshot`` imports nothing of generators/ or the sources.
+    A probe or table-set name is checked when its command runs (:class:`probes.options.OneOf`)."""
+    wants = (lambda *names: True) if command is None else (lambda *names: command in names)
     p = argparse.ArgumentParser(prog="probes", description=__doc__, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"probes (probekit) {__version__}")
     p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(parent, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+    def command_(parent, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
         return parent.add_parser(name, help=help, description=description or help, formatter_class=_Formatter)
 
-    sources_cli.add_commands(sub, command, table_sets)
-    generate_cli.add_commands(sub, command, probes)
-    ev = command(sub, "evaluate", "evaluate a model on probe data")
-    ev_sub = ev.add_subparsers(dest="setup", required=True, metavar="SETUP")
-    zeroshot_cli.add_evaluate(ev_sub, command)
-    cli_curves.add_commands(sub, ev_sub, command, PARAMS_HELP)
-    cli_pararel.add_commands(sub, ev_sub, command, PARAMS_HELP)
-    cli_calum.add_commands(sub, ev_sub, command, PARAMS_HELP)
-    cli_grid.add_commands(sub, ev_sub, command, PARAMS_HELP, run=main)
-    cli_publish.add_commands(sub, ev_sub, command, PARAMS_HELP)
-    harness_cli.add_commands(sub, command)
-    harness_run_cli.add_commands(sub, command)
-
-    zeroshot_cli.add_commands(sub, command)
-    run_cli.add_commands(sub, command)
-    __import__("probes.rehearse").rehearse.add_commands(sub, command)   # probes rehearse (probes/rehearse.py)
-    annotate_cli.add_commands(sub, command)
+    if wants(*COMMANDS["sources"]):
+        _cli("sources").add_commands(sub, command_)
+    if wants(*COMMANDS["generate"]):
+        _cli("generate").add_commands(sub, command_)
+    if wants(*EVALUATE):
+        ev = command_(sub, "evaluate", "evaluate a model on probe data")
+        ev_sub = ev.add_subparsers(dest="setup", required=True, metavar="SETUP")
+        _cli("zeroshot").add_evaluate(ev_sub, command_)
+        _cli("olmpics").add_commands(sub, ev_sub, command_, PARAMS_HELP)
+        _cli("pararel").add_commands(sub, ev_sub, command_, PARAMS_HELP)
+        _cli("calum").add_commands(sub, ev_sub, command_, PARAMS_HELP)
+        _cli("grid").add_commands(sub, ev_sub, command_, PARAMS_HELP)
+        _cli("publish").add_commands(sub, ev_sub, command_, PARAMS_HELP)
+    for name in ("harness", "harness_run"):
+        if wants(*COMMANDS[name]):
+            _cli(name).add_commands(sub, command_)
+    if wants(*COMMANDS["zeroshot"]):
+        _cli("zeroshot").add_commands(sub, command_)
+    for name in ("run", "rehearse", "annotate", "new"):   # probes rehearse (probes/rehearse.py) and the others
+        if wants(*COMMANDS[name]):
+            _cli(name).add_commands(sub, command_)
     return p
 
 
-def resolve_device(device: str) -> str:
-    """``--device auto``: ``cuda`` when torch sees a GPU, else ``cpu`` (logged); any other device as given. The one
-    place ``auto`` is resolved (torch is imported only for it)."""
-    if device != "auto":
-        return device
-    import torch
+def _command_of(argv: list[str]) -> str | None:
+    """The top-level command ``argv`` names (its first word that is no option), when it is one; else None (the
+    whole parser is built: ``--help``, a typo argparse answers with the choices)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    known = {*EVALUATE, *(n for names in COMMANDS.values() for n in names)}
+    return word if word in known else None
 
-    resolved = "cuda" if torch.cuda.is_available() else "cpu"
-    logging.getLogger("probekit").info("--device auto: %s", resolved)
-    return resolved
+
+def resolve_device(device: str) -> str:
+    """``--device auto``: ``cuda`` when torch sees a GPU, else ``cpu`` (logged); any other device as given
+    (:func:`probekit.device.resolve_device`, the one place ``auto`` is resolved)."""
+    from probekit.device import resolve_device as resolved
+
+    return resolved(device)
 
 
 class _Args(argparse.Namespace):
@@ -104,16 +113,22 @@ class _Args(argparse.Namespace):
     def device(self, value: str) -> None:
         self.__dict__["_device"] = value
 
+    @property
+    def device_given(self) -> str:
+        """``--device`` as given: the library resolves ``auto`` when it is about to load the model (so argument,
+        input and output-path errors still come back first)."""
+        return self.__dict__["_device"]
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         if argv[:1] == ["lm-eval"] and argv[1:2] not in (["-h"], ["--help"]):
             # everything after `lm-eval` is the harness's own options, which argparse's REMAINDER cannot take
-            args = parser().parse_args(["lm-eval"], namespace=_Args())
+            args = parser("lm-eval").parse_args(["lm-eval"], namespace=_Args())
             args.harness_args = argv[1:]
         else:
-            args = parser().parse_args(argv, namespace=_Args())
+            args = parser(_command_of(argv)).parse_args(argv, namespace=_Args())
     except KeyboardInterrupt:
         print("probes: interrupted", file=sys.stderr)
         return 130

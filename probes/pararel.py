@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 from probekit.errors import shown
-from probes.options import DEVICE_HELP, MODEL_HELP, add_force, device, out_file, out_folder, report_out
+from probekit.scoring import ALL_RULES, DTYPES, SCORINGS
+from probes.calls import call
+from probes.options import DEVICE_HELP, MODEL_HELP, add_force, device, out_file, report_out
 
 
 def _relations(text: str) -> list[str]:
@@ -19,73 +21,26 @@ def _relations(text: str) -> list[str]:
 
 
 def _evaluate(args) -> int:
-    out_folder(args.out, "predictions.jsonl and metrics.json are written inside it", force=args.force)
-    from evaluators.params import ParaRelEvalParams, ZeroshotParams
-    from probekit.data.cloze import read_cloze_set
-    from probekit.params import read_params, section
-
-    params = read_params(args.params)
-    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    zs, pp = section(params, "zeroshot", ZeroshotParams), section(params, "pararel_eval", ParaRelEvalParams)
-    data = read_cloze_set(args.data)
-    relations = args.relations or pp.relations
-    for rel in relations or ():
-        data.relation(rel)
-    from evaluators.engine.kept_models import scoring_lm
-    from probekit.tokens.refs import resolve_model
-
-    ref = resolve_model(args.model, params.models(), params.label)
-    from evaluators import applies
-
-    if applies.skip("pararel", ref, args.device, [Path(args.out)], params):
-        return 0
-    from evaluators.pararel import evaluate as pararel
-
-    loaded = scoring_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=zs.seed,
-                        dtype=args.dtype or zs.dtype)
-    a_an = pp.a_an_filter if args.a_an_filter is None else args.a_an_filter
-    m = pararel.run(loaded, data, Path(args.out), relations=relations, limit=args.limit or pp.limit,
-                    top_k=args.top_k or pp.top_k, a_an_filter=a_an, rule=args.rule or getattr(zs.rules, loaded.family),
-                    batch_size=args.batch_size or zs.batch_size, profile=profile)
-    macro = m["macro"]
-    print(f"{args.model}: {m['queries']} queries; N-1 macro " + ", ".join(
-        f"{k} {macro[k]['mean']:.3f}" for k in ("Accuracy", "Consistency", "Consistent-Acc")
-        if macro.get(k, {}).get("mean") is not None))
+    for run in call("pararel", args):
+        macro = run.metrics["macro"]
+        print(f"{args.model}: {run.metrics['queries']} queries; N-1 macro " + ", ".join(
+            f"{k} {macro[k]['mean']:.3f}" for k in ("Accuracy", "Consistency", "Consistent-Acc")
+            if macro.get(k, {}).get("mean") is not None))
     return 0
 
 
 def _train(args) -> int:
-    out_folder(args.out, "metrics.json, history.jsonl and the trained model are written inside it",
-               force=args.force)
-    from evaluators.engine.models import load_lm
-    from evaluators.params import ZeroshotParams
-    from evaluators.pararel.consistency_training import ConsistencyParams, run
-    from probekit.data.cloze import read_cloze_set
-    from probekit.params import read_params, section
-    from probekit.tokens.refs import resolve_model
-
-    params = read_params(args.params)
-    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    zs, cp = section(params, "zeroshot", ZeroshotParams), section(params, "consistency", ConsistencyParams)
-    data = read_cloze_set(args.data)
-    cp.split(data, args.eval_relations)  # an unknown or overlapping relation fails before any work
-    ref = resolve_model(args.model, params.models(), params.label)
-    from evaluators import applies
-
-    if applies.skip("consistency", ref, args.device, [Path(args.out)], params):
-        return 0
-    loaded = load_lm(ref, scoring="mlm", device=args.device, seed=zs.seed, dtype="float32")
-    m = run(loaded, data, Path(args.out), cp, eval_relations=args.eval_relations, device=args.device,
-            profile=profile)
-    selection = m["selection"]
-    print(f"λ {selection['consistency_weight']:g} " + ("(fixed)" if selection["fixed"] else
-          f"(best validation {selection['metric']} of {', '.join(f'{w:g}' for w in cp.weights())})"))
-    value = (lambda stat: "–" if stat["mean"] is None else f"{stat['mean']:.3f}")
-    for group in ("train", "validation", "test"):
-        if group in m["before"]:
-            before, after = m["before"][group]["macro"], m["after"][group]["macro"]
-            print(f"{group} relations: " + ", ".join(f"{k} {value(before[k])} -> {value(after[k])}"
-                                                     for k in ("Consistency", "Accuracy", "Consistent-Acc")))
+    for run in call("consistency", args):
+        m, selection = run.metrics, run.metrics["selection"]
+        weights = [c["consistency_weight"] for c in selection["candidates"]]   # every λ tried, in order
+        print(f"λ {selection['consistency_weight']:g} " + ("(fixed)" if selection["fixed"] else
+              f"(best validation {selection['metric']} of {', '.join(f'{w:g}' for w in weights)})"))
+        value = (lambda stat: "–" if stat["mean"] is None else f"{stat['mean']:.3f}")
+        for group in ("train", "validation", "test"):
+            if group in m["before"]:
+                before, after = m["before"][group]["macro"], m["after"][group]["macro"]
+                print(f"{group} relations: " + ", ".join(f"{k} {value(before[k])} -> {value(after[k])}"
+                                                         for k in ("Consistency", "Accuracy", "Consistent-Acc")))
     return 0
 
 
@@ -115,16 +70,15 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--a-an-filter", action=argparse.BooleanOptionalAction, default=None,
                     help="skip cells whose a/an before [Y] does not fit the gold object, as the original does "
                          "(default: the params' pararel_eval.a_an_filter, true)")
-    ev.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
-                    help="the model's family (default: the params' zeroshot.scoring, else auto)")
-    ev.add_argument("--rule", choices=("mask-logit", "pll", "pll-statement", "statement", "choice", "harness",
-                                       "sentinel"),
-                    help="the scoring rule (default: the params' zeroshot.rules for the family)")
+    ev.add_argument("--scoring", choices=SCORINGS,
+                    help="the model's family (default: the params' scoring.family, else auto)")
+    ev.add_argument("--rule", choices=ALL_RULES,
+                    help="the scoring rule (default: the params' scoring.rules for the family)")
     ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
-                    help="rows per forward pass (default: the params' zeroshot.batch_size); scores do not depend on it")
+                    help="rows per forward pass (default: the params' scoring.batch_size); scores do not depend on it")
     ev.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-    ev.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
-                    help="weights' dtype (default: the params' zeroshot.dtype)")
+    ev.add_argument("--dtype", choices=DTYPES,
+                    help="weights' dtype (default: the params' scoring.dtype)")
     ev.add_argument("--params", help=params_help)
     add_force(ev)
     ev.set_defaults(func=_evaluate)

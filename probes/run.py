@@ -3,7 +3,7 @@ pipeline's ``models`` as a DVC experiment (``dvc exp run -S '++models.<name>=<id
 stages of the protocols asked for, so DVC runs exactly that model's stages (and anything stale upstream); each
 stage runs the protocols that apply to the model's family and records the others as skipped. At the end it prints
 the model's results table with the 95% intervals and where the full reports are. Argparse and checks only: the
-table is :mod:`evaluators.model_summary`."""
+table is :mod:`evaluators.shared.model_summary`."""
 
 from __future__ import annotations
 
@@ -14,19 +14,9 @@ import sys
 from pathlib import Path
 
 from probekit.errors import ProbekitError, UsageError, shown
+from probekit.protocols import REPORTED, of_report
 from probes.options import positive
 
-PROTOCOLS = ("olmpics", "pararel", "calum")
-TARGETS = {   # the report stages of each protocol: DVC runs every stage of the new model they read
-    "olmpics": ("audit@{key}", "report", "heatmaps", "olmpics_report"),
-    "pararel": ("pararel_report",),
-    "calum": ("calum_report",),
-}
-LIMITS = {    # what --limit N sets: the examples each protocol reads (per probe, relation or task)
-    "olmpics": ("zeroshot.limit",),
-    "pararel": ("pararel_eval.limit", "consistency.limit", "consistency.eval_limit"),
-    "calum": ("calum_eval.limit", "calum_eval.eval_limit"),
-}
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -59,11 +49,11 @@ def _protocols(text: str) -> tuple[str, ...]:
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if names == ["all"]:
-        return PROTOCOLS
-    unknown = [n for n in names if n not in PROTOCOLS]
+        return REPORTED
+    unknown = [n for n in names if n not in REPORTED]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(PROTOCOLS)}, got {shown(text)}")
-    return tuple(p for p in PROTOCOLS if p in names)
+        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(REPORTED)}, got {shown(text)}")
+    return tuple(p for p in REPORTED if p in names)
 
 
 def model_name(model: str, name: str | None, models: dict) -> str:
@@ -155,8 +145,8 @@ def dvc_command(args, models: dict, keep: list[str] = ()) -> tuple[str, list[str
     if args.run_device:   # not `device`: the CLI resolves that one; the stages resolve `auto` themselves
         sets.append(f"device={args.run_device}")
     if args.limit:
-        sets += [f"{param}={args.limit}" for p in args.probes for param in LIMITS[p]]
-    targets = [t.format(key=key) for p in args.probes for t in TARGETS[p]]
+        sets += [f"{param}={args.limit}" for p in args.probes for r in of_report(p) for param in r.limits]
+    targets = [t.format(key=key) for p in args.probes for r in of_report(p) for t in r.stages]
     own = f"++models.{key}="
     renewed = any(s.startswith(own) for s in sets)
     sets = [s for s in keep if not (renewed and s.startswith(own))] + sets   # this run's entry for the model wins
@@ -182,7 +172,7 @@ def _check_project(project: Path) -> dict:
 
 
 def _run(args) -> int:
-    from evaluators.model_summary import summary
+    from evaluators.shared.model_summary import summary
 
     project = Path(args.project)
     models = _check_project(project)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, add_force, manifest_of, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, add_force, out_folder
+
+
+def manifest_of(args) -> Path:
+    """``--manifest``, else ./raw/sources.yaml, else the one of this probekit checkout (the commands that read it)."""
+    from probekit.sources.manifest import default_manifest
+
+    return Path(args.manifest) if args.manifest else default_manifest()
 
 
 def _sources(args) -> int:
@@ -45,7 +52,7 @@ def _tables(args) -> int:
     return 0
 
 
-def add_commands(sub, command, table_sets: list[str]) -> None:
+def add_commands(sub, command) -> None:
     """``probes sources`` and ``probes tables``."""
     src = command(sub, "sources", "list, fetch or mirror the raw sources of raw/sources.yaml", """\
 list     the state of every source (files present and verified; the mirror in use)
@@ -74,7 +81,7 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
         a.set_defaults(func=_sources)
 
     tab = command(sub, "tables", "load a source family's raw files into Parquet tables (what generators read)")
-    tab.add_argument("name", choices=table_sets, metavar="NAME", help=f"one of: {', '.join(table_sets)}")
+    tab.add_argument("name", choices=Names("probekit.sources.loaders:available"), metavar="NAME", help="one of: %(choices)s")
     tab.add_argument("--out", required=True, help="folder for <table>.parquet and report.json")
     tab.add_argument("--raw", help="folder holding one sub-folder per fetched source (default: the manifest's)")
     tab.add_argument("--params", help=PARAMS_HELP + "; section tables.NAME")

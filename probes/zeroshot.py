@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probekit.errors import UsageError, shown
-from probes import olmpics as cli_curves
+from probekit.errors import UsageError
+from probekit.scoring import ALL_RULES, DTYPES, MULTI_TOKEN_RULES, SCORINGS
+from probes.calls import call
 from probes.options import (
     DEVICE_HELP,
     MANIFEST_HELP,
@@ -16,102 +17,53 @@ from probes.options import (
     add_force,
     batch_size,
     device,
-    given,
-    manifest_of,
     out_file,
     out_folder,
     positive,
 )
 
 
-def _data_path(args, data: str | None, release_of: str | None, split: str) -> tuple[Path, str | None]:
-    """The file or folder to read: ``--data`` as given, or the release file of ``--release-of [SOURCE:]PROBE``
-    for ``split`` (found through the manifest); also the probe of a release. It must exist."""
-    probe = None
-    if release_of:
-        from probekit.sources.manifest import load_manifest, release_file
-
-        manifest = manifest_of(args)
-        source, probe = release_of.split(":", 1) if ":" in release_of else ("olmpics", release_of)
-        entries = load_manifest(manifest)
-        if source not in entries:
-            raise UsageError(f"--release-of {release_of}: no source {shown(source)} in {manifest}")
-        try:
-            data = manifest.parent / source / release_file(entries, source, probe, split).path
-        except KeyError as exc:
-            raise UsageError(f"--release-of {release_of}: {exc.args[0]}") from None
-    if data is None:
-        raise UsageError("give --data FILE_OR_DIR or --release-of PROBE")
-    if not Path(data).exists():
-        hint = f" (fetch it first: probes sources fetch {source})" if release_of else ""
-        raise UsageError(f"--data {data}: no such file or folder{hint}")
-    return Path(data), probe
-
-
 def _evaluate(args) -> int:
-    from evaluators.params import ZeroshotParams
-    from probekit.params import read_params, section
-    from probekit.probes.dataset import read_split
-
-    params = read_params(args.params)
-    zs = section(params, "zeroshot", ZeroshotParams)  # what the command line leaves out
-    split = args.split or zs.split
-    limit = given(args.limit, zs.limit)
-    sources = [(d, None) for d in args.data or ()] + [(None, r) for r in args.release_of or ()]
-    if not sources:
-        raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
-    found = [_data_path(args, data, release_of, split) for data, release_of in sources]
-    targets = cli_curves.outs_for(args.out, [probe or path.name for path, probe in found],
-                                  force=args.force)
-    # output folder -> (data, probe of a release file, {variant: (path, examples)})
-    inputs = {t: (path, probe, read_split(path, split, limit)) for t, (path, probe) in zip(targets, found)}
-
-    from probekit.tokens.refs import resolve_model
-
-    ref = resolve_model(args.model, params.models(), params.label)
-    from evaluators import applies
-
-    if applies.skip("zeroshot", ref, args.device, targets, params):
-        return 0
-    from evaluators.engine.kept_models import scoring_lm
-    from evaluators.olmpics import zeroshot
-
-    loaded = scoring_lm(ref, scoring=args.scoring or zs.scoring, device=args.device, seed=given(args.seed, zs.seed),
-                        dtype=args.dtype or zs.dtype)
-    if args.multi_token and loaded.family != "mlm":
-        raise UsageError("--multi-token applies to the mask-logit rule of masked LMs only")
-    rule = args.rule or getattr(zs.rules, loaded.family)
-    for target, (data, probe, datasets) in inputs.items():
-        results = zeroshot.run(loaded, datasets, target, split=split, rule=rule,
-                               batch_size=args.batch_size or zs.batch_size, limit=limit,
-                               multi_token=args.multi_token or zs.multi_token, probe=probe)
-        for variant, m in results.items():
+    runs = call("zeroshot", args)
+    for run in runs:
+        for variant, m in run.metrics.items():
             flag = "" if m["zero_shot"] else "  (LM head newly initialised: not a zero-shot result)"
-            name = Path(data).name + (f"/{variant}" if variant and len(inputs) > 1 else "")
-            print(f"{args.model} {variant if len(inputs) == 1 and variant else name}: accuracy "
+            name = run.data.name + (f"/{variant}" if variant and len(runs) > 1 else "")
+            print(f"{args.model} {variant if len(runs) == 1 and variant else name}: accuracy "
                   f"{m['accuracy']:.3f} on {m['n']}{flag}")
     return 0
 
 
 def _audit(args) -> int:
+    from evaluators.shared.api import each_probe
+    from evaluators.olmpics.runs import data_path, released
     from probekit import atomic
     from probekit.params import read_params
     from probekit.probes.dataset import read_split
 
     out = out_file(args.out, "the markdown report", beside=".json")
-    sources = [(d, None) for d in args.data or ()] + [(None, r) for r in args.release_of or ()]
+    params = read_params(args.params)
+    if args.split is None:
+        from evaluators.shared.params import ZeroshotParams
+        from probekit.params import section
+
+        args.split = section(params, "zeroshot", ZeroshotParams).split
+    releases = released(each_probe(args.release_of, params, "mc_mlm", "--release-of"), args.split, args.manifest,
+                        args.release_of or ())
+    sources = ([(d, None) for d in each_probe(args.data, params, "mc_mlm", "--data")]
+               + [(None, r) for r in releases])
     if not sources:
         raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
     datasets = {}
     for data, release_of in sources:
-        for path, examples in read_split(_data_path(args, data, release_of, args.split)[0], args.split).values():
+        for path, examples in read_split(data_path(data, release_of, args.split, args.manifest)[0],
+                                         args.split).values():
             if str(path) in datasets:
                 raise UsageError(f"{path}: given twice")
             datasets[str(path)] = examples
     if len(set(args.model)) != len(args.model):
         raise UsageError(f"--model: {', '.join(sorted({m for m in args.model if args.model.count(m) > 1}))} "
                          f"given twice")
-    params = read_params(args.params)
 
     from probekit.tokens.refs import resolve_model
 
@@ -147,7 +99,7 @@ def _report(args) -> int:
     out_file(args.metrics, "the summary JSON", "--metrics")
     out_file(args.plot, "the PNG plot", "--plot")
     args.heatmaps = out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps", force=args.force)
-    from evaluators import report
+    from evaluators.shared import report
     from evaluators.olmpics import heatmap
 
     for path in report.run(args.results, out=args.out, metrics=args.metrics, plot=args.plot):
@@ -174,26 +126,25 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant); "
                                                   "{probe} in it stands for each --data folder's name or --release-of "
                                                   "probe (required with several)")
-    zs.add_argument("--scoring", choices=("auto", "mlm", "causal", "seq2seq"),
-                    help="the model's family, which picks the scoring rules (default: the params' zeroshot.scoring, "
+    zs.add_argument("--scoring", choices=SCORINGS,
+                    help="the model's family, which picks the scoring rules (default: the params' scoring.family, "
                          "else auto: from the model's config)")
-    zs.add_argument("--rule", choices=("mask-logit", "pll", "pll-statement", "statement", "choice", "harness",
-                                       "sentinel"),
+    zs.add_argument("--rule", choices=ALL_RULES,
                     help="mlm: mask-logit (MC-MLM, default), pll (the choice's tokens) or pll-statement (the "
                          "whole statement); causal: statement (default), choice or harness (lm-evaluation-harness's "
                          "context + choice); seq2seq: sentinel (T5, default) or statement (BART, default); defaults "
-                         "come from the params' zeroshot.rules")
+                         "come from the params' scoring.rules")
     zs.add_argument("--batch-size", type=batch_size,
                     help="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU (default: the "
-                         "params' zeroshot.batch_size, else auto); scores do not depend on it")
+                         "params' scoring.batch_size, else auto); scores do not depend on it")
     zs.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-    zs.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
+    zs.add_argument("--dtype", choices=DTYPES,
                     help="weights' dtype; auto: bfloat16 on a GPU or CPU with native bf16, else float32 (default: "
-                         "the params' zeroshot.dtype, else float32)")
+                         "the params' scoring.dtype, else float32)")
     zs.add_argument("--limit", type=positive, help="only the first N examples of each file (smoke tests)")
-    zs.add_argument("--multi-token", choices=("error", "first"),
+    zs.add_argument("--multi-token", choices=MULTI_TOKEN_RULES,
                     help="mask-logit: a choice that is not one token is refused, or scored by its first token")
-    zs.add_argument("--seed", type=int, help="seeds a newly initialised LM head (default: the params' zeroshot.seed)")
+    zs.add_argument("--seed", type=int, help="seeds a newly initialised LM head (default: the params' scoring.seed)")
     zs.add_argument("--params", help=PARAMS_HELP)
     zs.add_argument("--manifest", help=MANIFEST_HELP)
     add_force(zs)
@@ -211,7 +162,7 @@ def add_commands(sub, command) -> None:
                      help="a probe folder, a variant folder, or an oLMpics jsonl file of MC-MLM data (repeatable)")
     aud.add_argument("--release-of", action="append", metavar="[SOURCE:]PROBE",
                      help="also audit the original release file of PROBE fetched under raw/ (repeatable)")
-    aud.add_argument("--split", default="dev", help="which <split>.jsonl to read")
+    aud.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
     aud.add_argument("--out", required=True, help="markdown report to write (FILE.json beside it too)")
     aud.add_argument("--params", help=PARAMS_HELP)
     aud.add_argument("--manifest", help=MANIFEST_HELP)

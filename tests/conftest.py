@@ -55,7 +55,7 @@ os.environ.update(
 
 # The probes whose sections a params file may have, known from the start as in `probes` (importing generators sets
 # them): read_params judges a section the same whichever tests ran before in this process.
-import generators  # noqa: E402,F401
+from generators.shared import registry as generators  # noqa: E402,F401
 
 # `import dvc` binds dvc's log handlers to the sys.stdout/stderr of the moment (dvc/__init__.py: logger.setup()):
 # imported here, they hold the session's streams, not those of the first test that imports it under capsys, which are
@@ -74,10 +74,15 @@ def _empty_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+LONGEST = ("tests/test_pipeline.py::", "tests/test_rehearsal.py::test_every_stage_of_the_paper_profile")
+"""The longest tests, each a whole `dvc repro` in subprocesses: the end-to-end module (its tests share one pipeline
+run, on one worker: pyproject.toml's `--dist loadfile`) and the rehearsal."""
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """The longest test (tests/test_pipeline.py: a whole `dvc repro` in subprocesses) first, so that on two
-    workers (pytest-xdist) it runs beside the rest instead of after it."""
-    items.sort(key=lambda item: item.nodeid.split("::")[0] != "tests/test_pipeline.py")
+    """The longest tests first (:data:`LONGEST`, in that order), so that on two workers (``pytest -n 2``) each starts
+    at once on a worker of its own, beside the rest instead of after it."""
+    items.sort(key=lambda item: next((i for i, p in enumerate(LONGEST) if item.nodeid.startswith(p)), len(LONGEST)))
 
 
 # --- a skipped test fails the run ---------------------------------------------------------------------------
@@ -153,7 +158,11 @@ def tiny_roberta(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def mirror_sources(tmp_path_factory) -> MirrorSources:
-    return MirrorSources(tmp_path_factory.mktemp("raw"))
+    """The mirror's sources and their tables; on xdist workers each loader runs once for all of them (its tables
+    shared in the session's temporary folder, which holds each worker's), not once per worker."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = tmp_path_factory.getbasetemp().parent / "loaded-tables" if worker else None
+    return MirrorSources(tmp_path_factory.mktemp("raw"), shared)
 
 
 @pytest.fixture(scope="session")

@@ -61,10 +61,12 @@ def save_tiny_bert(path: Path, vocab: Path, model_class, **config) -> Path:
 class MirrorSources:
     """Sources fetched from the mirror into one raw root, as ``probes sources fetch`` stores them (the real
     manifest), and loaders run on them with the built-in params, as ``probes tables NAME``: each once per
-    session. Tests read what they get and never change it."""
+    session (with ``shared``, a folder every worker of the session sees: once for all workers). Tests read what
+    they get and never change it."""
 
-    def __init__(self, raw: Path):
+    def __init__(self, raw: Path, shared: Path | None = None):
         self.raw = raw
+        self.shared = shared
         self._fetched: set[str] = set()
         self._loaded: dict = {}
 
@@ -93,10 +95,28 @@ class MirrorSources:
     def loaded(self, name: str):
         """Loader ``name``'s ``Loaded`` (tables and report) on the mirror's sources."""
         if name not in self._loaded:
-            from probekit.sources import loaders
-
-            self._loaded[name] = loaders.get(name).fn(self.fetch(name), self.params(name))
+            self._loaded[name] = self._load(name) if self.shared is None else self._load_shared(name)
         return self._loaded[name]
+
+    def _load(self, name: str):
+        from probekit.sources import loaders
+
+        return loaders.get(name).fn(self.fetch(name), self.params(name))
+
+    def _load_shared(self, name: str):
+        """:meth:`_load` by the first worker that asks, pickled in ``shared``; the others read the pickle."""
+        import pickle
+
+        from filelock import FileLock
+
+        self.shared.mkdir(parents=True, exist_ok=True)
+        path = self.shared / f"{name}.pickle"
+        with FileLock(f"{path}.lock"):
+            if path.is_file():
+                return pickle.loads(path.read_bytes())
+            loaded = self._load(name)
+            path.write_bytes(pickle.dumps(loaded))
+            return loaded
 
 
 class LoopbackServer:
@@ -174,7 +194,7 @@ def hub_from_folder(monkeypatch, root: Path, cache: Path) -> list:
 
 def build_section(probe: str, section: dict, tables: dict | None = None, label: str = "t.yaml"):
     """``build_probe`` of ``probe`` with ``section`` as its params section (in a params file named ``label``)."""
-    from generators.build import build_probe
+    from generators.shared.build import build_probe
     from probekit.params import ParamsFile
 
     return build_probe(probe, ParamsFile(Path(label), {probe: section}), tables=tables)
@@ -206,6 +226,57 @@ def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot
 
 
 PAIRS = [(a, b) for a in range(15, 20) for b in range(15, 20) if a != b]
+
+ANIMALS = ["dog", "cat", "horse", "cow", "bird", "fish", "sheep", "pig", "mouse", "lion"]
+COLOURS = ["red", "blue", "green", "yellow", "black", "white", "brown", "pink", "orange", "gray"]
+
+
+def toy_rows(n: int, seed: int, split: str) -> list[dict]:
+    """A learnable MC-MLM probe: the answer is `yes` for an animal, `no` for a colour (choice order shuffled)."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        word = rng.choice(ANIMALS + COLOURS)
+        words = ["yes", "no"] if rng.random() < 0.5 else ["no", "yes"]
+        gold = "yes" if word in ANIMALS else "no"
+        rows.append({"id": f"{split}{i:04d}", "question": {"stem": f"the {word} is [MASK] .", "choices": [
+            {"label": "AB"[k], "text": w} for k, w in enumerate(words)]}, "answerKey": "AB"[words.index(gold)],
+            "args": {"word": word}})
+    return rows
+
+
+def toy_control(rows: list[dict], stem: str, answers: dict[str, str]) -> list[dict]:
+    """A control of ``rows``: each row's stem rewritten from its args, its choices renamed by ``answers``."""
+    import copy
+
+    out = []
+    for r in rows:
+        c = copy.deepcopy(r)
+        c["id"], c["source_id"] = "c" + r["id"], r["id"]
+        c["question"]["stem"] = stem.format(**r["args"])
+        for choice in c["question"]["choices"]:
+            choice["text"] = answers.get(choice["text"], choice["text"])
+        out.append(c)
+    return out
+
+
+def write_toy_probe(folder: Path, n_train: int = 300, n_dev: int = 120) -> Path:
+    """The toy probe (:func:`toy_rows`) with its NO-LANG and perturbed controls, as a probe folder of variants."""
+    import json
+
+    train, dev = toy_rows(n_train, 1, "train"), toy_rows(n_dev, 2, "dev")
+    variants = {"original": (train, dev),
+                "nolang": tuple(toy_control(r, "{word} [MASK]", {"yes": "blah", "no": "ya"}) for r in (train, dev)),
+                "perturbed": tuple(toy_control(r, "the {word} foo [MASK] .", {}) for r in (train, dev))}
+    for variant, (tr, dv) in variants.items():
+        (folder / variant).mkdir(parents=True)
+        for split, rows in (("train", tr), ("dev", dv)):
+            (folder / variant / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (folder / variant / "meta.json").write_text(json.dumps(
+            {"probe": "toy", "variant": variant, "fingerprint": f"fp-{variant}"}))
+    return folder
 
 
 def alias_bomb(levels: int = 7, width: int = 9) -> str:

@@ -12,7 +12,7 @@ DOC_FILES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 SETUP = ("python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e '.[offline,dev]' "
          "&& probes sources mirror ../shared/raw && dvc repro")
-TEST = ".venv/bin/python -m pytest"
+TEST = ".venv/bin/python -m pytest -n 2"
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

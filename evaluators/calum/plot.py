@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import PercentFormatter  # noqa: E402
 
-from evaluators import smoke  # noqa: E402
+from evaluators.shared import smoke  # noqa: E402
 from evaluators.calum.results import (  # noqa: E402
     index,
     load_published,
@@ -24,7 +24,7 @@ from evaluators.calum.results import (  # noqa: E402
     task_order,
 )
 from evaluators.calum.tables import task_name  # noqa: E402
-from evaluators.report import save  # noqa: E402
+from evaluators.shared.report import save  # noqa: E402
 
 REFERENCE = "RoBERTa-base"                              # the plot's reference row (Table 2)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from evaluators import applies, smoke
+from evaluators.shared import applies, smoke
 from evaluators.calum.plot import plot
 from evaluators.calum.results import (
     KOREAN,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Mapping, NamedTuple
 
 
-from evaluators import applies, smoke
+from evaluators.shared import applies, smoke
 from probekit import yamlfile
 from probekit.errors import DataError, shown
 
@@ -78,7 +78,7 @@ def check(m, where) -> None:
 def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
     """``{run: metrics}`` of every ``<run>/metrics.json`` one level under ``folder``, in sorted order. A run folder
     (hidden ones aside) without a metrics.json, or with a malformed one, is a DataError naming the file; a run
-    that skipped its model (:mod:`evaluators.applies`) is no result: appended to ``skipped`` when given."""
+    that skipped its model (:mod:`evaluators.shared.applies`) is no result: appended to ``skipped`` when given."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: no such folder (run: probes evaluate calum)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from evaluators import smoke
+from evaluators.shared import smoke
 from evaluators.calum.results import (
     METRICS,
     PAPER_GROUPS,

@@ -28,9 +28,8 @@ from evaluators.engine.collator import capped_groups, grouped_batches, mask_of, 
 from evaluators.engine.precision import ForwardApi, float32_head, forward_api, plain_dynamic_cache
 from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import UsageError
+from probekit.scoring import CAUSAL_RULES as RULES
 from probekit.tokens.statements import Statements
-
-RULES = ("statement", "choice", "harness")
 
 
 def causal(runner: Runner, st: Statements, rule: str = "statement") -> np.ndarray:

@@ -28,10 +28,8 @@ from evaluators.engine.masked_queries import MaskedQueries
 from evaluators.engine.precision import float32_head
 from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import ProbekitError, shown
+from probekit.scoring import MULTI_TOKEN_RULES
 from probekit.tokens.statements import Statements
-
-MULTI_TOKEN_RULES = ("error", "first")
-"""``error``: a choice that is not one token is refused. ``first``: it is scored by its first in-word token."""
 
 
 class CandidateError(ProbekitError, ValueError):

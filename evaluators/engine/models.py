@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from probekit.errors import UsageError, shown
+from probekit.scoring import DTYPES, FAMILIES, HEADS
 from probekit.tokens.checkpoint import damaged_weights
 from probekit.tokens.family import check_scorable, detect_family
 from probekit.tokens.refs import ModelRef
 
 log = logging.getLogger("probekit")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-FAMILIES = ("mlm", "causal", "seq2seq")
-HEADS = {"mlm": "masked-LM", "causal": "causal-LM", "seq2seq": "seq2seq-LM"}
 
 
 @dataclass

@@ -31,10 +31,8 @@ from evaluators.engine.masked_queries import MaskedQueries, encode_masked
 from evaluators.engine.runner import Runner
 from probekit.data.examples import MASK
 from probekit.errors import DataError, UsageError, shown
+from probekit.scoring import FAMILIES, RULES
 from probekit.tokens.statements import Statements, encode_statements, split_stem
-
-RULES = {"mlm": ("mask-logit", "pll", "pll-statement"), "causal": causal.RULES, "seq2seq": seq2seq.RULES}
-FAMILIES = tuple(RULES)
 
 
 def default_rule(family: str, tokenizer) -> str:

@@ -16,9 +16,9 @@ from evaluators.engine.collator import capped_groups, grouped_batches, mask_of, 
 from evaluators.engine.precision import float32_head, forward_api
 from evaluators.engine.runner import Runner, token_log_probs
 from probekit.errors import UsageError
+from probekit.scoring import SEQ2SEQ_RULES as RULES
 from probekit.tokens.statements import Statements
 
-RULES = ("sentinel", "statement")
 SENTINEL = "<extra_id_{}>"
 
 

@@ -1,6 +1,6 @@
 """Executors of an evaluation grid: the missing cells one after another in this process (``local``), or as Ray
-tasks on a cluster (``ray``); both count done / cached / failed cells with one progress bar. A cell runs a
-``probes`` command line through the ``command`` callable the caller passes (the CLI passes its own ``main``)."""
+tasks on a cluster (``ray``); both count done / cached / failed cells with one progress bar. A cell calls
+:func:`evaluators.shared.api.evaluate` (or runs its command line through a ``command`` the caller passes)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from evaluators.grid.plan import Cell, Planned
 from evaluators.grid.store import Command, Failure, one_line, run_cell
 
 
-def run_local(plans: list[Planned], store: Path, params: str | None, command: Command, *,
+def run_local(plans: list[Planned], store: Path, params: str | None, command: Command | None = None, *,
               progress: bool = True) -> list[Failure]:
     """The missing cells, one after another in this process, a model that scores kept loaded from one cell to
     the next; a progress bar counts done / cached / failed."""
@@ -39,7 +39,7 @@ def _tally(plans: list[Planned], outcomes: Iterable[Failure | None], progress: b
     return failures
 
 
-def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str, command: Command) -> Failure | None:
+def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str, command: Command | None) -> Failure | None:
     """A Ray task: one cell, run from the driver's working directory (the spec's relative paths). The
     command's own error comes back as the task's value (the same on every attempt); a crash raises, so Ray
     retries it (``retry_exceptions``), as it does a task whose worker died. The worker keeps its last scoring
@@ -53,13 +53,13 @@ def _ray_cell(planned: Planned, store: str, params: str | None, cwd: str, comman
     return run_cell(planned, Path(store), params, command, raise_crash=True)
 
 
-def run_ray(plans: list[Planned], store: Path, params: str | None, command: Command, *, address: str | None = None,
-            retries: int = 2, progress: bool = True) -> list[Failure]:
+def run_ray(plans: list[Planned], store: Path, params: str | None, command: Command | None = None, *,
+            address: str | None = None, retries: int = 2, progress: bool = True) -> list[Failure]:
     """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, or ``auto`` on a cluster
     with GPUs; a CPU otherwise) on a running cluster (``address``) or a local Ray; a task whose worker dies or
     whose cell crashes is retried ``retries`` times, then reported with its error (a cell the command rejects,
     e.g. a bad model path, is reported at once), the other cells unaffected. Every node must see the store, and
-    the driver's working directory (the spec's relative paths), at the same paths; ``command`` travels to the
+    the driver's working directory (the spec's relative paths), at the same paths; a ``command`` travels to the
     workers by reference (a module-level function every node can import)."""
     import ray
 

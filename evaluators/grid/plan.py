@@ -1,5 +1,6 @@
-"""Evaluation grids: a small YAML spec expands to the cross product of its cells; a cell is one ``probes
-evaluate <protocol>`` run, stored in a results store under a key, and never run again once stored.
+"""Evaluation grids: a small YAML spec expands to the cross product of its cells; a cell is one run of a protocol
+(:func:`evaluators.shared.api.evaluate`, called as its ``probes evaluate <protocol>`` line would call it), stored in a
+results store under a key, and never run again once stored.
 
 Spec: ``protocol`` (zeroshot, curve, mcqa, pararel, calum), ``models`` (aliases, Hub ids or folders), ``data``
 (dataset folders or files); every other key is an option of that protocol as on its command line (``limit: 100``
@@ -35,12 +36,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from probekit import yamlfile
 from probekit.errors import DataError, UsageError, clipped, shown
 from probekit.params import ParamsFile
+from probekit.protocols import GRID
+from probekit.protocols import PROTOCOLS as REGISTRY
 
-PROTOCOLS = ("zeroshot", "curve", "mcqa", "pararel", "calum")
-SECTIONS = {"zeroshot": ("zeroshot",), "curve": ("zeroshot", "curve", "mlm_baseline"), "mcqa": ("mcqa",),
-            "pararel": ("zeroshot", "pararel_eval"), "calum": ("calum_eval",)}
+PROTOCOLS = GRID
+SECTIONS = {name: REGISTRY[name].sections for name in GRID}
 """The params sections each protocol's command reads where its command line is silent."""
-PROFILED = ("curve", "mcqa", "pararel", "calum")
+PROFILED = tuple(name for name in GRID if REGISTRY[name].profiled)
 """Protocols whose metrics.json records the params file's top-level ``profile``: it is part of their keys."""
 UNSCORED = {"batch_size"}
 """Params that change no score (rows per forward pass): not part of a key, as they are no DVC params."""
@@ -52,7 +54,7 @@ class GridSpec(BaseModel):
     """A grid spec file; keys beyond these are the protocol's options."""
 
     model_config = ConfigDict(extra="allow")
-    protocol: Literal["zeroshot", "curve", "mcqa", "pararel", "calum"]
+    protocol: Literal[GRID]
     models: list[str]
     data: list[str]
 
@@ -189,13 +191,29 @@ def check_options(spec: GridSpec, path: Path, command: argparse.ArgumentParser) 
             if option_args(key, v)[0] not in actions:
                 raise DataError(f"{path}: {key}: false: {name} has no {option_args(key, v)[0]}; leave {key} out "
                                 f"for its default")
-    checker = copy.copy(command)   # the same options; argparse's errors raised, not printed with an exit
-    checker.error, checker.exit = _refuse, _exit
+    checker = _checker(command)
     for cell in expand(spec):
         try:
             checker.parse_args(cell.argv(Path("cell"), None)[2:])
         except _Refused as exc:
             raise DataError(_refusal(path, name, cell, str(exc))) from None
+
+
+def _checker(command: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``command`` with the same options, argparse's errors raised (:class:`_Refused`), not printed with an exit."""
+    checker = copy.copy(command)
+    checker.error, checker.exit = _refuse, _exit
+    return checker
+
+
+def calls(plans: list[Planned], command: argparse.ArgumentParser) -> None:
+    """Set each plan's ``call``: its cell's keywords of :func:`evaluators.shared.api.evaluate` (all but ``out`` and
+    ``params``, which the store gives), typed as ``command`` (the protocol's ``probes evaluate`` parser, which
+    checked them: :func:`check_options`) types them, its defaults included: the call the command would make."""
+    checker = _checker(command)
+    for p in plans:
+        parsed = vars(checker.parse_args(p.cell.argv(Path("cell"), None)[2:]))
+        p.call = {k: v for k, v in parsed.items() if k not in ("func", "out", "params")}
 
 
 def _refusal(path: Path, name: str, cell: Cell, message: str) -> str:
@@ -280,6 +298,7 @@ class Planned:
     key: str
     cell: Cell
     cached: bool
+    call: dict | None = None   # the cell's evaluate() keywords (:func:`calls`)
 
 
 def plan(spec: GridSpec, store: Path, params: ParamsFile) -> list[Planned]:

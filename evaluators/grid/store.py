@@ -8,12 +8,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from evaluators.grid.plan import CELL, RESULT, Cell, Planned
 from probekit import atomic, outputs
@@ -23,8 +24,9 @@ HEADLINE = ("accuracy", "C_R", "C_S", "chance", "n", "queries")   # summary.md c
 
 
 Command = Callable[[list[str]], int]
-"""Runs one ``probes`` command line in this process and returns its exit status: the CLI passes its ``main``
-(an error of the command comes back raised, as with ``--debug``)."""
+"""Runs one ``probes`` command line in this process and returns its exit status (an error of the command comes
+back raised, as with ``--debug``): a stand-in for the library call that tests (and a caller with its own command)
+may pass instead."""
 
 
 @dataclass
@@ -34,13 +36,14 @@ class Failure:
     error: str
 
 
-def run_cell(planned: Planned, store: Path, params: str | None, command: Command, *,
+def run_cell(planned: Planned, store: Path, params: str | None, command: Command | None = None, *,
              raise_crash: bool = False) -> Failure | None:
-    """Run one cell with ``command`` (``probes evaluate ...``) in this process, in a temporary folder renamed
-    into the store when it succeeded: the cell appears complete or not at all, and only once (renaming a folder
-    onto a stored one fails, so a second attempt that finishes later keeps the first). An error of the command
-    (bad input: the same on every attempt) comes back as a :class:`Failure`; so does a crash (out of memory, a
-    lost file system...), or it is raised with ``raise_crash``, for a retry."""
+    """Run one cell, :func:`evaluators.shared.api.evaluate` with the plan's ``call`` (or its command line through
+    ``command``), in this process, in a temporary folder renamed into the store when it succeeded: the cell appears
+    complete or not at all, and only once (renaming a folder onto a stored one fails, so a second attempt that
+    finishes later keeps the first). An error of the run (bad input: the same on every attempt) comes back as a
+    :class:`Failure`; so does a crash (out of memory, a lost file system...), or it is raised with
+    ``raise_crash``, for a retry."""
     cells = store / "cells"
     target = cells / planned.key
     if (target / CELL).is_file():   # stored meanwhile (a retried task whose first attempt finished)
@@ -52,8 +55,14 @@ def run_cell(planned: Planned, store: Path, params: str | None, command: Command
     tmp = Path(tempfile.mkdtemp(prefix=f".{planned.key}.", suffix=".tmp", dir=cells))
     err = io.StringIO()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            rc = command(["--debug", *planned.cell.argv(tmp / RESULT, params)])   # --debug: errors raised, typed
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), _logged_to(err):
+            if command is None:
+                from evaluators.shared.api import evaluate
+
+                evaluate(planned.cell.protocol, **{**planned.call, "out": tmp / RESULT, "params": params})
+                rc = 0
+            else:
+                rc = command(["--debug", *planned.cell.argv(tmp / RESULT, params)])   # --debug: errors raised
         if rc != 0:
             return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {rc}")
         atomic.write_json(tmp / CELL, {"key": planned.key, **planned.cell.record()})
@@ -73,6 +82,18 @@ def run_cell(planned: Planned, store: Path, params: str | None, command: Command
         return Failure(planned.key, planned.cell, f"{type(exc).__name__}: {one_line(exc)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _logged_to(stream) -> Iterator[None]:
+    """probekit's log lines go to ``stream`` meanwhile (a cell's, like its output, stay out of the grid's)."""
+    log = logging.getLogger("probekit")
+    handlers = log.handlers[:]
+    log.handlers[:] = [logging.StreamHandler(stream)]
+    try:
+        yield
+    finally:
+        log.handlers[:] = handlers
 
 
 def one_line(exc: BaseException) -> str:

@@ -9,6 +9,10 @@ harness scores each probe exactly as a probekit rule does:
 | ``cloze_set`` | ``pararel_<relation>`` | empty context, the query filled with each candidate | causal ``statement`` |
 | ``pair_cls`` | ``calum_<task>_<variant>`` | GLUE's RTE/MRPC prompt, True/False or no/yes | none |
 
+The ``olmpics_`` names are for a probe whose dataset card cites oLMpics (``citation: olmpics``); any other MC
+probe (a user's own) is ``probekit_<config>`` (and ``_choice``), in the groups ``probekit_mc`` and
+``probekit_mc_choice`` (:func:`mc_names`).
+
 Every template is Jinja, rendered by the harness (``lm_eval.utils.apply_template``); a ``doc_to_choice`` template
 renders a Python list that the harness reads back with ``ast.literal_eval``. :func:`self_check` renders the first
 rows the same way and compares them with what probekit scores, so a template that drifts fails the export, not a
@@ -20,7 +24,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from probekit.data.examples import MASK
@@ -69,7 +73,13 @@ GROUPS = {"olmpics": "oLMpics probes: the filled statements (probekit's causal s
           "olmpics_choice": "oLMpics MC-MLM probes: the choice after the text before the blank (probekit's "
                             "causal harness rule)",
           "pararel": "ParaRel relations: the query filled with each candidate (probekit's causal statement rule)",
-          "calum": "CALUM sentence pairs as GLUE RTE/MRPC prompts (no probekit zero-shot counterpart)"}
+          "calum": "CALUM sentence pairs as GLUE RTE/MRPC prompts (no probekit zero-shot counterpart)",
+          "probekit_mc": "your own MC probes (not citing oLMpics): the filled statements, and MC-QA",
+          "probekit_mc_choice": "your own MC-MLM probes: the choice after the text before the blank"}
+"""The groups in their order in the project-wide group; a group without tasks is not written."""
+
+OLMPICS = "olmpics"
+"""The key of oLMpics in ``probekit/data/papers.yaml``: a probe citing it is exported under oLMpics' names."""
 
 
 @dataclass
@@ -84,6 +94,7 @@ class Task:
     expected: Callable[[dict], tuple[str, list[str], int]]
     data_file: str | None = None  # relative to the output folder: the rows written there (ParaRel, local mode)
     notes: list[str] = field(default_factory=list)
+    role: str = "main"  # its dataset's role (main | control | grid): a group averages its main tasks only
 
 
 def task_name(text: str) -> str:
@@ -123,9 +134,18 @@ def _mc_answer(row: dict) -> int:
     return labels.index(row["answerKey"])
 
 
+def mc_names(exp) -> tuple[str, str, str]:
+    """An MC config's task name prefix, group and ``_choice`` group: oLMpics' when its dataset card cites oLMpics,
+    else a user's own probe's (``probekit_``, ``probekit_mc``, ``probekit_mc_choice``)."""
+    if exp.block.get("paper") == OLMPICS:
+        return "olmpics", "olmpics", "olmpics_choice"
+    return "probekit", "probekit_mc", "probekit_mc_choice"
+
+
 def mc_tasks(exp, split: str, source: dict) -> list[Task]:
     """``mc_mlm``: the statement task and the ``_choice`` task; ``mc_qa``: the question answered."""
-    rows, base = exp.rows[split], task_name(f"olmpics_{exp.name}")
+    prefix, group, choice_group = mc_names(exp)
+    rows, base = exp.rows[split], task_name(f"{prefix}_{exp.name}")
     common = {**source, "output_type": "multiple_choice", "test_split": split, "doc_to_target": _ANSWER,
               "metric_list": _ACC}
     if exp.block["format"] == "mc_qa":
@@ -133,7 +153,7 @@ def mc_tasks(exp, split: str, source: dict) -> list[Task]:
                   "doc_to_choice": _TEXTS,
                   "metadata": _metadata(exp, None, "MC-QA: probekit has no zero-shot rule for it (it is "
                                                    "scored by fine-tuning); the harness's own context + choice")}
-        return [Task(base, "olmpics", _ordered(config), rows, lambda r: (
+        return [Task(base, group, _ordered(config), rows, lambda r: (
             r["question"]["stem"], [c["text"] for c in r["question"]["choices"]], _mc_answer(r)))]
     statement = {"task": base, **common, "doc_to_text": "", "target_delimiter": "", "doc_to_choice": _FILLED,
                  "metadata": _metadata(exp, "statement")}
@@ -147,8 +167,8 @@ def mc_tasks(exp, split: str, source: dict) -> list[Task]:
     def before(r):
         return r["question"]["stem"].split(MASK)[0], [c["text"] for c in r["question"]["choices"]], _mc_answer(r)
 
-    return [Task(base, "olmpics", _ordered(statement), rows, filled),
-            Task(f"{base}_choice", "olmpics_choice", _ordered(choice), rows, before)]
+    return [Task(base, group, _ordered(statement), rows, filled),
+            Task(f"{base}_choice", choice_group, _ordered(choice), rows, before)]
 
 
 def cloze_task(exp, split: str, source: dict, data_file: str | None) -> Task:
@@ -204,7 +224,12 @@ def pair_task(exp, split: str, source: dict) -> Task | None:
 
 
 def tasks_of(exp, out: str, hub: str | None = None, revision: str | None = None) -> list[Task]:
-    """The tasks of one exported config; ``out``: the output folder as given (ParaRel's local rows go there)."""
+    """The tasks of one exported config, with its role; ``out``: the output folder as given (ParaRel's local rows
+    go there)."""
+    return [replace(task, role=exp.block.get("role", "main")) for task in _tasks(exp, out, hub, revision)]
+
+
+def _tasks(exp, out: str, hub: str | None, revision: str | None) -> list[Task]:
     fmt, folder = exp.block["format"], exp.config.folder
     try:
         split = test_split(exp.rows, fmt)

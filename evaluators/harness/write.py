@@ -1,8 +1,10 @@
 """``probes export lm-eval``: every dataset folder under ``--data`` as lm-evaluation-harness task configs in one
 folder (``--out``), written atomically and byte-identically on any machine.
 
-Layout: ``<group>/<task>.yaml`` per task, ``<group>/_<group>.yaml`` per paper group (``olmpics``,
-``olmpics_choice``, ``pararel``, ``calum``), ``_probekit.yaml`` over them, ``README.md``; in local mode also
+Layout: ``<folder>/<task>.yaml`` per task, ``<folder>/_<group>.yaml`` per group (the paper groups ``olmpics``,
+``olmpics_choice``, ``pararel``, ``calum``, and ``probekit_mc``, ``probekit_mc_choice`` for a user's own MC
+probes; the folder is the group's first word; a group holds the main variants' tasks, a probe's controls and grids
+left out of the average), ``_probekit.yaml`` over them, ``README.md``; in local mode also
 ``pararel/<relation>.jsonl`` (ParaRel's folder keeps tuples and patterns apart, so its rows are written out).
 Local data paths are relative to the project root as ``--data``/``--out`` were given: run ``lm_eval`` from there.
 """
@@ -17,10 +19,12 @@ import yaml
 
 from evaluators.harness.tasks import GROUPS, VERSION, Task, self_check, tasks_of
 from probekit import atomic
+from probekit.errors import DataError
 
 TOP = "probekit"
 _AGGREGATE = {"olmpics": ("acc", "acc_norm"), "olmpics_choice": ("acc", "acc_norm"), "pararel": ("acc", "acc_norm"),
-              "calum": ("acc",), TOP: ("acc",)}
+              "calum": ("acc",), "probekit_mc": ("acc", "acc_norm"), "probekit_mc_choice": ("acc", "acc_norm"),
+              TOP: ("acc",)}
 
 
 @dataclass
@@ -36,7 +40,8 @@ def dump(obj: dict) -> str:
 
 
 def group_config(name: str, members: list[str]) -> dict:
-    """A harness group (``group:`` + ``task:``), its accuracy the size-weighted mean of its members'."""
+    """A harness group (``group:`` + ``task:``), its accuracy the size-weighted mean of its members' (a paper
+    group's members: its main tasks, not the controls and grids)."""
     return {"group": name, "task": members,
             "aggregate_metric_list": [{"metric": m, "aggregation": "mean", "weight_by_size": True}
                                       for m in _AGGREGATE[name]],
@@ -59,19 +64,33 @@ def collect(data: str, out: str, probes: Iterable[str] | None = None, hub: str |
 
 def files_of(tasks: list[Task], data: str, out: str, hub: str | None, revision: str | None) -> dict[str, str]:
     """``{relative path: text}`` of the whole output folder."""
+    _check_names(tasks)
     files: dict[str, str] = {}
     groups: dict[str, list[str]] = {}
     for task in tasks:
         files[f"{task.group.split('_')[0]}/{task.name}.yaml"] = dump(task.config)
         if task.data_file:
             files[task.data_file] = atomic.jsonl_text(task.rows)
-        groups.setdefault(task.group, []).append(task.name)
+        if task.role == "main":
+            groups.setdefault(task.group, []).append(task.name)
     present = [g for g in GROUPS if g in groups]
     for g in present:
         files[f"{g.split('_')[0]}/_{g}.yaml"] = dump(group_config(g, sorted(groups[g])))
     files[f"_{TOP}.yaml"] = dump(group_config(TOP, present))
     files["README.md"] = readme(tasks, groups, data, out, hub, revision)
     return dict(sorted(files.items()))
+
+
+def _check_names(tasks: list[Task]) -> None:
+    """Every task name is used once and is no group's (the harness reads tasks and groups as one set of names): a
+    probe named ``mc`` would be the task ``probekit_mc``."""
+    seen: dict[str, str] = {name: f"the group {name}" for name in (*GROUPS, TOP)}
+    for task in tasks:
+        dataset = f"the dataset {task.config['metadata']['dataset']}"
+        if task.name in seen:
+            raise DataError(f"lm-eval task {task.name} of {dataset} has the name of {seen[task.name]}; rename the "
+                            f"probe")
+        seen[task.name] = dataset
 
 
 def write(data: str, out: str, probes: Iterable[str] | None = None, hub: str | None = None,

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from evaluators.report import iter_metrics, save, setup_title  # noqa: E402
+from evaluators.shared.report import iter_metrics, save, setup_title  # noqa: E402
 from probekit import atomic  # noqa: E402
 from probekit.data.jsonl import read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402

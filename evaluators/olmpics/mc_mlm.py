@@ -30,8 +30,8 @@ from evaluators.olmpics.mc_mlm_curve import (
     feature_key,
     run_curve,
 )
-from evaluators.params import MlmBaselineParams
-from evaluators.training import TrainingParams
+from evaluators.shared.params import MlmBaselineParams
+from evaluators.shared.training import TrainingParams
 from probekit.errors import UsageError
 
 log = logging.getLogger("probekit")

@@ -22,8 +22,8 @@ from tqdm.auto import tqdm
 from evaluators.olmpics import features as feature_cache
 from evaluators.olmpics import heads, learning_curve
 from evaluators.olmpics.zeroshot import describe
-from evaluators.params import MlmBaselineParams
-from evaluators.training import TrainingParams, one_thread, train, train_early_stopping
+from evaluators.shared.params import MlmBaselineParams
+from evaluators.shared.training import TrainingParams, one_thread, train, train_early_stopping
 from probekit.errors import UsageError
 
 MLM_BASELINE = "mlm-baseline"

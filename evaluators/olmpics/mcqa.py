@@ -37,7 +37,7 @@ from evaluators.engine.scorer import max_length
 from evaluators.olmpics import learning_curve as lc
 from evaluators.olmpics.mcqa_inputs import Encoded, pair_texts
 from evaluators.olmpics.zeroshot import describe
-from evaluators.training import TrainingParams, one_thread, train
+from evaluators.shared.training import TrainingParams, one_thread, train
 from probekit.errors import DataError, UsageError
 from probekit.probes.dataset import read_split
 from probekit.tokens.refs import ModelRef, resolve_model

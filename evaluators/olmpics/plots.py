@@ -16,7 +16,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import NullLocator, PercentFormatter  # noqa: E402
 
 from evaluators.olmpics.results import Probe, Result  # noqa: E402
-from evaluators.report import save  # noqa: E402
+from evaluators.shared.report import save  # noqa: E402
 from probekit import atomic  # noqa: E402
 
 STYLES = {"original": "-", "nolang": "--", "perturbed": ":"}

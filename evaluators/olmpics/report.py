@@ -13,11 +13,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from evaluators import applies, smoke
+from evaluators.shared import applies, smoke
 from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
-from evaluators.report import iter_metrics
+from evaluators.shared.report import iter_metrics
 from probekit import atomic, yamlfile
 from probekit.errors import DataError
 
@@ -279,7 +279,7 @@ def write_results(found: list[tuple[Path, dict]], *, out_md: Path, out_json: Pat
                   plots: Path | None = None, resamples: int = 1000, seed: int = 0,
                   medals: dict | None = None, skipped: list[dict] = ()) -> list[Path]:
     """:func:`write_olmpics_report` of ``(path, metrics)`` pairs (a curve or MC-QA metrics.json each); ``skipped``:
-    the runs that skipped their model (:mod:`evaluators.applies`), listed at the end."""
+    the runs that skipped their model (:mod:`evaluators.shared.applies`), listed at the end."""
     rule = medal_rule(medals)
     probes = analyse([load(path, meta) for path, meta in found], resamples=resamples, seed=seed, medals=rule)
     text = markdown(probes, rule=rule, resamples=resamples, seed=seed) if found else \

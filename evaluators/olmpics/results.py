@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
-from evaluators.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
+from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
 from evaluators.olmpics.learning_curve import pair_rows
 from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
+from evaluators.shared.params import Medals
 from probekit.errors import DataError, ParamsError
 
 SETTINGS = ("MLP", "LINEAR", "MC-QA")
@@ -23,7 +25,6 @@ MAIN = {"MC-MLM": "MLP", "MC-QA": "MC-QA"}
 CONTROLS = {"perturbed": "pert", "nolang": "nolang"}
 REQUIRED = ("protocol", "setting", "model", "baseline", "lm_head", "probe", "n", "chance", "sizes", "seeds",
             "zero_shot", "curve", "controls")
-DEFAULT_MEDALS = {"success": 0.15, "partial": 0.05}
 NO_HEAD = "the checkpoint has no MLM head (newly initialised): its zero-shot column measures no knowledge"
 
 
@@ -220,11 +221,12 @@ def medal(test: dict | None, zero: dict | None, protocol: str, rule: dict) -> st
 
 
 def medal_rule(medals: dict | None = None) -> dict:
-    """The medal thresholds: ``medals`` over :data:`DEFAULT_MEDALS`, checked."""
-    rule = {**DEFAULT_MEDALS, **(medals or {})}
-    if set(rule) != set(DEFAULT_MEDALS) or not 0 <= rule["partial"] <= rule["success"]:
-        raise ParamsError(f"medals: expected {{success, partial}} with 0 <= partial <= success, got {medals}")
-    return rule
+    """The medal thresholds: ``medals`` over the defaults of :class:`evaluators.shared.params.Medals`, checked there."""
+    try:
+        return Medals.model_validate(medals or {}).model_dump()
+    except ValidationError:
+        raise ParamsError(f"medals: expected {{success, partial}} with 0 <= partial <= success, got {medals}") \
+            from None
 
 
 @dataclass

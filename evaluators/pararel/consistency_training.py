@@ -35,7 +35,7 @@ from pydantic import (BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, P
                       model_validator)
 from tqdm.auto import tqdm
 
-from evaluators import training
+from evaluators.shared import training
 from evaluators.engine.collator import mask_of, pad_right
 from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import PercentFormatter  # noqa: E402
 
-from evaluators.report import save  # noqa: E402
+from evaluators.shared.report import save  # noqa: E402
 
 
 def points(metrics: dict) -> tuple[list[str], np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 
-from evaluators import applies, smoke
+from evaluators.shared import applies, smoke
 from evaluators.pararel.metrics import EDGE_TYPES
 from evaluators.pararel.plots import correlation, plot
 from probekit import atomic, yamlfile
@@ -33,7 +33,7 @@ def _published(values) -> str:
 
 def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
     """``{model: metrics}`` of every ``<model>/metrics.json`` under ``folder``; a run that skipped its model
-    (:mod:`evaluators.applies`) is no result: appended to ``skipped`` when given, else passed over."""
+    (:mod:`evaluators.shared.applies`) is no result: appended to ``skipped`` when given, else passed over."""
     files = sorted(Path(folder).glob("*/metrics.json"))
     if not files:
         raise DataError(f"{folder}: no <model>/metrics.json (run: probes evaluate pararel)")

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 from probekit.data.examples import MASK
 from probekit.data.jsonl import read_jsonl
-from probekit.data.writer import write_dataset
+from probekit.data.writer import Dataset, Part, write_dataset
 from probekit.errors import DataError, shown
 
 FILES = ("relations", "patterns", "tuples", "edges")
@@ -74,8 +74,10 @@ def queries(data: ClozeSet, relation: str, limit: int | None = None) -> Queries:
 
 
 def write_cloze_set(out: str | Path, rows: Mapping[str, Sequence[dict]], meta: dict, card) -> Path:
-    """``rows``: every file of :data:`FILES`, written by the one writer (``card(meta)``: the README)."""
-    return write_dataset(out, {f"{name}.jsonl": rows[name] for name in FILES}, meta, card)
+    """``rows``: every file of :data:`FILES`, written by the one writer (``card(meta)``: the README; the licence
+    and sources from ``meta``, else ``other`` and none)."""
+    part = Part("", {f"{name}.jsonl": rows[name] for name in FILES}, meta, card)
+    return write_dataset(out, Dataset((part,), meta.get("license") or "other"), meta.get("sources"))
 
 
 def read_cloze_set(folder: str | Path) -> ClozeSet:

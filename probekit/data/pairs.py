@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from probekit.data.jsonl import read_jsonl
-from probekit.data.writer import write_dataset
+from probekit.data.writer import Dataset, Part, write_dataset
 from probekit.errors import DataError
 
 ROW_FIELDS = ("pair_id", "variant", "sentence1", "sentence2", "label")
@@ -16,9 +16,11 @@ ROW_FIELDS = ("pair_id", "variant", "sentence1", "sentence2", "label")
 
 def write_pair_dataset(out: str | Path, variants: Mapping[str, Mapping[str, list[dict]]], meta: dict,
                        card: Callable[[dict], str]) -> Path:
-    """Every variant's splits as ``<variant>/<split>.jsonl``, by the one writer (``card(meta)``: the README)."""
-    return write_dataset(out, {f"{variant}/{split}.jsonl": rows for variant, splits in variants.items()
-                               for split, rows in splits.items()}, meta, card)
+    """Every variant's splits as ``<variant>/<split>.jsonl``, by the one writer (``card(meta)``: the README; the
+    licence and sources from ``meta``, else ``other`` and none)."""
+    part = Part("", {f"{variant}/{split}.jsonl": rows for variant, splits in variants.items()
+                     for split, rows in splits.items()}, meta, card)
+    return write_dataset(out, Dataset((part,), meta.get("license") or "other"), meta.get("sources"))
 
 
 def read_pairs(folder: str | Path, variant: str, split: str) -> list[dict]:

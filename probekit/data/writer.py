@@ -1,27 +1,63 @@
-"""The one writer of dataset folders: rows -> jsonl files, ``meta.json`` with the fingerprint of exactly what
-was written, and the dataset card; the folder appears at once or not at all."""
+"""The one writer of dataset folders, for every family (MC-MLM and MC-QA probes, ParaRel's cloze set, CALUM's pair
+sets): rows -> jsonl files, each ``meta.json`` completed with the licence, the sources and the fingerprint of
+exactly what was written, and each folder's card; the dataset appears at once or not at all."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from probekit import atomic
+from probekit.data.licence import licence_id
+from probekit.errors import DataError
+
+FILLED = ("license", "sources", "fingerprint")   # the meta.json keys the writer fills in
 
 
-def write_dataset(out: str | Path, files: Mapping[str, Sequence[dict]], meta: dict,
-                  card: Callable[[dict], str]) -> Path:
-    """``files``: ``{relative path: rows}``; ``meta`` (with its ``params``) gains ``fingerprint``, and
-    ``card(meta)`` becomes ``README.md``."""
-    texts = {path: atomic.jsonl_text(rows) for path, rows in files.items()}
-    meta = {**meta, "fingerprint": fingerprint(meta["params"], texts)}
+@dataclass(frozen=True)
+class Part:
+    """One folder of a dataset with its own ``meta.json`` and card: ``folder`` relative to the dataset's ("" for
+    the dataset folder itself), ``files`` ``{relative path: rows}``, ``meta`` (with its ``params``; a key of
+    :data:`FILLED` it holds keeps its place, the others are added last) and ``card(meta) -> README text``."""
+
+    folder: str
+    files: Mapping[str, Sequence[dict]]
+    meta: dict
+    card: Callable[[dict], str]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What a generator returns: its ``parts``, the ``license`` of data whose sources state none (a synthetic
+    probe's own; None: it must have sources, and ``definition`` names the file that should say it) and the lines
+    ``probes generate`` prints."""
+
+    parts: tuple[Part, ...]
+    license: str | None = None
+    definition: str = ""
+    summary: tuple[str, ...] = ()
+
+
+def write_dataset(out: str | Path, dataset: Dataset, sources: Mapping[str, Mapping] | None = None) -> Path:
+    """Write every part of ``dataset`` under ``out``; ``sources``: the provenance of what its generator read
+    (licence, licence id, citation, file sha256s), whose licence id is the data's (else ``dataset.license``)."""
+    sources = dict(sources or {})
+    licence = licence_id(sources) or dataset.license
+    if not licence:
+        raise DataError(f"{dataset.definition}: a probe that reads no sources must state its 'license'")
     with atomic.atomic_path(Path(out)) as tmp:
-        for path, text in texts.items():
-            atomic.write_text(tmp / path, text)
-        atomic.write_json(tmp / "meta.json", meta)
-        atomic.write_text(tmp / "README.md", card(meta))
+        for part in dataset.parts:
+            texts = {path: atomic.jsonl_text(rows) for path, rows in part.files.items()}
+            meta = {**part.meta, "license": licence, "sources": sources}
+            meta = {**meta, "fingerprint": fingerprint(meta["params"], texts)}
+            folder = tmp / part.folder if part.folder else tmp
+            for path, text in texts.items():
+                atomic.write_text(folder / path, text)
+            atomic.write_json(folder / "meta.json", meta)
+            atomic.write_text(folder / "README.md", part.card(meta))
     return Path(out)
 
 

@@ -4,16 +4,37 @@ config; parsed back to compare a publish with what the Hub holds; and the whole 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 from probekit import atomic
-from probekit.hub.export import CARD, Export, package_yaml
+from probekit.data.card import papers_of
+from probekit.hub.export import CARD, Export
 from probekit.hub.parquet import write_parquet
 
 TASKS = {"mc_mlm": ["fill-mask", "multiple-choice"], "mc_qa": ["multiple-choice", "question-answering"],
          "cloze_set": ["fill-mask"], "pair_cls": ["text-classification"]}
+FIELDS = {  # what a row of each family holds, as published
+    "mc_mlm": {"id": "content hash of the row", "question": "`stem` (the text, one `[MASK]`) and `choices` "
+               "(`label`, `text`)", "answerKey": "the label of the gold choice", "probe": "the probe",
+               "variant": "the variant", "template_id": "the template the stem was filled from",
+               "args": "the slot values", "source_id": "a control row: the row it was derived from"},
+    "mc_qa": {"id": "content hash of the row", "question": "`stem` (a question) and `choices` (`label`, `text`)",
+              "answerKey": "the label of the gold choice", "probe": "the probe", "variant": "the variant",
+              "template_id": "the template the question was filled from", "args": "the slot values"},
+    "cloze_set": {"id": "`<tuple_id>/<pattern_id>`", "relation": "the Wikidata relation", "pattern_id": "the "
+                  "pattern", "tuple_id": "the fact", "sub_label": "the subject", "obj_label": "the gold object",
+                  "pattern": "the pattern, `[X]` the subject and `[Y]` the object", "query": "the pattern "
+                  "filled: the subject at `[X]`, `[MASK]` at `[Y]`", "candidates": "the relation's objects, "
+                  "the answers a query is scored over"},
+    "pair_cls": {"pair_id": "the example, shared by its variants", "variant": "the variant", "sentence1": "the "
+                 "first segment as read (indicator and text)", "sentence2": "the second segment",
+                 "label": "the gold label (null: unlabelled test)"},
+}
+SHARED, SHARED_KEYS = "shared", ("format", "generator_version", "licence", "restricted", "sources", "paper",
+                                   "bibtex", "language", "role")
 SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
          (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
 
@@ -43,10 +64,12 @@ class Card:
 
         data = DatasetCard(text, ignore_metadata_errors=True).data.to_dict()
         block = data.get("probekit") or {}
-        blocks = dict(block.get("configs") or {})
+        shared = {k: d.get(SHARED, {}) for k, d in (block.get("datasets") or {}).items()}
+        blocks = {n: {**shared.get(b.get("dataset"), {}), **b} for n, b in (block.get("configs") or {}).items()}
         infos = _by_config(data.get("dataset_info"))
         extra = {k: v for k, v in _by_config(data.get("configs")).items() if k not in blocks}
-        return cls(blocks, infos, dict(block.get("datasets") or {}), dict(block.get("sources") or {}), extra)
+        datasets = {k: {f: v for f, v in d.items() if f != SHARED} for k, d in (block.get("datasets") or {}).items()}
+        return cls(blocks, infos, datasets, dict(block.get("sources") or {}), extra)
 
     @classmethod
     def of(cls, exp: Export, info=None) -> Card:
@@ -66,6 +89,21 @@ class Card:
                     {n: {d: e for d, e in sorted(v.items()) if (n, d) in used} for n, v in sorted(sources.items())
                      if any((n, d) in used for d in v)},
                     {k: v for k, v in (self.extra_configs or {}).items() if k not in new.blocks})
+
+
+def _compact(blocks: dict[str, dict], datasets: dict[str, dict]) -> dict:
+    """The ``configs`` and ``datasets`` of the card's ``probekit`` block: what the configs of one dataset folder
+    share (:data:`SHARED_KEYS`, as its first config has them) written once, under the folder's ``shared``."""
+    folders = {k: dict(v) for k, v in datasets.items()}
+    configs = {}
+    for name, b in blocks.items():
+        folder = folders.get(b["dataset"])
+        if folder is None:
+            configs[name] = b
+            continue
+        shared = folder.setdefault(SHARED, {k: b[k] for k in SHARED_KEYS if k in b})
+        configs[name] = {k: v for k, v in b.items() if k not in shared or shared[k] != v}
+    return {"configs": configs, "datasets": folders}
 
 
 def _by_config(entries) -> dict[str, dict]:
@@ -104,35 +142,62 @@ def _quote(text: str) -> str:
 
 
 def _section(name: str, b: dict, card: Card, repo_id: str) -> str:
-    papers = package_yaml("papers.yaml")["papers"]
+    papers = papers_of()
     counts = ", ".join(f"{s} {n}" for s, n in b["counts"].items())
     restricted = f"**yes**: {b['restricted']}" if b.get("restricted") else "no"
     sources = ", ".join(f"[`{s}`](#source-{s}-{d}) (files `{d}`)" for s, d in b["sources"].items())
-    template = (f"`{b['template_file']}` (sha256 `{b['templates_sha256']}`)" if b.get("templates_sha256")
-                else f"`{b.get('template_file')}`")
     folder = card.datasets.get(b["dataset"], {})
-    bib = (papers.get(b.get("paper") or "") or {}).get("bibtex", "").strip()
-    cite = f"\nIt reproduces {papers[b['paper']]['name']}:\n\n```bibtex\n{bib}\n```\n" if bib else ""
+    if b.get("paper") in papers:
+        cite = f"\nIt reproduces {papers[b['paper']]['name']} (cited below).\n"
+    else:
+        cite = f"\nCite:\n\n```bibtex\n{b['bibtex']}\n```\n" if b.get("bibtex") else ""
     note = f"\n{b['note']}\n" if b.get("note") else ""
     return f"""### {name}
 
 | | |
 | --- | --- |
 | version | `{b['version']}` |
+| role | {b.get('role', 'main')} |
 | rows | {counts} |
 | licence | {b['licence']} |
 | restricted | {_md(restricted)} |
 | generator version | {b['generator_version']} |
-| template file | {template} |
-| templates | {_md(', '.join(f'`{t}`' for t in b['template_ids'])) or '–'} |
+| templates | {_md(', '.join(f'`{t}`' for t in b['template_ids'])) or '–'} (sha256 `{b.get('templates_sha256')}`) |
 | fingerprint | `{b['fingerprint']}` (sha256 of the rows published) |
-| dataset folder | `{b['dataset']}` (its meta.json fingerprint `{folder.get('fingerprint')}`) |
+| dataset | [{b['dataset']}](#dataset-{_anchor(b['dataset'])}) (fingerprint `{folder.get('fingerprint')}`) |
 | sources | {sources or 'none: synthetic, generated from the templates alone'} |
 
-`load_dataset("{repo_id}", "{name}")`. Construction (the dataset's own card):
-
-{_quote(folder.get('construction') or '')}
+`load_dataset("{repo_id}", "{name}")`.
 {note}{cite}"""
+
+
+def _anchor(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _datasets_text(card: Card) -> str:
+    """Each dataset folder once: how its rows were made (its own card's words), its fields and an example row."""
+    out = []
+    for folder, d in card.datasets.items():
+        formats = {b.get("format") for b in card.blocks.values() if b["dataset"] == folder}
+        fields = next((FIELDS[f] for f in formats if f in FIELDS), {})
+        glossary = "\n".join(f"| `{k}` | {v} |" for k, v in fields.items())
+        example = f"\n\nAn example row:\n\n```json\n{d['example']}\n```" if d.get("example") else ""
+        out.append(f"""### Dataset {folder} <a name="dataset-{_anchor(folder)}"></a>
+
+{_quote(d.get('construction') or '')}
+
+| field | meaning |
+| --- | --- |
+{glossary}{example}
+""")
+    return "\n".join(out)
+
+
+def _citations(card: Card) -> str:
+    papers = papers_of()
+    keys = sorted({b["paper"] for b in card.blocks.values() if b.get("paper") in papers})
+    return "\n".join(f"{papers[k]['name']}:\n\n```bibtex\n{papers[k]['bibtex'].strip()}\n```\n" for k in keys)
 
 
 def _sources_text(sources: dict) -> str:
@@ -162,7 +227,7 @@ def render(card: Card, repo_id: str | None = None) -> str:
 
     repo_id, blocks = repo_id or "ORG/NAME", card.blocks
     licences = sorted({b["licence"] for b in blocks.values()})
-    papers = package_yaml("papers.yaml")["papers"]
+    papers = papers_of()
     names = sorted({papers[b["paper"]]["name"] for b in blocks.values() if b.get("paper") in papers})
     family = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names) or "probe"
     total = sum(n for b in blocks.values() for n in b["counts"].values())
@@ -178,7 +243,7 @@ def render(card: Card, repo_id: str | None = None) -> str:
     )
     if "other" in licences:
         data.license_name, data.license_link = "per-config", "README.md"
-    data.probekit = {"configs": blocks, "datasets": card.datasets, "sources": card.sources}
+    data.probekit = {**_compact(blocks, card.datasets), "sources": card.sources}
     configs = {**(card.extra_configs or {}),
                **{name: {"data_files": [{"split": s, "path": f"{name}/{s}-*"} for s in b["counts"]]}
                   for name, b in blocks.items()}}
@@ -210,6 +275,12 @@ says why, and each source's licence is below. Not legal advice.
 ## Configs
 
 {chr(10).join(_section(n, b, card, repo_id) for n, b in blocks.items())}
+## Datasets
+
+{_datasets_text(card)}
+## Papers
+
+{_citations(card) or 'None.'}
 ## Sources
 
 {_sources_text(card.sources) or 'None.'}"""

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Mapping
 
 
 from probekit import yamlfile
+from probekit.data.card import papers_of
 from probekit.errors import DataError, UsageError, shown
 
 HERE = Path(__file__).resolve().parent
@@ -40,6 +41,8 @@ class Config:
     construction: str  # the dataset's (shared by the configs of one folder)
     language: list[str]
     note: str = ""  # what is particular to this config
+    role: str = "main"  # main | control | grid (the dataset card's; the lm-eval groups take the main configs)
+    citation: str | None = None  # the probe's: a key of probekit/data/papers.yaml or a BibTeX entry; None: none
 
     @property
     def probe(self) -> str:
@@ -70,13 +73,25 @@ def _read_json(path: Path) -> dict:
         raise DataError(f"{path}: not valid JSON: {exc}") from None
 
 
-def _card_parts(folder: Path) -> tuple[str, list[str]]:
-    """The construction rule (the prose of the dataset's own card before its first table) and its languages."""
+@dataclass(frozen=True)
+class CardParts:
+    """What a dataset's own card tells the Hub card: how the rows were made (the prose before its first table),
+    its languages, the folder's role and the probe's citation (the card's ``probekit`` block)."""
+
+    construction: str
+    language: list[str]
+    role: str
+    citation: str | None
+
+
+def _card_parts(folder: Path, meta: dict) -> CardParts:
+    """The parts of the dataset card of ``folder`` (a card without a ``probekit`` block: the role its meta
+    shows, no citation)."""
     from huggingface_hub import DatasetCard
 
     path = folder / CARD
     if not path.is_file():
-        return "", []
+        return CardParts("", [], _role(meta, {}), None)
     card = DatasetCard(path.read_text(encoding="utf-8"), ignore_metadata_errors=True)
     lines = []
     for line in card.text.strip().splitlines()[1:]:   # after the "# title" line
@@ -84,7 +99,17 @@ def _card_parts(folder: Path) -> tuple[str, list[str]]:
             break
         lines.append(line.rstrip())
     language = card.data.language or []
-    return "\n".join(lines).strip(), [language] if isinstance(language, str) else list(language)
+    block = card.data.to_dict().get("probekit") or {}
+    return CardParts("\n".join(lines).strip(), [language] if isinstance(language, str) else list(language),
+                     _role(meta, block), block.get("citation"))
+
+
+def _role(meta: dict, block: dict) -> str:
+    if block.get("role"):
+        return block["role"]
+    if (meta.get("params") or {}).get("mode") == "grid":
+        return "grid"
+    return "control" if "control" in (meta.get("definition") or {}) else "main"
 
 
 def _need(meta: dict, folder: Path, *keys: str) -> None:
@@ -113,8 +138,9 @@ def _mc(folder: Path, meta: dict) -> list[Config]:
 
     probe, variant = meta["probe"], meta["variant"]
     name = (probe if variant == "original" else f"{probe}-{variant}") + _suffix(meta)
-    construction, language = _card_parts(folder)
-    return [Config(name, folder, meta, load, f"{probe}.yaml", construction, language)]
+    card = _card_parts(folder, meta)
+    return [Config(name, folder, meta, load, f"{probe}/probe.yaml", card.construction, card.language,
+                   role=card.role, citation=card.citation)]
 
 
 def _pairs(folder: Path, meta: dict) -> list[Config]:
@@ -122,7 +148,7 @@ def _pairs(folder: Path, meta: dict) -> list[Config]:
     from probekit.data.pairs import read_pairs
 
     _need(meta, folder, "counts")
-    construction, language = _card_parts(folder)
+    card = _card_parts(folder, meta)
     task = meta.get("task") or folder.name
     out = []
     for variant, counts in meta["counts"].items():
@@ -131,8 +157,10 @@ def _pairs(folder: Path, meta: dict) -> list[Config]:
         def load(variant=variant, splits=tuple(counts), style=style):
             return {s: read_pairs(folder, variant, s) for s in splits}, [style] if style else []
 
-        out.append(Config(f"{meta['probe']}-{task}-{variant}", folder, meta, load, f"{meta['probe']}.yaml",
-                          construction, language, f"Variant `{variant}`" + (f": style `{style}`." if style else ".")))
+        out.append(Config(f"{meta['probe']}-{task}-{variant}", folder, meta, load, f"{meta['probe']}/probe.yaml",
+                          card.construction, card.language,
+                          f"Variant `{variant}`" + (f": style `{style}`." if style else "."),
+                          role=card.role, citation=card.citation))
     return out
 
 
@@ -143,7 +171,7 @@ def _cloze(folder: Path, meta: dict) -> list[Config]:
 
     _need(meta, folder, "relations")
     data = lru_cache(maxsize=1)(lambda: read_cloze_set(folder))
-    construction, language = _card_parts(folder)
+    card = _card_parts(folder, meta)
     out = []
     for relation, info in meta["relations"].items():
         def load(relation=relation):
@@ -159,8 +187,9 @@ def _cloze(folder: Path, meta: dict) -> list[Config]:
 
         note = (f"Relation `{relation}` ({info.get('class')}): {info.get('patterns')} patterns x {info.get('tuples')} "
                 f"tuples, one row per query, answered from its {info.get('candidates')} candidates (`candidates`).")
-        out.append(Config(f"{meta['probe']}-{relation}", folder, meta, load, f"{meta['probe']}/{relation}.yaml",
-                          construction, language, note))
+        out.append(Config(f"{meta['probe']}-{relation}", folder, meta, load,
+                          f"{meta['probe']}/patterns/{relation}.yaml", card.construction, card.language, note,
+                          role=card.role, citation=card.citation))
     return out
 
 
@@ -237,7 +266,7 @@ def fingerprint(rows: Mapping[str, list[dict]]) -> str:
 
 @lru_cache(maxsize=None)
 def package_yaml(name: str) -> dict:
-    """A data file shipped beside this module (``licence_policy.yaml``, ``papers.yaml``)."""
+    """A data file shipped beside this module (``licence_policy.yaml``)."""
     return yamlfile.read(HERE / name)
 
 
@@ -259,9 +288,10 @@ def restriction(meta: dict) -> str | None:
     return "; ".join(reasons) or None
 
 
-def paper(meta: dict) -> str | None:
-    p = package_yaml("papers.yaml")
-    return p["by_probe"].get(meta["probe"]) or p["by_format"].get(meta.get("format"))
+def paper(citation: str | None) -> str | None:
+    """The key of a config's paper in ``probekit/data/papers.yaml`` (None: a probe citing none, or its own
+    BibTeX)."""
+    return citation if citation in papers_of() else None
 
 
 def _generators_dir() -> Path | None:
@@ -307,7 +337,6 @@ def export(config: Config, data_root: Path) -> Export:
         "probe": config.probe,
         "fingerprint": fp,
         "counts": {s: len(r) for s, r in rows.items()},
-        "template_file": template_file,
         "templates_sha256": template_sha,
         "template_ids": list(template_ids),
         "generator_version": str(meta.get("generator_version")),
@@ -316,7 +345,9 @@ def export(config: Config, data_root: Path) -> Export:
         "sources": digests,
         "format": meta["format"],
         "dataset": dataset,
-        "paper": paper(meta),
+        "paper": paper(config.citation),
+        **({"bibtex": config.citation.strip()} if config.citation and not paper(config.citation) else {}),
+        "role": config.role,
         "language": config.language,
         **({"note": config.note} if config.note else {}),
     }
@@ -324,5 +355,7 @@ def export(config: Config, data_root: Path) -> Export:
                                    "license": " ".join(str(s.get("license") or "").split()),
                                    "files": dict(sorted((s.get("files") or {}).items()))}}
              for name, s in sources.items()}
-    folder = {dataset: {"fingerprint": meta.get("fingerprint"), "construction": config.construction}}
+    first = next((r[0] for r in rows.values() if r), None)
+    folder = {dataset: {"fingerprint": meta.get("fingerprint"), "construction": config.construction,
+                        **({"example": json.dumps(first, ensure_ascii=False, default=str)} if first else {})}}
     return Export(config, rows, json.loads(json.dumps(block)), table, folder)

@@ -269,7 +269,7 @@ def changes(local: dict, published: dict | None) -> list[tuple[str, str, str]]:
         if added or removed:
             what.append("templates " + " ".join([f"+{t}" for t in added] + [f"-{t}" for t in removed]))
         if old.get("templates_sha256") != b.get("templates_sha256"):
-            what.append(f"template file {b.get('template_file')} sha256 {short(old.get('templates_sha256'))} -> "
+            what.append(f"templates sha256 {short(old.get('templates_sha256'))} -> "
                         f"{short(b.get('templates_sha256'))}")
         rows_changed = old.get("fingerprint") != b["fingerprint"]
         status = "changed: " if rows_changed else ("unchanged rows; " if what else "unchanged")

@@ -1,2 +1,2 @@
 """Probe definitions: templates and their YAML, controls ``fn(row) -> row | None``, probe folders and cards,
-annotations, word facts, fidelity against the original release."""
+word facts, fidelity against the original release."""

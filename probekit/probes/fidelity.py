@@ -15,7 +15,7 @@ stems and choices hold (how many distinct, their range: our AGE train ages 43-12
   defects its generation fixes (ALWAYS-NEVER: the typos, stray spaces and duplicate statements its release
   parse repairs);
 * *our construction rules*: the rules the probe's generator enforces, read back from each row's stem with
-  our params and tables (:mod:`generators.release_rules`: value ranges, pairing, single tokens,
+  our params and tables (:mod:`generators.shared.release_rules`: value ranges, pairing, single tokens,
   duplicates, balance), run over ours and over the release alike, and over our ``original`` variant too
   where ours is ``release_phrasing`` (side ``ours (original)``). Ours must break none (``probes fidelity``
   fails when one of our rows does, after writing the report).
@@ -35,6 +35,7 @@ WORD = re.compile(r"[a-z]+")
 INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.]\d)")
 LIKE_FOR_LIKE = "release_phrasing"  # the variant written in the release's wording, where a probe has one
 STRAY_SPACE = "leading/trailing space in stem or choice"
+NO_RELEASE = "no original release"   # a probe of ours that the oLMpics release does not have: not compared
 
 
 def generic_problems(rows: list[dict], fmt: str) -> Counter:
@@ -159,6 +160,9 @@ def markdown(report: Mapping[str, Mapping]) -> str:
              "| probe | variant | train: ours / release | dev: ours / release | rules broken (a row counts once "
              "per rule), ours: train / dev | release: train / dev |", "| --- | --- | --- | --- | --- | --- |"]
     for probe, splits in report.items():
+        if splits == NO_RELEASE:
+            lines.append(f"| {probe} | – | {NO_RELEASE} | | | |")
+            continue
         n = {s: f"{r['ours']['n']} / {r['release']['n']}" for s, r in splits.items()}
         o, rel = broken(splits, "ours"), broken(splits, "release")
         variant = next(iter(splits.values()), {}).get("variant", "original")
@@ -166,6 +170,8 @@ def markdown(report: Mapping[str, Mapping]) -> str:
                      f"{' / '.join(map(str, o.values()))} | {' / '.join(map(str, rel.values()))} |")
     lines.append("")
     for probe, splits in report.items():
+        if splits == NO_RELEASE:
+            continue
         variant = next(iter(splits.values()), {}).get("variant", "original")
         lines += [f"## {probe}", "", f"Ours: variant `{variant}`.", ""]
         for split, r in splits.items():
@@ -204,13 +210,14 @@ def _code(examples: list[str]) -> str:
     return f"`{examples[0]}`".replace("|", "\\|") if examples else "–"
 
 
-def run(probes: Path, release_path: Callable[[str, str], Path], out: Path,
+def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path,
         tables: Callable[[tuple[str, ...]], Mapping] | None = None) -> dict:
     """Compare every probe folder under ``probes`` (its ``release_phrasing`` variant where it has one, else
     ``original``) with its release files: the generic rules, the probe module's ``rule`` (ours) and
     ``release_problems`` (the release), and our construction rules where :data:`release_rules.CHECKS` has
     the probe (``tables(names)``: our table sets, for the checks that read them); write ``out`` (markdown)
-    and the same report as JSON beside it (``.json``)."""
+    and the same report as JSON beside it (``.json``). A probe the release does not have (``release_path``
+    gives None) is reported as :data:`NO_RELEASE` and not compared."""
     import importlib
     import json
 
@@ -221,14 +228,17 @@ def run(probes: Path, release_path: Callable[[str, str], Path], out: Path,
     def no_tables(names):
         raise UsageError(f"the fidelity check of {', '.join(names)} needs our table sets (--tables)")
 
-    release_rules = importlib.import_module("generators.release_rules")  # by name: generators sit above probekit
+    release_rules = importlib.import_module("generators.shared.release_rules")  # by name: generators sit above probekit
     report = {}
     for meta_path in sorted(Path(probes).glob("*/original/meta.json")):
         probe = json.loads(meta_path.read_text(encoding="utf-8"))["probe"]
+        if any(release_path(probe, s) is None for s in SPLITS):
+            report[probe] = NO_RELEASE
+            continue
         name = LIKE_FOR_LIKE if (meta_path.parent.parent / LIKE_FOR_LIKE / "meta.json").is_file() else "original"
         folder = meta_path.parent.parent / name
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        module = importlib.import_module(f"generators.{probe}")
+        module = importlib.import_module(f"generators.{probe}.generator")
         rule, fixed = getattr(module, "rule", None), getattr(module, "release_problems", None)
         ours = {s: read_jsonl(folder / f"{s}.jsonl") for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
         release = {s: read_jsonl(release_path(probe, s)) for s in SPLITS}

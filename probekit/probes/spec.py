@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import yaml
 
 from probekit import yamlfile
+from probekit.data.card import ROLES, citation
 from probekit.errors import shown
 from probekit.probes.controls import CONTROLS
 from probekit.probes.templates import (
@@ -53,17 +54,19 @@ def load_probe_spec(path: str | Path) -> ProbeSpec:
     words = tuple(controls.get("nonsense_words", PAPER_NONSENSE_WORDS))
     if not words:
         raise TemplateError(f"{path}: controls.nonsense_words is empty")
+    citation(raw.get("citation"), f"{path}: citation")   # a known paper or a BibTeX entry
     defaults = raw.get("params", {}) or {}
     if not isinstance(defaults, Mapping):
         raise TemplateError(f"{path}: 'params' must be a mapping (the probe's default params)")
     return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, format=raw["format"],
                      templates=templates,
                      variants=variants, nolang_answers=nolang, nonsense_words=words,
-                     license=raw.get("license"), params=dict(defaults))
+                     license=raw.get("license"), citation=raw.get("citation"), params=dict(defaults))
 
 
 def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> dict[str, Variant]:
-    """The ``variants`` mapping: each ``{template: ID, ...options}`` or ``{control: NAME, base: VARIANT}``."""
+    """The ``variants`` mapping: each ``{template: ID, ...options}`` or ``{control: NAME, base: VARIANT}``, either
+    with an optional ``role`` (:data:`ROLES`)."""
     if not isinstance(raw, Mapping) or not raw:
         raise TemplateError(f"{path}: 'variants' must be a non-empty mapping name -> definition")
     variants: dict[str, Variant] = {}
@@ -71,6 +74,10 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
         where = f"{path}: variant {shown(name)}"
         if not isinstance(v, Mapping):
             raise TemplateError(f"{where}: must be a mapping ({{template: ID}} or {{control: NAME, base: VARIANT}})")
+        role = v.get("role", "control" if "control" in v else "main")
+        if role not in ROLES:
+            raise TemplateError(f"{where}: role must be one of {', '.join(ROLES)}, got {shown(role)}")
+        v = {k: x for k, x in v.items() if k != "role"}
         kinds = [k for k in ("template", "templates", "control") if k in v]
         if len(kinds) != 1:
             raise TemplateError(f"{where}: give exactly one of 'template' / 'templates' (a base variant) or "
@@ -82,7 +89,7 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
             if not isinstance(ids, list) or not ids or not all(isinstance(t, str) and t in templates for t in ids):
                 raise TemplateError(f"{where}: {kinds[0]} must be {'one template id' if kinds[0] == 'template' else 'all or a list of template ids'} "
                                     f"of {list(templates)}, got {shown(wanted)}")
-            variants[name] = Variant(name, templates=tuple(ids),
+            variants[name] = Variant(name, templates=tuple(ids), role=role,
                                      options={k: x for k, x in v.items() if k not in ("template", "templates")})
             continue
         control, base = v.get("control"), v.get("base")
@@ -93,5 +100,5 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path) -> d
             raise TemplateError(f"{where}: unknown key(s) {unknown} for a control variant")
         if not isinstance(base, str) or not isinstance(raw.get(base), Mapping) or "control" in raw[base]:
             raise TemplateError(f"{where}: base must name a declared base (template) variant, got {shown(base)}")
-        variants[name] = Variant(name, control=control, base=base)
+        variants[name] = Variant(name, control=control, base=base, role=role)
     return variants

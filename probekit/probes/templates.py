@@ -68,13 +68,15 @@ class Variant:
     """A named way to instantiate a probe, declared in its YAML: a base variant fills its ``templates``
     (``template: ID``, ``templates: [ID, ...]`` or ``templates: all``), with generator-specific ``options``
     (e.g. the number probes' ``values``); a control variant applies ``control`` to the rows of the base
-    variant ``base``."""
+    variant ``base``. ``role``: what the variant is to the probe (``main``, ``control``, ``grid``; by default
+    ``control`` for a control variant, else ``main``): the lm-eval groups average the main variants only."""
 
     name: str
     templates: tuple[str, ...] = ()
     control: str | None = None
     base: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    role: str = "main"
 
     @property
     def template(self) -> str | None:
@@ -95,6 +97,7 @@ class ProbeSpec:
     nolang_answers: Mapping[str, str] = field(default_factory=dict)
     nonsense_words: tuple[str, ...] = PAPER_NONSENSE_WORDS
     license: str | None = None  # of a synthetic probe's data; a probe with sources takes theirs
+    citation: str | None = None  # a key of probekit/data/papers.yaml or a BibTeX entry; None: the card cites none
     params: Mapping[str, Any] = field(default_factory=dict)  # built-in defaults of the probe's params
 
     def template(self, template_id: str) -> Template:

@@ -1,6 +1,6 @@
 """A model's family (``mlm``, ``causal`` or ``seq2seq``: which scoring rules apply) from its config and tokenizer,
 no weights read: ``--scoring auto`` (:mod:`evaluators.engine.models`), which protocols apply to a model
-(:mod:`evaluators.applies`) and which models' tokenizers ParaRel's one-token filter reads (the masked LMs:
+(:mod:`evaluators.shared.applies`) and which models' tokenizers ParaRel's one-token filter reads (the masked LMs:
 :mod:`generators.pararel`)."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def check_scorable(config, name: str | None = None) -> None:
 
 def family_of(ref: ModelRef) -> str:
     """The family of ``ref`` (mlm, causal or seq2seq) from its config and tokenizer only, as ``--scoring auto``
-    detects it: no weights are read (which protocols apply, :mod:`evaluators.applies`)."""
+    detects it: no weights are read (which protocols apply, :mod:`evaluators.shared.applies`)."""
     import transformers
     from transformers import AutoConfig, AutoTokenizer
 

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-import generators.calum as calum
+import generators.calum.generator as calum
 from probekit.data.pairs import read_meta, read_pairs, write_pair_dataset
 from probekit.errors import DataError, ParamsError
 from probekit.params import ParamsFile
@@ -136,21 +136,20 @@ def test_klue_sts_is_symmetric():
 
 
 def test_a_language_is_one_file_of_tasks(tmp_path):
-    (tmp_path / "calum").mkdir()
-    (tmp_path / "calum.yaml").write_text((calum.HERE / "calum.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    (tmp_path / "calum" / "fr.yaml").write_text(
+    (tmp_path / "probe.yaml").write_text((calum.HERE / "probe.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "fr.yaml").write_text(
         "benchmark: FLUE\ntables: flue\ntasks:\n  xnli_fr: {indicators: [Prémisse, Hypothèse], "
         "labels: [entailment, neutral, contradiction]}\n", encoding="utf-8")
-    spec = calum.load_spec(tmp_path / "calum.yaml")
+    spec = calum.load_spec(tmp_path / "probe.yaml")
     assert list(spec.tasks) == ["xnli_fr"] and spec.language_of("xnli_fr")[0] == "fr"
     assert spec.language_of("xnli_fr")[1].tables == "flue"
-    (tmp_path / "calum" / "fr2.yaml").write_text(
+    (tmp_path / "fr2.yaml").write_text(
         "benchmark: FLUE\ntables: flue\ntasks:\n  xnli_fr: {indicators: [A, B], labels: [x]}\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"fr2\.yaml: task 'xnli_fr' is already defined in .*fr\.yaml"):
-        calum.load_spec(tmp_path / "calum.yaml")
-    (tmp_path / "calum" / "fr2.yaml").write_text("benchmark: FLUE\ntasks: {}\n", encoding="utf-8")
+        calum.load_spec(tmp_path / "probe.yaml")
+    (tmp_path / "fr2.yaml").write_text("benchmark: FLUE\ntasks: {}\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"fr2\.yaml: tables: Field required$"):
-        calum.load_spec(tmp_path / "calum.yaml")
+        calum.load_spec(tmp_path / "probe.yaml")
 
 
 def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
@@ -174,7 +173,7 @@ def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
     signal = read_pairs(out / "klue_nli", "signal", "dev") + read_pairs(out / "klue_nli", "signal", "test")
     assert sorted(r["sentence1"] for r in signal) == sorted(f"[전제] {p}" for p, _, _ in NLI["dev"])
     card = (out / "klue_nli" / "README.md").read_text(encoding="utf-8")
-    assert "language: [ko]" in card and "Every example of KLUE\nNLI once per variant" in card
+    assert "language:\n- ko\n" in card and "Every example of KLUE\nNLI once per variant" in card
     assert "Test: 1 of the 3 dev rows, drawn with seed 0 and removed from dev" in card
     assert "- `signal`: `[전제] <text 1>` | `[가설] <text 2>`" in card
     assert main(["generate", "calum", "--task", "klue_sts", "--tables", str(korean), "--params", str(params),

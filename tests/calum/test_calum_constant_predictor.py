@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from evaluators import smoke
+from evaluators.shared import smoke
 from evaluators.calum import report as calum_report
 from evaluators.calum.metrics import consistency, over_seeds
 

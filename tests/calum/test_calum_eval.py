@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-import generators.calum as calum_generator
+import generators.calum.generator as calum_generator
 from evaluators.calum import finetune as calum
 from evaluators.calum.multitask import MASKED_LOGIT, MultitaskClassifier
 from evaluators.calum.params import CalumEvalParams
@@ -150,8 +150,8 @@ def test_a_calum_grid_reports_each_task_in_its_column(tmp_path, calum_data, tiny
 def test_a_causal_lm_is_fine_tuned_as_the_paper_did_and_a_skipped_run_is_reported(tmp_path, calum_data, tiny_gpt2,
                                                                                     capsys):
     """CALUM applies to every family (the paper fine-tuned GPT2 and BART beside the encoders): the CLI runs a causal
-    LM; a run recorded as skipped (evaluators/applies.py) is listed by the report, not read as a result."""
-    from evaluators import applies
+    LM; a run recorded as skipped (evaluators/shared/applies.py) is listed by the report, not read as a result."""
+    from evaluators.shared import applies
     from probekit.tokens.refs import ModelRef
 
     params = tmp_path / "params.yaml"

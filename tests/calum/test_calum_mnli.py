@@ -11,7 +11,7 @@ import logging
 
 import pytest
 
-import generators.calum as calum_generator
+import generators.calum.generator as calum_generator
 from evaluators.calum import finetune as calum
 from evaluators.calum.params import CalumEvalParams
 from probekit.data.pairs import write_pair_dataset

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-import generators.calum as calum_generator
+import generators.calum.generator as calum_generator
 from evaluators.calum import finetune as calum
 from evaluators.calum import report as calum_report
 from evaluators.calum.params import CalumEvalParams

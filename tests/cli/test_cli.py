@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import generators
+from generators.shared import registry as generators
 from probes.main import main, parser
 
 from helpers import MIRROR, PAIRS, REPO, fake_result
@@ -161,19 +161,19 @@ def test_params_errors_name_file_and_full_key(section, message, tmp_path, capsys
 
 
 def test_ctrl_c_and_internal_errors_are_one_line_unless_debug(monkeypatch, tmp_path, capsys):
-    import generators.build
+    import generators.shared.build
 
     def interrupted(*_a, **_k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(generators.build, "build_probe", interrupted)
+    monkeypatch.setattr(generators.shared.build, "build_probe", interrupted)
     assert main(["generate", "age_comparison", "--out", str(tmp_path / "o")]) == 130
     assert capsys.readouterr().err == "probes generate: interrupted\n"
 
     def bug(*_a, **_k):
         raise AttributeError("'NoneType' object has no attribute 'x'")
 
-    monkeypatch.setattr(generators.build, "build_probe", bug)
+    monkeypatch.setattr(generators.shared.build, "build_probe", bug)
     assert main(["generate", "age_comparison", "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error: AttributeError" in err and "--debug" in err
@@ -264,7 +264,7 @@ def test_version_help_and_probe_choices(capsys):
     assert "mirror   set (or show, or --unset) a mirror folder for this checkout" in help_text
     zeroshot = parser()._subparsers._group_actions[0].choices["evaluate"]._subparsers._group_actions[0] \
         .choices["zeroshot"].format_help()
-    assert "zeroshot.split, else dev" in zeroshot and "zeroshot.seed" in zeroshot and "zeroshot.batch_size, else auto" in zeroshot
+    assert "zeroshot.split, else dev" in zeroshot and "scoring.seed" in zeroshot and "scoring.batch_size, else auto" in zeroshot
 
 
 def test_commands_work_outside_the_project_root(tmp_path, tiny_bert):

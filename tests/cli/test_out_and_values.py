@@ -95,7 +95,7 @@ print(sorted(codes), sorted(m for m in ("torch", "transformers", "datasets") if 
     ("age_comparison:\n  seed: *a7\n", "generate age_comparison --out {out}"),
     ("age_comparison:\n  variants: [*a7, *a7, *a7, *a7, *a7, *a7]\n", "generate age_comparison --out {out}"),
     ("models:\n  m: *a7\n", "evaluate zeroshot --model m --data {data} --out {out}"),
-    ("zeroshot:\n  seed: *a7\n", "grid --spec {spec} --out {out}"),
+    ("scoring:\n  seed: *a7\n", "grid --spec {spec} --out {out}"),
 ])
 def test_an_alias_bomb_in_params_is_quoted_short(where, command, tmp_path, capsys):
     """Seven levels of nine aliases: 4.8 million strings once expanded. The error names the file and key, quotes a

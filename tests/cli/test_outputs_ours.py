@@ -183,7 +183,7 @@ def test_a_dataset_folder_written_before_markers_is_still_ours(world):
 
 def test_the_refusal_comes_before_any_work(world, monkeypatch, capsys):
     """Nothing is read or loaded for a refused output: the generator is never called."""
-    import generators
+    from generators.shared import registry as generators
 
     monkeypatch.setattr(generators, "get", lambda name: pytest.fail("the generator was reached"))
     (world / "mine").mkdir()
@@ -195,7 +195,7 @@ def test_the_refusal_comes_before_any_work(world, monkeypatch, capsys):
 def test_an_unwritable_output_is_refused_before_any_work(world, monkeypatch, capsys):
     """A read-only or full file system, or a folder this user may not write in, fails at once, naming the folder
     (not as a raw [Errno ...] after the model load)."""
-    import generators
+    from generators.shared import registry as generators
 
     monkeypatch.setattr(generators, "get", lambda name: pytest.fail("the generator was reached"))
     real_statvfs = os.statvfs

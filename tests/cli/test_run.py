@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evaluators.model_summary import summary
+from evaluators.shared.model_summary import summary
 from probes.main import main
 
 

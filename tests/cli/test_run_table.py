@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import smoke
-from evaluators.model_summary import summary
+from evaluators.shared import smoke
+from evaluators.shared.model_summary import summary
 
 
 def _cells(text: str, start: str) -> list[str]:

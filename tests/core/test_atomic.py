@@ -58,11 +58,12 @@ def test_a_failed_write_leaves_the_target_and_its_siblings_as_they_were(cwd):
 def test_a_folder_of_someone_elses_is_never_replaced_by_a_writer(cwd):
     """The library checks too, not only the command line: a writer called directly refuses a foreign folder, and
     the current folder whatever it holds."""
-    from probekit.data.writer import write_dataset
+    from probekit.data.writer import Dataset, Part, write_dataset
 
     before = listing(cwd.parent)
     with pytest.raises(outputs.OutputError, match=r"sub: holds x, which probekit did not write"):
-        write_dataset(cwd / "sub", {"rows.jsonl": [{"a": 1}]}, {"params": {}}, lambda meta: "card\n")
+        write_dataset(cwd / "sub", Dataset((Part("", {"rows.jsonl": [{"a": 1}]}, {"params": {}}, lambda meta: "card\n"),),
+                                           "other"))
     with pytest.raises(outputs.OutputError, match=r"is the current folder; probekit will not replace it"):
         with atomic.atomic_path(cwd) as tmp:
             tmp.mkdir()

@@ -37,7 +37,8 @@ def test_probe_rule_and_vocabulary_overlap():
     assert report["train"]["vocabulary"] == {"ours": 5, "release": 6, "shared": 5, "release_covered": 0.833}
 
 
-def test_fidelity_command_on_a_generated_probe(tmp_path, capsys):
+def _release_and_multihop(tmp_path):
+    """The release fetched from the mirror and a small multihop_comparison in ``tmp_path/probes``: the manifest."""
     manifest = tmp_path / "raw/sources.yaml"
     manifest.parent.mkdir()
     manifest.write_text((REPO / "raw/sources.yaml").read_text())
@@ -46,6 +47,11 @@ def test_fidelity_command_on_a_generated_probe(tmp_path, capsys):
     params.write_text("multihop_comparison: {size: {train: 30, dev: 30}}\n")
     assert main(["generate", "multihop_comparison", "--params", str(params),
                  "--out", str(tmp_path / "probes/multihop_comparison")]) == 0
+    return manifest
+
+
+def test_fidelity_command_on_a_generated_probe(tmp_path, capsys):
+    manifest = _release_and_multihop(tmp_path)
     out = tmp_path / "reports/fidelity.md"
     assert main(["fidelity", "--probes", str(tmp_path / "probes"), "--manifest", str(manifest), "--out", str(out)]) == 0
     report = json.loads(out.with_suffix(".json").read_text())
@@ -84,9 +90,10 @@ def test_run_calls_a_generators_release_problems_hook(tmp_path, monkeypatch):
         seen.update(rows_by_split)
         return {split: Counter({"typo fixed": len(rows)}) for split, rows in rows_by_split.items()}
 
-    module = types.ModuleType("generators.fake_probe")
+    module = types.ModuleType("generators.fake_probe.generator")
     module.release_problems = release_problems
-    monkeypatch.setitem(sys.modules, "generators.fake_probe", module)
+    monkeypatch.setitem(sys.modules, "generators.fake_probe", types.ModuleType("generators.fake_probe"))
+    monkeypatch.setitem(sys.modules, "generators.fake_probe.generator", module)
     report = fidelity.run(tmp_path / "probes", lambda probe, split: release[split], tmp_path / "f.md")
     assert {s: len(r) for s, r in seen.items()} == {"train": 1, "dev": 2}  # the release rows, per split
     assert {s: r["release"]["problems"] for s, r in report["fake_probe"].items()} == {
@@ -99,14 +106,14 @@ def test_run_calls_a_generators_release_problems_hook(tmp_path, monkeypatch):
 # --- our construction rules over the release rows ---------------------------------------------------------
 
 def spec_of(probe: str):
-    import generators
+    from generators.shared import registry as generators
     from probekit.probes.spec import load_probe_spec
 
     return load_probe_spec(generators.get(probe).template_path)
 
 
 def context(probe: str, variant: str, params: dict, tables=None):
-    from generators.release_rules import Context
+    from generators.shared.release_rules import Context
 
     return Context(spec_of(probe), variant, params, tables or (lambda names: {}))
 
@@ -115,7 +122,7 @@ AGE = "A {} year old person age is [MASK] than a {} year old person ."  # the re
 
 
 def test_number_rules_count_each_broken_release_row():
-    from generators import release_rules
+    from generators.shared import release_rules
 
     ages = {"values": {"ages": {"train": [43, 120], "dev": [15, 38]}}}
     train = [row(AGE.format(50, 60), answer="younger"), row(AGE.format(60, 50), answer="older"),
@@ -160,7 +167,7 @@ def object_tables() -> dict:
 def test_objects_release_rows_checked_with_our_sizes_buckets_and_wordnet():
     """Half-decade buckets: ant -5, coin -4, mouse -3, dog -1, horse 0, car 1, house 2; whale is fitted with 2
     labels (left out); a viphy label calls the ant larger than the mouse."""
-    from generators import release_rules
+    from generators.shared import release_rules
 
     size = "The size of a {} is usually much [MASK] than the size of a {} ."
     choices = ("larger", "smaller")
@@ -215,7 +222,7 @@ def antonym_tables() -> dict:
 def test_objects_pairing_paper_literal_checks_one_bucket():
     """With ``pairing: paper_literal`` (§4.1 "objects that are in the same bucket") the release is held to that:
     horse (2.4 m) and pony (1.5 m) share bucket 0, horse and ant do not."""
-    from generators import release_rules
+    from generators.shared import release_rules
 
     size = "The size of a {} is usually much [MASK] than the size of a {} ."
     train = [row(size.format("horse", "pony"), ("larger", "smaller"), "larger"),
@@ -229,7 +236,7 @@ def test_objects_pairing_paper_literal_checks_one_bucket():
 
 
 def test_antonym_release_rows_checked_by_our_word_rules_and_tables():
-    from generators import release_rules
+    from generators.shared import release_rules
 
     choices = ("not", "really")
     train = [row("It was [MASK] a cat, it was really a dog.", choices, "not"),
@@ -266,7 +273,7 @@ def test_antonym_release_rows_checked_by_our_word_rules_and_tables():
 
 
 def test_taxonomy_release_rows_checked_by_our_concept_rules():
-    from generators import release_rules
+    from generators.shared import release_rules
 
     choices = ("animal", "food", "tool")
     train = [row("A cat and a dog are both a type of [MASK] .", choices, "animal"),
@@ -392,3 +399,24 @@ def test_docs_quote_the_reports_sizes():
                     wrong.append(f"{page.name}: {probe}: quotes {q['sizes']}, the report has {truth}: {q['line']!r}")
     assert not unquoted, f"docs/probes.md's table quotes no train / dev (release) sizes for {unquoted}"
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_probe_outside_the_release_is_listed_and_skipped(tmp_path, capsys, monkeypatch):
+    """A probe folder the oLMpics release has no file for (a user's new probe, its generator importable) is
+    reported as having no original release, and the others are still compared (it used to stop the command with
+    ``KeyError: "source 'olmpics' has no file for probe 'part_of' split 'train'"``)."""
+    for name in ("generators.part_of", "generators.part_of.generator"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    manifest = _release_and_multihop(tmp_path)
+    new = tmp_path / "probes/part_of/original"
+    new.mkdir(parents=True)
+    (new / "meta.json").write_text(json.dumps({"probe": "part_of", "format": "mc_mlm"}))
+    for split in ("train", "dev"):
+        (new / f"{split}.jsonl").write_text(json.dumps(row("A wheel is part of a [MASK] .")) + "\n")
+    out = tmp_path / "reports/fidelity.md"
+    assert main(["fidelity", "--probes", str(tmp_path / "probes"), "--manifest", str(manifest), "--out", str(out)]) == 0
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["part_of"] == "no original release"
+    assert report["multihop_comparison"]["dev"]["release"]["n"] == 500
+    assert "| part_of | – | no original release |" in out.read_text()
+    assert "part_of: no original release, not compared" in capsys.readouterr().out

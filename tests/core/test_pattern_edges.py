@@ -8,7 +8,7 @@ import math
 import pytest
 
 from probekit.errors import DataError, UsageError
-from probekit.sources.pattern_edges import FLAGS, agreement, analyse, compute_edges, edge_flags, load_parser
+from generators.pararel.edges import FLAGS, agreement, analyse, compute_edges, edge_flags, load_parser
 from probekit.sources.pattern_graphs import read_json
 
 from helpers import MIRROR

@@ -32,7 +32,7 @@ RESTRICTED = {"calum-rte-original", "calum-rte-reverse", "calum-rte-signal", "pa
 
 
 def _calum(out: Path, manifest) -> None:
-    import generators.calum as calum
+    import generators.calum.generator as calum
     from probekit.data.pairs import write_pair_dataset
     from probekit.params import ParamsFile
     from probekit.sources.manifest import provenance
@@ -63,7 +63,7 @@ def _pararel(out: Path, manifest) -> None:
             "params": {}, "license": "cc-by-nc-4.0", "sources": {"pararel": provenance(manifest["pararel"])},
             "relations": {r: {"class": "N-1", "patterns": len(p), "tuples": len(t), "candidates": len({o for _, o in t})}
                           for r, (p, t) in relations.items()}}
-    write_cloze_set(out, rows, meta, lambda m: "---\nlanguage: [en]\n---\n# ParaRel\n\nA query is a pattern with "
+    write_cloze_set(out, rows, meta, lambda m: "---\nlanguage: [en]\nprobekit: {citation: pararel}\n---\n# ParaRel\n\nA query is a pattern with "
                                                "the subject at [X].\n\n| table |\n")
 
 
@@ -150,14 +150,16 @@ def test_the_dry_run_folder_loads_back_row_for_row(data_root, tmp_path, capsys):
                                               "text-classification"}
     assert header["language"] == ["en"] and header["size_categories"] == ["n<1K"]
     assert header["source_datasets"] == ["extended|glue", "extended|pararel", "original"]
-    blocks = header["probekit"]["configs"]
+    from probekit.hub.card import Card
+
+    blocks = Card.parse((out / "README.md").read_text()).blocks   # a dataset's shared keys written once
     assert {n for n, b in blocks.items() if b["restricted"]} == RESTRICTED
     assert "MSR-SSLA" in blocks["calum-rte-reverse"]["restricted"] and "CC BY-NC" in blocks["pararel-P19"]["restricted"]
     assert blocks["mixed"]["version"].startswith("2.1.0+") and blocks["pararel-P19"]["template_ids"] == ["0", "1"]
-    assert blocks["age_comparison"]["template_file"] == "generators/age_comparison.yaml"
+    assert "template_file" not in blocks["age_comparison"]   # a path the card's reader cannot open
     assert blocks["age_comparison"]["templates_sha256"] == __import__("hashlib").sha256(
-        (REPO / "generators" / "age_comparison.yaml").read_bytes()).hexdigest()
-    assert blocks["mixed"]["templates_sha256"] is None   # no generators/mixed.yaml
+        (REPO / "generators" / "age_comparison" / "probe.yaml").read_bytes()).hexdigest()
+    assert blocks["mixed"]["templates_sha256"] is None   # no generators/mixed/probe.yaml
     assert header["probekit"]["sources"]["glue"]   # file checksums, once per source
     body = (out / "README.md").read_text()
     assert "@article{jang-etal-2021-calum" in body and "@article{elazar-etal-2021-measuring" in body
@@ -263,7 +265,7 @@ def test_versions_must_be_semantic_and_the_error_names_the_file(data, tmp_path, 
     meta_path.write_text(json.dumps(json.loads(meta_path.read_text()) | {"definition_version": "one"}))
     assert main(["publish", "--dry-run", str(tmp_path / "o"), "--data", str(data)]) == 1
     err = capsys.readouterr().err
-    assert f"{meta_path} definition_version (the version of generators/mixed.yaml): version 'one' is not a " \
+    assert f"{meta_path} definition_version (the version of generators/mixed/probe.yaml): version 'one' is not a " \
            "semantic version" in err
     assert not (tmp_path / "o").exists()
     (tmp_path / "mine").mkdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import generators
+from generators.shared import registry as generators
 from probekit import yamlfile
 from probekit.errors import DataError, ParamsError
 from probekit.params import ParamsFile, read_params, section
@@ -119,16 +119,17 @@ def test_a_key_given_twice_in_a_published_table_is_refused(tmp_path, monkeypatch
 
 
 def test_a_key_given_twice_in_a_generator_spec_is_refused(tmp_path):
-    from generators import calum, pararel
+    from generators.calum import generator as calum
+    from generators.pararel import generator as pararel
 
-    spec = write(tmp_path / "pararel.yaml", (generators.HERE / "pararel.yaml").read_text(encoding="utf-8")
+    spec = write(tmp_path / "pararel.yaml", (generators.HERE / "pararel" / "probe.yaml").read_text(encoding="utf-8")
                  + "probe: again\n")
     with pytest.raises(DataError, match=rf"^{spec}: not valid YAML: line \d+, column 1: key 'probe' {TWICE}"):
         pararel.load_spec(spec)
     write(tmp_path / "calum" / "en.yaml", "tasks: {}\ntasks: {}\n")
     with pytest.raises(DataError, match=rf"^{tmp_path / 'calum' / 'en.yaml'}: not YAML \(line 2, column 1: key "
                                         rf"'tasks' {TWICE}"):
-        calum.load_spec(tmp_path / "calum.yaml")
+        calum.load_spec(tmp_path / "calum" / "probe.yaml")
 
 
 def test_a_merged_key_may_be_overridden_also_where_that_mapping_is_merged_again(tmp_path):
@@ -167,7 +168,7 @@ def test_a_misspelt_section_is_refused_with_the_closest_known_one(tmp_path, caps
     with pytest.raises(ParamsError) as caught:
         read_params(params)
     assert str(caught.value).startswith(f"{params}: zeroshoot: unknown section (did you mean zeroshot?); probekit "
-                                        f"reads profile, models, tables, zeroshot, curve,")
+                                        f"reads profile, models, tables, probes, scoring, zeroshot, curve,")
     assert main(["evaluate", "zeroshot", "--model", "m", "--data", str(tmp_path), "--out", str(tmp_path / "o"),
                  "--params", str(params)]) == 1
     err = capsys.readouterr().err
@@ -211,7 +212,7 @@ def test_a_second_dataset_of_a_probe_is_its_name_and_a_suffix(tmp_path, capsys):
 
 def test_a_section_probekit_reads_must_be_registered():
     """``section()`` reads only names of ``SECTIONS`` (or a probe's): what read_params accepts cannot drift."""
-    from evaluators.params import ZeroshotParams
+    from evaluators.shared.params import ZeroshotParams
 
     assert section(ParamsFile(None), "zeroshot", ZeroshotParams).split == "dev"
     with pytest.raises(ValueError, match=r"params section 'zeroshoot' is read but not in probekit.params.SECTIONS"):
@@ -231,13 +232,25 @@ def test_every_yaml_file_of_the_repository_loads():
     assert read_params(REPO / "params.yaml").data["owned_by"]["dvc.yaml"]
 
 
-def test_where_the_probes_are_not_known_only_a_near_miss_is_refused(tmp_path, monkeypatch):
-    """A process that never imported generators (the harness model type used from Python) cannot tell a probe's
-    section from another tool's: it takes both, and still refuses a misspelt known one."""
+def test_a_process_that_never_imported_generators_knows_the_probe_sections(tmp_path, monkeypatch):
+    """``probes evaluate`` never imports generators (nor does the harness model type used from Python): the probe
+    sections come from the probe folders, so an undeclared ``device:`` is refused there too, as a misspelt known
+    section is, and a probe's section (or its second dataset's) is taken."""
+    import subprocess
+    import sys
+
     import probekit.params
 
     monkeypatch.setattr(probekit.params, "_probes", None)
-    assert set(read_params(write(tmp_path / "p.yaml", "age_comparison: {}\ndevice: cpu\n")).data) == {
-        "age_comparison", "device"}
-    with pytest.raises(ParamsError, match=r": zeroshoot: unknown section \(did you mean zeroshot\?\)"):
-        read_params(write(tmp_path / "q.yaml", "zeroshoot: {}\n"))
+    assert set(read_params(write(tmp_path / "p.yaml", "age_comparison: {}\nage_comparison_grid: {}\n")).data) == {
+        "age_comparison", "age_comparison_grid"}
+    for name, hint in (("device", ";"), ("zeroshoot", " (did you mean zeroshot?)")):
+        with pytest.raises(ParamsError, match=re.escape(f"q.yaml: {name}: unknown section{hint}")):
+            read_params(write(tmp_path / "q.yaml", f"{name}: cpu\n"))
+    params = write(tmp_path / "d.yaml", "device: cpu\n")
+    done = subprocess.run([sys.executable, "-c", "import sys; from probes.main import main; code = main(sys.argv[1:]); "
+                           "assert 'generators' not in sys.modules; sys.exit(code)", "evaluate", "zeroshot",
+                           "--model", "m", "--data", str(tmp_path), "--out", str(tmp_path / "o"), "--params",
+                           str(params)], capture_output=True, text=True, cwd=tmp_path)
+    assert (done.returncode, done.stderr[:len(f"probes evaluate: error: {params}: device: unknown section;")]) == (
+        1, f"probes evaluate: error: {params}: device: unknown section;")

@@ -1,4 +1,4 @@
-"""Which protocols apply to which model families (evaluators/applies.py), the family read from a model's config
+"""Which protocols apply to which model families (evaluators/shared/applies.py), the family read from a model's config
 and tokenizer only, and a pinned Hub revision carried from the params' ``models`` to ``from_pretrained``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import applies
+from evaluators.shared import applies
 from evaluators.engine.models import load_lm
 from probekit import atomic
 from probekit.tokens.family import family_of

@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 import yaml
 
-import generators
-from generators import always_never
-from generators.build import build_probe
+from generators.shared import registry as generators
+from generators.always_never import generator as always_never
+from generators.shared.build import build_probe
 from probekit.data.examples import answer_text
 from probekit.data.jsonl import read_jsonl
 from probekit.errors import DataError
 from probekit.params import ParamsError, ParamsFile, probe_section
-from probekit.probes import annotations, crowd_tasks
+from generators.always_never import annotations, crowd_tasks
 from probekit.probes.spec import load_probe_spec
 from probekit.probes.templates import MASK, PAPER_NONSENSE_WORDS
 from probekit.sources import loaders

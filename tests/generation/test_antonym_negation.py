@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from wordfreq import get_frequency_dict, zipf_frequency
 
-import generators
-from generators import antonym_negation as an
-from generators import antonym_pairs as ap
+from generators.shared import registry as generators
+from generators.antonym_negation import generator as an
+from generators.antonym_negation import pairs as ap
 from probekit.data.examples import answer_text
 from probekit.errors import DataError, ParamsError
 from probekit.probes import lexicon

@@ -9,8 +9,8 @@ from collections import defaultdict
 import pandas as pd
 import pytest
 
-import generators.encyclopedic_composition as ec
-from generators.two_hop_questions import CompositionParams
+import generators.encyclopedic_composition.generator as ec
+from generators.encyclopedic_composition.questions import CompositionParams
 from probekit.data.examples import SPLITS, answer_text, example_problem
 from probekit.errors import DataError, ParamsError
 from probekit.sources.loaders import wikidata as wd

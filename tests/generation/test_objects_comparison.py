@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 import pandas as pd
 import pytest
 
-import generators.objects_comparison as oc
+import generators.objects_comparison.generator as oc
 from probekit.data.examples import answer_text
 from probekit.errors import ParamsError
 from probekit.probes.templates import MASK, PAPER_NONSENSE_WORDS

@@ -10,10 +10,10 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-import generators
-from generators import property_conjunction as pc
-from generators.property_params import ConjunctionParams
-from generators.property_questions import nested
+from generators.shared import registry as generators
+from generators.property_conjunction import generator as pc
+from generators.property_conjunction.params import ConjunctionParams
+from generators.property_conjunction.questions import nested
 from probekit.data.examples import answer_text
 from probekit.errors import DataError, ParamsError
 from probekit.probes import lexicon

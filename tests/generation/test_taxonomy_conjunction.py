@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import generators.taxonomy_conjunction as tc
-from generators.single_token import OneToken
-from generators.taxonomy_params import Articles
+import generators.taxonomy_conjunction.generator as tc
+from generators.shared.single_token import OneToken
+from generators.taxonomy_conjunction.params import Articles
 from probekit.data.examples import SPLITS, answer_text
 from probekit.errors import DataError, ParamsError
 from probekit.probes import lexicon
@@ -457,7 +457,7 @@ def test_single_token_defaults_to_every_masked_lm_that_runs_olmpics(no_weapon_be
     for ParaRel only. ``single_token`` left out: the choices are checked with every masked LM of ``models`` that
     runs oLMpics, so ``weapon`` is never a choice; the causal LM (which scores any word) and the ParaRel-only model
     are not read; meta.json's params record the tokenizers; an explicit list still wins."""
-    from generators.build import build_probe
+    from generators.shared.build import build_probe
     from probekit.params import ParamsFile
 
     tables = small_tables()
@@ -487,7 +487,7 @@ def test_single_token_defaults_to_every_masked_lm_that_runs_olmpics(no_weapon_be
 def test_single_token_of_the_default_models_is_minilms(tmp_path):
     """No ``models`` given (the default profile's MiniLM): the list it always was, so the default dataset keeps
     its bytes; a model that cannot be read is named with the param that asked for it."""
-    from generators.build import build_probe
+    from generators.shared.build import build_probe
     from probekit.params import ParamsFile
 
     tables = small_tables()

@@ -168,14 +168,15 @@ def test_keys_follow_the_data_the_params_and_the_options(tmp_path, probe, tiny_b
     assert len(set(first)) == 2 and first == [p.key for p in grid.plan(spec, tmp_path, none)]
     # the params the protocol reads are part of the key; another protocol's section is not
     assert first == [p.key for p in grid.plan(spec, tmp_path, ParamsFile(None, {"calum_eval": {"seeds": [1]}}))]
-    assert first == [p.key for p in grid.plan(spec, tmp_path, ParamsFile(None, {"zeroshot": {"batch_size": 3}}))]
-    rules = ParamsFile(None, {"zeroshot": {"rules": {"mlm": "pll"}}})
+    assert first == [p.key for p in grid.plan(spec, tmp_path, ParamsFile(None, {"scoring": {"batch_size": 3}}))]
+    rules = ParamsFile(None, {"scoring": {"rules": {"mlm": "pll"}}})
     assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, rules)}
     meta = data / "original/meta.json"
     meta.write_text(meta.read_text().replace('"fingerprint": "', '"fingerprint": "0'))   # other rows written
     assert not set(first) & {p.key for p in grid.plan(spec, tmp_path, none)}
 
 
+@pytest.mark.slow   # a Ray cluster (local_ray)
 def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, probe, tiny_bert, capsys,
                                                                      monkeypatch, local_ray):
     bad = tmp_path / "missing-model"
@@ -199,6 +200,7 @@ def test_the_ray_executor_stores_the_same_bytes_and_reports_failures(tmp_path, p
                    for a, b in zip(x["scores"], y["scores"]))
 
 
+@pytest.mark.slow   # a Ray cluster (local_ray)
 def test_a_killed_ray_worker_loses_no_cell_and_the_retry_completes_its_cell(tmp_path, probe, tiny_bert, local_ray):
     import psutil
 

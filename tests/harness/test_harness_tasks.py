@@ -38,9 +38,13 @@ def _mc_rows(probe: str, variant: str) -> list[dict]:
             for i, (stem, choices, key) in enumerate(TOY)]
 
 
-def write_mc(folder: Path, probe: str = "toy_age", variant: str = "original", fmt: str = "mc_mlm") -> Path:
-    """A probe variant folder as ``probes generate`` writes it (the fields the Hub export reads)."""
+def write_mc(folder: Path, probe: str = "toy_age", variant: str = "original", fmt: str = "mc_mlm",
+             citation: str | None = "olmpics") -> Path:
+    """A probe variant folder as ``probes generate`` writes it (the fields the Hub export reads), its card citing
+    ``citation`` (a key of probekit/data/papers.yaml; None: none)."""
     folder.mkdir(parents=True)
+    (folder / "README.md").write_text(f"---\nprobekit:\n  citation: {json.dumps(citation)}\n---\n# {probe}\n",
+                                      encoding="utf-8")
     rows = _mc_rows(probe, variant)
     if fmt == "mc_qa":
         for r in rows:
@@ -145,6 +149,17 @@ def test_bad_arguments_are_usage_errors(data, tmp_path):
     assert main(["export", "lm-eval", "--data", "data", "--out", "o", "--hub-revision", "v1"]) != 0
 
 
+def test_a_task_named_like_a_group_fails_the_export(tmp_path, monkeypatch):
+    from evaluators.harness import write
+
+    monkeypatch.chdir(tmp_path)
+    write_mc(Path("d/probes/mc/original"), probe="mc", citation=None)   # the task probekit_mc
+    with pytest.raises(DataError, match=r"lm-eval task probekit_mc of the dataset probes/mc/original has the name "
+                                        r"of the group probekit_mc; rename the probe"):
+        write.write("d", "o")
+    assert not Path("o").exists()
+
+
 def test_unknown_pair_labels_are_skipped_and_a_drifting_template_fails_the_export(tmp_path, monkeypatch):
     from evaluators.harness import tasks as tasks_module
     from evaluators.harness import write
@@ -217,6 +232,7 @@ def _compare(out: dict, task: str, stems, choices, gold, engine) -> float:
     return worst
 
 
+@pytest.mark.slow   # the real harness
 def test_harness_scores_equal_probekit_rules(data, offline, tiny_gpt2, capsys):
     assert main(["export", "lm-eval", "--data", "data", "--out", "lm", "--probes", "toy_age,pararel"]) == 0
     tasks = ["olmpics_toy_age", "olmpics_toy_age_choice", "pararel_p19"]
@@ -248,6 +264,7 @@ def test_harness_scores_equal_probekit_rules(data, offline, tiny_gpt2, capsys):
         print(f"\nharness vs probekit (tiny-gpt2): max |log-likelihood difference| {worst:.2e}")
 
 
+@pytest.mark.slow   # the real harness
 def test_harness_statement_and_choice_with_a_bos_tokenizer(data, offline, tiny_llama, capsys):
     """Llama's tokenizer puts ``<s>`` first itself: the harness's empty context is that BOS (probekit's statement
     rule adds no second one), and a non-empty context keeps the BOS the tokenizer adds (the harness rule too)."""
@@ -261,6 +278,7 @@ def test_harness_statement_and_choice_with_a_bos_tokenizer(data, offline, tiny_l
         print(f"\nharness vs probekit (tiny-llama): max |log-likelihood difference| {worst:.2e}")
 
 
+@pytest.mark.slow   # the real harness: the `lm_eval` command in a subprocess
 def test_the_lm_eval_command_runs_our_group_offline_from_the_exported_folder(data, offline, tiny_gpt2):
     """The harness's own command, as a user types it: ``lm_eval --model hf --model_args pretrained=<tiny gpt2>
     --tasks probekit --include_path <exported folder> --log_samples``, offline; every group and task is there and

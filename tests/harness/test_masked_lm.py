@@ -114,6 +114,7 @@ def by_doc(results, task):
     return sorted(results["samples"][task], key=lambda s: s["doc_id"])
 
 
+@pytest.mark.slow   # the real harness (lm_eval.simple_evaluate)
 def test_statement_task_is_pll_statement(model_path, tasks):
     results = harness(model_path, STATEMENT_TASK, tasks)
     samples = by_doc(results, STATEMENT_TASK)
@@ -159,6 +160,7 @@ def direct_pll(model, tok, context: str, continuation: str) -> tuple[float, bool
     return total, greedy
 
 
+@pytest.mark.slow   # the real harness (lm_eval.simple_evaluate)
 def test_context_task_scores_the_choice_given_the_context(model_path, tasks):
     results = harness(model_path, CONTEXT_TASK, tasks)
     samples = by_doc(results, CONTEXT_TASK)
@@ -211,6 +213,7 @@ def test_rolling_is_the_whole_text_and_generation_is_refused(bert):
         lm.loglikelihood(requests(("He is", " ")))
 
 
+@pytest.mark.slow   # the real harness, through `probes harness`
 def test_run_harness_cli(bert, tasks, tmp_path, capsys):
     argv = ["--model", "probekit-mlm", "--model_args", f"pretrained={bert}", "--tasks", STATEMENT_TASK,
             "--include_path", str(tasks), "--limit", "3"]
@@ -262,7 +265,7 @@ def test_batch_size_and_arguments():
 
 
 def test_pll_statement_is_a_rule_of_the_command_line_and_the_params():
-    from evaluators.params import Rules
+    from evaluators.shared.params import Rules
     from probes.main import parser
 
     assert Rules(mlm="pll-statement").mlm == "pll-statement"

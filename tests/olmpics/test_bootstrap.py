@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluators.bootstrap import (
+from evaluators.shared.bootstrap import (
     accuracy_statistic,
     bootstrap,
     paired_bootstrap,

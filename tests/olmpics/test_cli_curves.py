@@ -9,7 +9,7 @@ import pytest
 
 from probes.main import main
 
-from test_curve import tiny_bert, write_probe  # noqa: F401  (the fixture)
+from helpers import write_toy_probe as write_probe
 
 
 @pytest.mark.parametrize("flag, value", [("--sizes", "125,62"), ("--sizes", "0,5"), ("--seeds", "1,1"),
@@ -28,14 +28,14 @@ def test_unknown_model_fails_before_any_work(tmp_path, capsys):
     assert code == 2 and "no model folder" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
-def test_features_curve_baseline_and_report_end_to_end(tiny_bert, tmp_path, capsys):  # noqa: F811
+def test_features_curve_baseline_and_report_end_to_end(informative_bert, tmp_path, capsys):
     probe = write_probe(tmp_path / "toy", 80, 30)
     results, features = tmp_path / "results", tmp_path / "features"
-    assert main(["evaluate", "features", "--model", str(tiny_bert), "--data", str(probe), "--out",
+    assert main(["evaluate", "features", "--model", str(informative_bert), "--data", str(probe), "--out",
                  str(features)]) == 0
     assert json.loads((features / "meta.json").read_text())["feature_shape"] == [32]
     for setting in ("mlp", "linear"):
-        assert main(["evaluate", "curve", "--model", str(tiny_bert), "--data", str(probe), "--setting", setting,
+        assert main(["evaluate", "curve", "--model", str(informative_bert), "--data", str(probe), "--setting", setting,
                      "--sizes", "8,16", "--seeds", "1,2", "--features", str(features),
                      "--out", str(results / "tiny" / "toy" / setting)]) == 0
     assert main(["evaluate", "curve", "--model", "mlm-baseline", "--data", str(probe), "--setting", "mlp",
@@ -52,7 +52,8 @@ def test_features_curve_baseline_and_report_end_to_end(tiny_bert, tmp_path, caps
     assert "toy" in json.loads((tmp_path / "olmpics.json").read_text())
 
 
-def test_a_curve_grid_reports_through_the_olmpics_report(tiny_bert, tmp_path, capsys):  # noqa: F811
+def test_a_curve_grid_reports_through_the_olmpics_report(informative_bert, tmp_path, capsys):
+    tiny_bert = informative_bert
     probe = write_probe(tmp_path / "toy", 40, 20)
     spec = tmp_path / "grid.yaml"
     spec.write_text(f"protocol: curve\nmodels: [{tiny_bert}, mlm-baseline]\ndata: [{probe}]\nsetting: [mlp, linear]\n"
@@ -88,8 +89,8 @@ def test_several_probes_in_one_call_are_written_where_out_says(tmp_path, capsys)
                  "--out", str(tmp_path / "nowhere")]) == 2
 
 
-def test_a_causal_lm_is_skipped_by_the_curves_and_mcqa_and_the_report_says_so(tiny_bert, tiny_gpt2, tmp_path,  # noqa: F811
-                                                                             capsys):
+def test_a_causal_lm_is_skipped_by_the_curves_and_mcqa_and_the_report_says_so(informative_bert, tiny_gpt2,
+                                                                             tmp_path, capsys):
     """MC-MLM curves and MC-QA need a masked LM: a causal one writes each output folder with a skipped
     metrics.json (the features folders too), says so in one line and exits 0; the report lists it."""
     probe = write_probe(tmp_path / "toy", 40, 20)
@@ -111,7 +112,7 @@ def test_a_causal_lm_is_skipped_by_the_curves_and_mcqa_and_the_report_says_so(ti
     assert "skipped mcqa for gpt: MC-QA learning curves" in capsys.readouterr().out
     m = json.loads((results / "gpt/toy/mcqa/metrics.json").read_text())
     assert m["protocol"] == "mcqa" and m["family"] == "causal" and m["device"] in ("cpu", "cuda")
-    assert main(["evaluate", "curve", "--model", str(tiny_bert), "--data", str(probe), "--setting", "mlp",
+    assert main(["evaluate", "curve", "--model", str(informative_bert), "--data", str(probe), "--setting", "mlp",
                  "--sizes", "8", "--seeds", "1", "--device", "cpu", "--out", str(results / "tiny" / "toy" / "mlp")]) == 0
     assert json.loads((results / "tiny/toy/mlp/metrics.json").read_text())["device"] == "cpu"
     assert main(["olmpics-report", str(results), "--out", str(tmp_path / "olmpics.md")]) == 0

@@ -3,9 +3,7 @@ features (equal to re-encoding, sliced decoder equal to the whole vocabulary), c
 
 from __future__ import annotations
 
-import copy
 import json
-import random
 from pathlib import Path
 
 import numpy as np
@@ -19,79 +17,18 @@ from evaluators.olmpics import mc_mlm as mlm_curve
 from evaluators.olmpics import mc_mlm_curve as curve
 from evaluators.olmpics import metrics
 from evaluators.olmpics.zeroshot import evaluate
-from evaluators.training import TrainingParams, slanted_triangular
+from evaluators.shared.training import TrainingParams, slanted_triangular
 from probekit.tokens.refs import ModelRef
 
-from helpers import save_tiny_bert
+from helpers import write_toy_probe
 
-ANIMALS = ["dog", "cat", "horse", "cow", "bird", "fish", "sheep", "pig", "mouse", "lion"]
-COLOURS = ["red", "blue", "green", "yellow", "black", "white", "brown", "pink", "orange", "gray"]
 FAST = TrainingParams(lr=1e-2, epochs=8)
-
-
-def toy_rows(n: int, seed: int, split: str) -> list[dict]:
-    """A learnable probe: the answer is `yes` for an animal, `no` for a colour (choice order shuffled)."""
-    rng = random.Random(seed)
-    rows = []
-    for i in range(n):
-        word = rng.choice(ANIMALS + COLOURS)
-        words = ["yes", "no"] if rng.random() < 0.5 else ["no", "yes"]
-        gold = "yes" if word in ANIMALS else "no"
-        rows.append({"id": f"{split}{i:04d}", "question": {"stem": f"the {word} is [MASK] .", "choices": [
-            {"label": "AB"[k], "text": w} for k, w in enumerate(words)]}, "answerKey": "AB"[words.index(gold)],
-            "args": {"word": word}})
-    return rows
-
-
-def control(rows: list[dict], stem: str, answers: dict[str, str]) -> list[dict]:
-    out = []
-    for r in rows:
-        c = copy.deepcopy(r)
-        c["id"], c["source_id"] = "c" + r["id"], r["id"]
-        c["question"]["stem"] = stem.format(**r["args"])
-        for choice in c["question"]["choices"]:
-            choice["text"] = answers.get(choice["text"], choice["text"])
-        out.append(c)
-    return out
-
-
-def write_probe(folder: Path, n_train: int = 300, n_dev: int = 120) -> Path:
-    train, dev = toy_rows(n_train, 1, "train"), toy_rows(n_dev, 2, "dev")
-    variants = {"original": (train, dev),
-                "nolang": tuple(control(r, "{word} [MASK]", {"yes": "blah", "no": "ya"}) for r in (train, dev)),
-                "perturbed": tuple(control(r, "the {word} foo [MASK] .", {}) for r in (train, dev))}
-    for variant, (tr, dv) in variants.items():
-        (folder / variant).mkdir(parents=True)
-        for split, rows in (("train", tr), ("dev", dv)):
-            (folder / variant / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (folder / variant / "meta.json").write_text(json.dumps(
-            {"probe": "toy", "variant": variant, "fingerprint": f"fp-{variant}"}))
-    return folder
+# The tiny BERTs here are tests/olmpics/conftest.py's informative_bert and informative_bert_no_head.
 
 
 @pytest.fixture
 def probe(tmp_path) -> Path:
-    return write_probe(tmp_path / "toy")
-
-
-INFORMATIVE = {"initializer_range": 0.2}
-"""Tiny random BERTs whose weights are large enough (0.2, not 0.02) for the hidden state at the mask to carry
-the context: at 0.02 every mask feature is the mask's own embedding, and no head can learn from it."""
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory, minilm_vocab) -> Path:
-    from transformers import BertForMaskedLM
-
-    return save_tiny_bert(tmp_path_factory.mktemp("informative-bert"), minilm_vocab, BertForMaskedLM, **INFORMATIVE)
-
-
-@pytest.fixture(scope="module")
-def tiny_bert_no_head(tmp_path_factory, minilm_vocab) -> Path:
-    from transformers import BertModel
-
-    return save_tiny_bert(tmp_path_factory.mktemp("informative-bert-encoder"), minilm_vocab, BertModel,
-                           **INFORMATIVE)
+    return write_toy_probe(tmp_path / "toy")
 
 
 def load(path, **kwargs):
@@ -136,7 +73,7 @@ def test_rows_pair_by_occurrence_and_curves_are_checked_before_any_model_loads(t
         raise AssertionError("the model was loaded before the curve's sizes were checked")
 
     with pytest.raises(UsageError, match="at most 7 curve sizes"):
-        mlm_curve.run(model="m", data=write_probe(tmp_path / "toy", 20, 10), out=tmp_path / "o", setting="mlp",
+        mlm_curve.run(model="m", data=write_toy_probe(tmp_path / "toy", 20, 10), out=tmp_path / "o", setting="mlp",
                       sizes=list(range(1, 9)), seeds=[1], hp=FAST, load=no_load)
 
 
@@ -148,8 +85,8 @@ def test_slanted_triangular_rises_then_decays():
 
 # --- training --------------------------------------------------------------------------------------------------
 
-def test_the_head_learns_a_learnable_probe_as_n_grows(tiny_bert, probe, tmp_path):
-    loaded = load(tiny_bert)
+def test_the_head_learns_a_learnable_probe_as_n_grows(informative_bert, probe, tmp_path):
+    loaded = load(informative_bert)
     m = mlm_curve.run(model="tiny", data=probe, out=tmp_path / "out", setting="mlp", sizes=[8, 62, 250],
                       seeds=[1, 2], hp=FAST, load=lambda: loaded, progress=False)
     means = [m["curve"][str(n)]["mean"] for n in (8, 62, 250)]
@@ -172,8 +109,8 @@ def test_the_head_learns_a_learnable_probe_as_n_grows(tiny_bert, probe, tmp_path
     assert m["lm_head"] == "pretrained" and m["setting"] == "MLP" and m["protocol"] == "MC-MLM"
 
 
-def test_zero_shot_point_equals_the_engine_mask_logit(tiny_bert, probe, tmp_path):
-    loaded = load(tiny_bert)
+def test_zero_shot_point_equals_the_engine_mask_logit(informative_bert, probe, tmp_path):
+    loaded = load(informative_bert)
     m = mlm_curve.run(model="tiny", data=probe / "original", out=tmp_path / "out", setting="linear", sizes=[8],
                       seeds=[1], hp=FAST, load=lambda: loaded, progress=False)
     rows = [json.loads(line) for line in (probe / "original" / "dev.jsonl").read_text().splitlines()]
@@ -185,8 +122,8 @@ def test_zero_shot_point_equals_the_engine_mask_logit(tiny_bert, probe, tmp_path
     assert m["controls"] == {} and m["sensitivity"] == {}
 
 
-def test_cached_features_train_the_same_head_as_reencoding(tiny_bert, probe):
-    loaded = load(tiny_bert)
+def test_cached_features_train_the_same_head_as_reencoding(informative_bert, probe):
+    loaded = load(informative_bert)
     variants = learning_curve.read_variants(probe / "original", "dev")
     runs = {}
     for reencode in (False, True):
@@ -201,8 +138,8 @@ def test_cached_features_train_the_same_head_as_reencoding(tiny_bert, probe):
         torch.testing.assert_close(tensor, reencoded[0][name], atol=1e-5, rtol=1e-4)
 
 
-def test_sliced_decoder_trains_like_the_whole_vocabulary(tiny_bert, probe):
-    loaded = load(tiny_bert)
+def test_sliced_decoder_trains_like_the_whole_vocabulary(informative_bert, probe):
+    loaded = load(informative_bert)
     inputs = mlm_curve.lm_inputs(loaded, learning_curve.read_variants(probe / "original", "dev"), split="dev",
                                  features_dir=None, device="cpu", progress=False)
     train_split, dev, make_head = inputs.splits("")
@@ -219,8 +156,8 @@ def test_sliced_decoder_trains_like_the_whole_vocabulary(tiny_bert, probe):
     torch.testing.assert_close(sliced(x), full(x)[:, yes_no], atol=1e-5, rtol=1e-4)
 
 
-def test_linear_trains_only_the_final_projection(tiny_bert, probe):
-    loaded = load(tiny_bert)
+def test_linear_trains_only_the_final_projection(informative_bert, probe):
+    loaded = load(informative_bert)
     inputs = mlm_curve.lm_inputs(loaded, learning_curve.read_variants(probe / "original", "dev"), split="dev",
                                  features_dir=None, device="cpu", progress=False)
     train_split, _, make_head = inputs.splits("")
@@ -230,15 +167,16 @@ def test_linear_trains_only_the_final_projection(tiny_bert, probe):
     assert changed and changed <= {"head.cls.predictions.decoder.weight", "head.cls.predictions.decoder.bias", "head.cls.predictions.bias"}, changed
 
 
-def test_a_newly_initialised_head_is_trained_from_its_seeded_start_and_reported(tiny_bert_no_head, probe, tmp_path):
-    loaded = load(tiny_bert_no_head, seed=5)
+def test_a_newly_initialised_head_is_trained_from_its_seeded_start_and_reported(informative_bert_no_head, probe,
+                                                                                  tmp_path):
+    loaded = load(informative_bert_no_head, seed=5)
     m = mlm_curve.run(model="tiny", data=probe / "original", out=tmp_path / "out", setting="mlp", sizes=[250],
                       seeds=[1], hp=FAST, load=lambda: loaded, progress=False)
     assert m["lm_head"] == "newly_initialised" and m["curve"]["250"]["mean"] > 0.8
 
 
-def test_feature_cache_is_used_only_for_its_key(tiny_bert, probe, tmp_path, monkeypatch):
-    loaded = load(tiny_bert)
+def test_feature_cache_is_used_only_for_its_key(informative_bert, probe, tmp_path, monkeypatch):
+    loaded = load(informative_bert)
     cache = tmp_path / "features"
     args = dict(model="tiny", data=probe, setting="linear", sizes=[8], seeds=[1], hp=FAST,
                 load=lambda: loaded, features_dir=cache, progress=False)
@@ -260,9 +198,9 @@ def test_feature_cache_is_used_only_for_its_key(tiny_bert, probe, tmp_path, monk
     assert features.read(cache, key) is None
 
 
-def test_features_of_the_rows_a_curve_uses_give_the_curve_of_every_row(tiny_bert, probe, tmp_path):
+def test_features_of_the_rows_a_curve_uses_give_the_curve_of_every_row(informative_bert, probe, tmp_path):
     """Only the training rows of some (N, seed) subset are encoded; the curve is the one of a full cache."""
-    loaded = load(tiny_bert)
+    loaded = load(informative_bert)
     variants = learning_curve.read_variants(probe, "dev")
     sizes, seeds = [4, 8], [1, 2]
     rows = learning_curve.curve_train_rows(variants, sizes, seeds)
@@ -293,10 +231,10 @@ def files_of(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_both_settings_in_one_run_equal_two_runs(tiny_bert, probe, tmp_path):
+def test_both_settings_in_one_run_equal_two_runs(informative_bert, probe, tmp_path):
     """``--setting mlp --setting linear``: one model load and one feature cache, each setting's files the bytes of
     its own run."""
-    loaded = load(tiny_bert)
+    loaded = load(informative_bert)
     args = dict(model="tiny", data=probe, sizes=[4, 8], seeds=[1, 2], hp=FAST, load=lambda: loaded, progress=False)
     both = mlm_curve.run(out=tmp_path / "both", setting=["mlp", "linear"], features_dir=tmp_path / "f", **args)
     assert set(both) == {"mlp", "linear"} and both["mlp"]["setting"] == "MLP"

@@ -13,7 +13,7 @@ import pytest
 
 from evaluators.olmpics import learning_curve, mcqa
 from evaluators.olmpics.mcqa import encoded
-from evaluators.training import TrainingParams
+from evaluators.shared.training import TrainingParams
 from probekit.errors import DataError, UsageError
 from probekit.tokens.refs import resolve_model
 

@@ -17,16 +17,16 @@ import yaml
 
 from evaluators.olmpics import mc_mlm, mcqa
 from evaluators.olmpics.mcqa import encoded
-from evaluators import params as evaluator_params
-from evaluators import training
-from evaluators.params import TrainingParams
+from evaluators.shared import params as evaluator_params
+from evaluators.shared import training
+from evaluators.shared.params import TrainingParams
 from probekit.errors import UsageError
 from probekit.probes.dataset import write_probe
 from probekit.sources.loaders import wikidata as wd
 from probes.main import main
 
 from helpers import REPO, build_section
-from test_curve import write_probe as write_curve_probe
+from helpers import write_toy_probe as write_curve_probe
 
 ORIGINAL = {"lr": 4e-4, "batch_size": 16, "epochs": 75, "weight_decay": 0.1, "grad_norm": 10.0,
             "plateau_factor": 0.5, "patience": 10}

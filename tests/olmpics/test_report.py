@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from evaluators import report
+from evaluators.shared import report
 from evaluators.olmpics import heatmap
 from probekit.atomic import write_jsonl
 from probekit.errors import DataError
@@ -18,7 +18,7 @@ from helpers import PAIRS, fake_result
 def percentile_interval(correct: list[bool], other: list[bool] | None = None, *, resamples: int = 1000, seed: int = 0,
                         level: float = 0.95) -> tuple[float, float, float]:
     """``(accuracy, low, high)`` of ``correct`` (or of the difference ``correct`` − ``other`` on the same
-    resamples), recomputed here from the definition in evaluators/bootstrap.py: resample r holds the example
+    resamples), recomputed here from the definition in evaluators/shared/bootstrap.py: resample r holds the example
     indices ``default_rng(seed).integers(0, n, size=(resamples, n))[r]``, the bounds are the percentiles of the
     resampled statistic. Each resample's outcomes are gathered one by one, not counted as the module does."""
     a = np.asarray(correct, float)

@@ -18,7 +18,7 @@ from evaluators.olmpics import learning_curve as lc
 from evaluators.olmpics import metrics
 from evaluators.olmpics import results as olmpics_results
 from evaluators.olmpics.report import write_olmpics_report
-from evaluators.report import iter_metrics
+from evaluators.shared.report import iter_metrics
 from probekit.atomic import write_json, write_jsonl
 
 N_DEV, SIZES, SEEDS = 20, [62, 125], [1, 2]

@@ -536,7 +536,7 @@ def test_chance_is_exact():
 def test_the_command_records_the_device_and_the_report_lists_a_skipped_run(tiny_bert, tmp_path, capsys):
     """``--device`` defaults to auto, resolved before the model loads; metrics.json records the device used. A
     skipped run's metrics.json beside the results is listed by the report, not read as a result."""
-    from evaluators import applies
+    from evaluators.shared import applies
     from probes.main import main
 
     data = tmp_path / "toy.jsonl"

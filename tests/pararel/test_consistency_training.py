@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from evaluators.engine.models import load_lm
 from evaluators.pararel.consistency_training import ConsistencyParams, consistency_loss, run, train
-from evaluators.training import one_thread
+from evaluators.shared.training import one_thread
 from probekit.data.cloze import read_cloze_set
 from probekit.tokens.refs import ModelRef
 

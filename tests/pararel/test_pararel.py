@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-import generators.pararel as gen
+import generators.pararel.generator as gen
 from evaluators.engine.models import load_lm
 from evaluators.engine.scorer import Engine
 from evaluators.pararel import evaluate as ev
@@ -51,7 +51,7 @@ def test_the_shipped_pattern_yamls_are_the_original_graphs(source_tables):
     assert len(relations) == 38 and not set(relations) & set(spec.excluded)
     n = 0
     for rel in relations:
-        for p in gen.read_patterns(gen.HERE / "pararel" / f"{rel}.yaml"):
+        for p in gen.read_patterns(gen.HERE / "patterns" / f"{rel}.yaml"):
             g = graph[rel, p["pattern_id"]]
             assert (p["pattern"], p["lemma"], p["extended_lemma"], p["tense"]) == \
                 (g.pattern, g.lemma, g.extended_lemma, g.tense)
@@ -105,9 +105,9 @@ def test_objects_that_are_not_one_token_are_dropped_per_tokenizer_and_parararel_
 
 
 def test_an_added_pattern_gets_computed_edges(source_tables, tmp_path, monkeypatch):
-    shutil.copy(gen.HERE / "pararel.yaml", tmp_path / "pararel.yaml")
-    shutil.copytree(gen.HERE / "pararel", tmp_path / "pararel")
-    path = tmp_path / "pararel" / "P19.yaml"
+    shutil.copy(gen.HERE / "probe.yaml", tmp_path / "probe.yaml")
+    shutil.copytree(gen.HERE / "patterns", tmp_path / "patterns")
+    path = tmp_path / "patterns" / "P19.yaml"
     path.write_text(path.read_text() + "- id: 100\n  pattern: '[Y] is the birthplace of [X].'\n")
     monkeypatch.setattr(gen, "HERE", tmp_path)
     rows, meta = _build(source_tables)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import generators.pararel as gen
+import generators.pararel.generator as gen
 from probekit.data.cloze import read_cloze_set, write_cloze_set
 from probekit.params import ParamsFile
 

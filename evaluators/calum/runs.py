@@ -1,0 +1,45 @@
+"""CALUM as :func:`evaluators.shared.api.evaluate` runs it: fine-tune a sequence classifier on a task's training split and
+predict every variant of its validation split (and a drawn test split); accuracy, C_R, C_S per seed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluators.shared.api import Run, params_file
+from probekit.device import resolve_device
+from probekit.errors import UsageError
+from probekit.outpaths import out_folder
+from probekit.params import section
+
+OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
+"""The ``calum_eval`` settings a call may override."""
+
+
+def calum(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, task: str,
+          multitask: str | None = None, **overrides) -> list[Run]:
+    """CALUM on ``task`` (rte, mrpc, ...; ``data``: its dataset, or a folder of ``<task>/`` ones); ``multitask``: a
+    ``calum_eval.multitask`` group trained with it; ``overrides``: any of :data:`OVERRIDES` (None: the params')."""
+    out_folder(out, "predictions.jsonl, metrics.json and the model are written inside it", force=force)
+    unknown = sorted(set(overrides) - set(OVERRIDES))
+    if unknown:
+        raise TypeError(f"calum() got unexpected options {', '.join(unknown)} (it takes {', '.join(OVERRIDES)})")
+    from evaluators.calum.params import CalumEvalParams
+
+    params = params_file(params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    cp = section(params, "calum_eval", CalumEvalParams)
+    cp = cp.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    if multitask and multitask not in cp.multitask:
+        raise UsageError(f"--multitask {multitask}: the groups in {params.label} calum_eval.multitask are "
+                         f"{', '.join(cp.multitask) or 'none'}")
+    from evaluators.calum import finetune
+    from probekit.tokens.refs import resolve_model
+
+    ref = resolve_model(model, params.models(), params.label)
+    from evaluators.shared import applies
+
+    device = resolve_device(device)
+    if applies.skip("calum", ref, device, [Path(out)], params):
+        return []
+    m = finetune.run(ref, Path(data), task, Path(out), cp, group=multitask, device=device, profile=profile)
+    return [Run(Path(out), Path(data), m)]

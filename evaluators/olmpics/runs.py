@@ -1,0 +1,255 @@
+"""The oLMpics protocols as :func:`evaluators.shared.api.evaluate` runs them: zero-shot MC, the MC-MLM features and
+learning curves, MC-QA. Each reads its params sections, checks its inputs and output folders before any work,
+writes the skipped ``metrics.json`` for a model it does not apply to, loads the model once for every dataset and
+returns a :class:`evaluators.shared.api.Run` per output folder."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+from typing import Sequence
+
+from evaluators.shared.api import Run, each_probe, listed, params_file
+from probekit import outputs
+from probekit.device import resolve_device
+from probekit.errors import UsageError, shown
+from probekit.outpaths import out_folder
+from probekit.params import ParamsFile, section
+
+log = logging.getLogger("probekit")
+ESIM = "esim"   # evaluators.olmpics.mcqa.ESIM, named here so that checking a call's inputs imports no model module
+
+
+def outs_for(out: str | Path, names: list[str], *, force: bool = False, within: Sequence[str] = ()) -> list[Path]:
+    """The output folder of each input of one run (zero-shot, curve, MC-QA): ``{probe}`` in ``out`` stands for the
+    input's name (a data folder's name, or a release file's probe) and is required with several (one process, one
+    model or GloVe load, for all of them). ``within``: the subfolders the run replaces inside each (the curve's
+    settings), which are what must be ours; the folder itself is only written into."""
+    out = str(out)
+    outputs.not_empty(out)
+    if len(names) > 1 and "{probe}" not in out:
+        raise UsageError(f"--out {out}: with several inputs (--data, --release-of), put {{probe}} in it "
+                         f"(e.g. results/curve/M/{{probe}})")
+    outs = [Path(out.replace("{probe}", name)) for name in names]
+    if len(set(outs)) != len(outs):
+        raise UsageError(f"--out {out}: two inputs would be written to the same folder")
+    for path in outs:
+        out_folder(path, "the results are written inside it", force=force, replaced=not within)
+        for sub in within:
+            out_folder(path / sub, "the results are written inside it", force=force)
+    return outs
+
+
+def data_path(data: str | Path | None, release_of: str | None, split: str,
+              manifest: str | Path | None = None) -> tuple[Path, str | None]:
+    """The file or folder to read: ``data`` as given, or the release file of ``release_of`` (``[SOURCE:]PROBE``)
+    for ``split``, found through the manifest (default: ./raw/sources.yaml, else this checkout's); also the probe
+    of a release. It must exist."""
+    probe = None
+    if release_of:
+        from probekit.sources.manifest import default_manifest, load_manifest, release_file
+
+        manifest = Path(manifest) if manifest else default_manifest()
+        source, probe = release_of.split(":", 1) if ":" in release_of else ("olmpics", release_of)
+        entries = load_manifest(manifest)
+        if source not in entries:
+            raise UsageError(f"--release-of {release_of}: no source {shown(source)} in {manifest}")
+        try:
+            data = manifest.parent / source / release_file(entries, source, probe, split).path
+        except KeyError as exc:
+            raise UsageError(f"--release-of {release_of}: {exc.args[0]}") from None
+    if data is None:
+        raise UsageError("give --data FILE_OR_DIR or --release-of PROBE")
+    if not Path(data).exists():
+        hint = f" (fetch it first: probes sources fetch {source})" if release_of else ""
+        raise UsageError(f"--data {data}: no such file or folder{hint}")
+    return Path(data), probe
+
+
+def released(probes: list[str], split: str, manifest=None, given: Sequence = ()) -> list[str]:
+    """``probes`` (``--release-of`` values) less those that ``{probe}`` stood for and that have no file in the
+    original release (a probe of one's own: logged, not an error); a probe named as such must have one."""
+    if not probes or all(p in given for p in probes):
+        return probes
+    from probekit.sources.manifest import default_manifest, load_manifest, release_file
+
+    entries = load_manifest(Path(manifest) if manifest else default_manifest())
+    kept = []
+    for value in probes:
+        source, probe = value.split(":", 1) if ":" in value else ("olmpics", value)
+        try:
+            if value not in given and source in entries:
+                release_file(entries, source, probe, split)
+        except KeyError:
+            log.info("--release-of %s: the original release (%s) has no %s file of it: skipped", value, source,
+                     split)
+            continue
+        kept.append(value)
+    return kept
+
+
+def zeroshot(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, release_of=None,
+             split: str | None = None, limit: int | None = None, scoring: str | None = None, rule: str | None = None,
+             batch_size=None, dtype: str | None = None, multi_token: str | None = None, seed: int | None = None,
+             manifest=None) -> list[Run]:
+    """Zero-shot MC (MC-MLM for masked LMs, the log-likelihood rules for causal and seq2seq LMs) of each of
+    ``data`` (probe, variant folders or jsonl files) and ``release_of`` (release files' probes)."""
+    from evaluators.shared.params import ScoringParams, ZeroshotParams
+    from probekit.probes.dataset import read_split
+
+    params = params_file(params)
+    # what the call leaves out
+    zs, sp = section(params, "zeroshot", ZeroshotParams), section(params, "scoring", ScoringParams)
+    split = split or zs.split
+    limit = zs.limit if limit is None else limit
+    releases = released(each_probe(release_of, params, "mc_mlm", "--release-of"), split, manifest,
+                        listed(release_of))
+    sources = [(d, None) for d in each_probe(data, params, "mc_mlm", "--data")] + [(None, r) for r in releases]
+    if not sources:
+        raise UsageError("give --data FILE_OR_DIR or --release-of PROBE (once or more)")
+    found = [data_path(d, r, split, manifest) for d, r in sources]
+    targets = outs_for(out, [probe or path.name for path, probe in found], force=force)
+    # output folder -> (data, probe of a release file, {variant: (path, examples)})
+    inputs = {t: (path, probe, read_split(path, split, limit)) for t, (path, probe) in zip(targets, found)}
+
+    from probekit.tokens.refs import resolve_model
+
+    ref = resolve_model(model, params.models(), params.label)
+    from evaluators.shared import applies
+
+    device = resolve_device(device)
+    if applies.skip("zeroshot", ref, device, targets, params):
+        return []
+    from evaluators.engine.kept_models import scoring_lm
+    from evaluators.olmpics import zeroshot as run_zeroshot
+
+    loaded = scoring_lm(ref, scoring=scoring or sp.family, device=device, seed=sp.seed if seed is None else seed,
+                        dtype=dtype or sp.dtype)
+    if multi_token and loaded.family != "mlm":
+        raise UsageError("--multi-token applies to the mask-logit rule of masked LMs only")
+    rule = rule or getattr(sp.rules, loaded.family)
+    return [Run(target, path, run_zeroshot.run(loaded, datasets, target, split=split, rule=rule,
+                                               batch_size=batch_size or sp.batch_size, limit=limit,
+                                               multi_token=multi_token or sp.multi_token, probe=probe), probe)
+            for target, (path, probe, datasets) in inputs.items()]
+
+
+def _loader(model: str, params: ParamsFile, sp, protocol: str, outs, device: str, dtype: str | None):
+    """A function loading ``model`` as a masked LM (resolved now: a bad name fails before any work); None when
+    the model is not a masked LM: ``protocol`` is then skipped, its ``outs`` written as skipped (said once)."""
+    from evaluators.shared import applies
+    from probekit.tokens.refs import resolve_model
+
+    ref = resolve_model(model, params.models(), params.label)
+    if applies.skip(protocol, ref, device, outs, params):
+        return None
+
+    def load():
+        from evaluators.engine.kept_models import scoring_lm
+
+        return scoring_lm(ref, scoring="mlm", device=device, seed=sp.seed, dtype=dtype or sp.dtype)
+
+    return load
+
+
+def features(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
+             split: str | None = None, glove: str | None = None, sizes=None, seeds=None, dtype: str | None = None,
+             batch_size=None) -> list[Run]:
+    """A masked LM's hidden states at the masks (or the MLM-BASELINE's GloVe features) of a probe's train and dev
+    splits, cached in ``out`` for its learning curves; the run's metrics: ``{"shape": ...}``."""
+    out_folder(out, "the features are written inside it", force=force)
+    from evaluators.olmpics import mc_mlm as mlm_curve
+    from evaluators.shared.params import CurveParams, ScoringParams
+
+    params = params_file(params)
+    sp, cp = section(params, "scoring", ScoringParams), section(params, "curve", CurveParams)
+    load = None
+    if model != mlm_curve.MLM_BASELINE:
+        device = resolve_device(device)
+        load = _loader(model, params, sp, "features", [Path(out)], device, dtype)
+        if load is None:
+            return []
+    shape = mlm_curve.cache_features(model=model, data=Path(data), features_dir=Path(out), split=split or cp.split,
+                                     load=load, glove=glove or cp.glove, device=resolve_device(device),
+                                     batch_size=batch_size or sp.batch_size, multi_token=sp.multi_token,
+                                     sizes=sizes or cp.sizes, seeds=seeds or cp.seeds)
+    return [Run(Path(out), Path(data), {"shape": shape})]
+
+
+def curve(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, setting="mlp",
+          features=None, split: str | None = None, glove: str | None = None, sizes=None, seeds=None,
+          dtype: str | None = None, batch_size=None) -> list[Run]:
+    """MC-MLM learning curves of each of ``data``: the encoder frozen, the MLM head (``mlp``) or its final
+    projection (``linear``) trained on N examples; ``setting``: one, or a list (each written to ``out/<setting>``,
+    the run's metrics then ``{setting: curve}``); ``features``: a features folder to read or fill."""
+    settings = listed(setting)
+    datas = [Path(d) for d in listed(data)]
+    targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force,
+                                       within=settings if len(settings) > 1 else ())))   # each setting its folder
+    if features is not None:
+        outputs.not_empty(features, "--features")
+    if features and len(targets) > 1 and "{probe}" not in str(features):
+        raise UsageError(f"--features {features}: with several --data, put {{probe}} in it")
+    cached = {d: out_folder(str(features).replace("{probe}", d.name) if features else None,
+                            "the features are cached inside it", "--features", force=force) for d, _ in targets}
+    from evaluators.olmpics import mc_mlm as mlm_curve
+    from evaluators.shared.params import CurveParams, MlmBaselineParams, ScoringParams
+
+    params = params_file(params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    sp, cp = section(params, "scoring", ScoringParams), section(params, "curve", CurveParams)
+    baseline = model == mlm_curve.MLM_BASELINE
+    # MLM-BASELINE trains as the original mlm_baseline.jsonnet (section mlm_baseline), the LMs' heads as theirs
+    hp = section(params, "mlm_baseline", MlmBaselineParams) if baseline else cp.training
+    settings = settings if len(settings) > 1 else settings[0]
+    load = None
+    if not baseline:
+        outs = [o / s for _, o in targets for s in settings] if isinstance(settings, list) else [o for _, o in targets]
+        device = resolve_device(device)
+        load = _loader(model, params, sp, "curve", outs + [f for f in cached.values() if f is not None], device,
+                       dtype)
+        if load is None:
+            return []
+        load = functools.cache(load)  # once
+    return [Run(o, d, mlm_curve.run(model=model, data=d, out=o, setting=settings, sizes=sizes or cp.sizes,
+                                    seeds=seeds or cp.seeds, hp=hp, split=split or cp.split, features_dir=cached[d],
+                                    load=load, glove=glove or cp.glove, device=resolve_device(device),
+                                    batch_size=batch_size or sp.batch_size, multi_token=sp.multi_token,
+                                    profile=profile))
+            for d, o in targets]
+
+
+def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
+         intermediate: str | None = None, split: str | None = None, glove: str | None = None, sizes=None,
+         seeds=None) -> list[Run]:
+    """MC-QA learning curves of each of ``data``: ``[CLS] stem [SEP] choice [SEP]``, an MLP on [CLS], the whole
+    network fine-tuned (``model``: any AutoModel encoder), or the ESIM baseline over GloVe (``model="esim"``);
+    ``intermediate``: a variant to fine-tune on first (default: the params' ``mcqa.intermediate``; '' none)."""
+    from evaluators.shared.params import McqaParams
+    from probekit.tokens.refs import resolve_model
+
+    datas = [Path(d) for d in listed(data)]
+    targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force)))
+    params = params_file(params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    mp = section(params, "mcqa", McqaParams)
+    esim = model == ESIM
+    ref = model if esim else resolve_model(model, params.models(), params.label)
+    hp = mp.esim_training if esim else mp.training
+    from evaluators.shared import applies
+
+    device = resolve_device(device)
+    if not esim and applies.skip("mcqa", ref, device, [o for _, o in targets], params):
+        return []
+    from evaluators.olmpics import mcqa as run_mcqa
+
+    runs = []
+    for d, o in targets:
+        first = intermediate if intermediate is not None else mp.intermediate.get(d.name)
+        runs.append(Run(o, d, run_mcqa.run(model=ref, data=d, out=o, sizes=sizes or mp.sizes, seeds=seeds or mp.seeds,
+                                           hp=hp, split=split or mp.split, intermediate=first or None,
+                                           intermediate_limit=mp.intermediate_limit,
+                                           intermediate_splits=mp.intermediate_splits, glove=glove or mp.glove,
+                                           device=device, profile=profile)))
+    return runs

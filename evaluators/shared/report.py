@@ -1,0 +1,191 @@
+"""The report stage: every ``metrics.json`` under the result folders -> a markdown report and, when asked,
+the ``dvc metrics`` summary and a bar plot. Only the paths given are written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from evaluators.shared import applies  # noqa: E402
+from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
+from probekit import atomic  # noqa: E402
+from probekit.data.jsonl import read_jsonl  # noqa: E402
+from probekit.errors import DataError  # noqa: E402
+
+VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
+NOT_ZERO_SHOT = "MLM head newly initialised: not a zero-shot result"
+LEGEND = """Columns:
+- **model**: the alias or id evaluated; **probe**, **variant**: the dataset (`release` is the original oLMpics
+  file, `nolang` and `perturbed` the NO-LANG and PERTURBED-LANG controls, the others our generated phrasings);
+- **accuracy**: share of dev examples whose highest-scoring choice is the gold one (MC-MLM), with its 95%
+  bootstrap interval over the examples (1000 resamples, seed 0);
+- **n**: examples scored; **chance**: the expected accuracy of a uniform guess (mean of 1/#choices);
+- **vs chance**: accuracy − chance (negative: below chance);
+- **setup**: `zero-shot` when the checkpoint's own MLM head scored the choices; `† not zero-shot` when the head
+  was newly initialised (the checkpoint has none): such rows check the pipeline, they measure no knowledge."""
+
+
+def iter_metrics(folders: Iterable[Path], skipped: list | None = None) -> Iterator[tuple[Path, dict]]:
+    """``(path, metrics)`` for every ``metrics.json`` under ``folders``, in sorted order; a run that skipped its
+    model (:mod:`evaluators.shared.applies`) is no result: appended to ``skipped`` when given, else passed over."""
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("metrics.json")):
+            try:
+                metrics = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}: not valid JSON: {exc}") from None
+            if applies.is_skipped(metrics):
+                if skipped is not None:
+                    skipped.append(metrics)
+                continue
+            yield path, metrics
+
+
+def collect(folders: Iterable[Path]) -> pd.DataFrame:
+    """One row per metrics.json under ``folders`` (see :func:`frame`); the runs that skipped their model are in
+    ``df.attrs["skipped"]``."""
+    folders, skipped = list(folders), []
+    df = frame(iter_metrics(folders, skipped))
+    if df.empty and not skipped:
+        raise DataError(f"no metrics.json under {', '.join(map(str, folders))}")
+    df.attrs["skipped"] = skipped
+    return df
+
+
+def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
+    """One row per ``(path, metrics)``: model, probe, variant, accuracy (and its 95% bootstrap interval), n,
+    chance, zero_shot, and the per-example correctness read from the predictions.jsonl beside it."""
+    keys = ("model", "probe", "variant", "accuracy", "n", "chance", "zero_shot")
+    rows = []
+    for path, m in found:
+        missing = [k for k in keys if k not in m]
+        if missing:
+            raise DataError(f"{path}: missing field(s) {missing} (not a probekit metrics.json?)")
+        correct = np.asarray([p["correct"] for p in read_jsonl(path.parent / "predictions.jsonl")], bool)
+        ci = bootstrap(accuracy_statistic(correct), len(correct)) if len(correct) else {"low": 0.0, "high": 0.0}
+        rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
+                     "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m)})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    order = {v: i for i, v in enumerate(VARIANT_ORDER)}
+    df["_order"] = df["variant"].map(lambda v: order.get(v, len(order)))
+    return df.sort_values(["model", "probe", "_order", "variant"]).drop(columns="_order").reset_index(drop=True)
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """One table row per model, probe and variant, with n, chance and the setup; a legend for every column; the
+    models a protocol skipped (``df.attrs["skipped"]``), and why."""
+    skipped = applies.skipped_lines(df.attrs.get("skipped", ()))
+    if df.empty:
+        return "\n".join(["# MC-MLM accuracy (dev)", "", "No results.", "", *skipped])
+    table = pd.DataFrame({
+        "model": df.model, "probe": df.probe, "variant": df.variant,
+        "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" for a, lo, hi in zip(df.accuracy, df.low, df.high)],
+        "n": df.n, "chance": df.chance.map("{:.3f}".format),
+        "vs chance": (df.accuracy - df.chance).map("{:+.3f}".format),
+        "setup": df.zero_shot.map({True: "zero-shot", False: "† not zero-shot"}),
+    })
+    lines = ["# MC-MLM accuracy (dev)", ""]
+    if not df.zero_shot.all():
+        models = ", ".join(sorted(set(df.model[~df.zero_shot])))
+        lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
+                  ""]
+    lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, "", *skipped]
+    differences = paired_differences(df)
+    if len(differences):
+        lines += ["## Paired differences", "", "Models scored on the same data (same probe, variant and fingerprint): "
+                  "accuracy A − B, its 95% paired bootstrap interval over the shared examples, and whether it holds "
+                  "(the interval excludes 0).", "", differences.to_markdown(index=False, disable_numparse=True), ""]
+    return "\n".join(lines)
+
+
+def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of models on the same data, compared by a paired bootstrap over the same examples."""
+    out = []
+    for (probe, variant, _), group in df.groupby(["probe", "variant", "fingerprint"], sort=True, dropna=False):
+        rows = list(group.itertuples())
+        for i, a in enumerate(rows):
+            for b in rows[i + 1:]:
+                if len(a.correct) != len(b.correct):
+                    continue
+                test = paired_bootstrap(accuracy_statistic(a.correct), accuracy_statistic(b.correct), len(a.correct))
+                out.append({"probe": probe, "variant": variant, "A": a.model, "B": b.model,
+                            "A − B": f"{test['diff']:+.3f} [{test['low']:+.3f}, {test['high']:+.3f}]",
+                            "p": f"{test['p_value']:.3f}", "holds": "yes" if test["holds"] else "no"})
+    return pd.DataFrame(out)
+
+
+def summary(df: pd.DataFrame) -> dict:
+    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head}}}}`` for ``dvc metrics``."""
+    nested: dict = {}
+    for r in df.itertuples():
+        nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
+            "accuracy": round(r.accuracy, 4), "accuracy_low": round(r.low, 4), "accuracy_high": round(r.high, 4),
+            "n": int(r.n), "chance": round(r.chance, 4),
+            "zero_shot": bool(r.zero_shot), "lm_head": "pretrained" if r.zero_shot else "newly_initialised"}
+    return nested
+
+
+def setup_title(metrics: dict) -> str:
+    """How a zero-shot result was scored, for a figure's title: MC-MLM (the mask logit) or the family's rule."""
+    rule = metrics.get("rule", "mask-logit")
+    return "zero-shot MC-MLM" if rule == "mask-logit" else \
+        f"zero-shot, {metrics.get('scoring', 'the')} rule {rule}"
+
+
+def bar_figure(df: pd.DataFrame) -> plt.Figure:
+    """Grouped bars per model: accuracy by probe and variant, with each probe's chance level."""
+    models = list(dict.fromkeys(df.model))
+    fig, axes = plt.subplots(len(models), 1, figsize=(11, 4.6 * len(models)), squeeze=False)
+    for ax, model in zip(axes[:, 0], models):
+        sub = df[df.model == model]
+        table = sub.pivot(index="probe", columns="variant", values="accuracy")[list(dict.fromkeys(sub.variant))]
+        table.plot.bar(ax=ax, rot=25, width=0.8)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+        for i, chance in enumerate(sub.groupby("probe", sort=True)["chance"].first().reindex(table.index)):
+            ax.hlines(chance, i - 0.45, i + 0.45, colors="black", linestyles="dashed", linewidth=1,
+                      label="chance" if i == 0 else None)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("")
+        ax.set_ylabel("accuracy (dev)")
+        zero_shot = sub.zero_shot.all()
+        ax.set_title(f"{model}: " + (" / ".join(dict.fromkeys(sub.setup)) if zero_shot else f"† {NOT_ZERO_SHOT}"),
+                     color="black" if zero_shot else "#c53030")
+        ax.legend(fontsize="small", ncol=4, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def save(fig: plt.Figure, path: Path, dpi: int = 100) -> None:
+    """A figure as PNG, atomically and byte-reproducibly (no software tag)."""
+    with atomic.atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+
+
+def run(folders: Iterable[Path], *, out: Path, metrics: Path | None = None, plot: Path | None = None) -> list[Path]:
+    """Write the report to ``out`` and, when given, ``metrics`` and the plot; returns what was written."""
+    return write(collect(folders), out=out, metrics=metrics, plot=plot)
+
+
+def write(df: pd.DataFrame, *, out: Path, metrics: Path | None = None, plot: Path | None = None) -> list[Path]:
+    """The report of a :func:`frame` to ``out`` and, when given, ``metrics`` and the plot."""
+    atomic.write_text(out, markdown(df))
+    written = [out]
+    if metrics:
+        atomic.write_json(metrics, summary(df))
+        written.append(metrics)
+    if plot:
+        save(bar_figure(df), plot) if not df.empty else applies.empty_plot(plot)
+        written.append(plot)
+    return written

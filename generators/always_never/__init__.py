@@ -1,0 +1,1 @@
+"""The always_never probe: its definition (probe.yaml), its generator (generator.py) and their helpers."""

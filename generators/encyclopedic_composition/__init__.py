@@ -1,0 +1,1 @@
+"""The encyclopedic_composition probe: its definition (probe.yaml), its generator (generator.py) and their helpers."""

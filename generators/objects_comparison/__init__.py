@@ -1,0 +1,1 @@
+"""The objects_comparison probe: its definition (probe.yaml), its generator (generator.py) and their helpers."""

@@ -1,0 +1,165 @@
+"""A new probe made from an existing one (``probes new NAME --from PROBE``): ``generators/PROBE/`` copied to
+``generators/NAME/`` with the probe renamed inside, NAME added to PROBE's list ``probes.<format>`` and given an
+empty section in conf/config.yaml (:mod:`.conf_text`: its probe.yaml's defaults apply), and params.yaml composed
+again. All or nothing: on any error no
+folder is left and neither params file changes."""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+from generators.shared.conf_text import add_probe
+from generators.shared.registry import MODULE, TEMPLATE
+from probekit import yamlfile
+from probekit.errors import ParamsError, UsageError
+from probekit.params import SECTIONS
+
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+FORMATS = ("mc_mlm", "mc_qa")
+"""The params lists ``probes.<format>`` a probe is generated and evaluated from (a probe is in one of them)."""
+CONF, PARAMS = Path("conf/config.yaml"), Path("params.yaml")
+CITATION = ("# citation: a key of probekit/data/papers.yaml or a BibTeX entry: the paper that introduces this probe, "
+            "cited by its dataset card (none: no citation)")
+OWN_GENERATORS = {"pararel": "ParaRel's cloze set", "calum": "CALUM's sentence-pair sets"}
+"""Probes not copied: their datasets are not built from a template's variants (no MC-MLM or MC-QA rows)."""
+
+
+def _read(path: Path, label: str) -> dict:
+    try:
+        return yamlfile.load(path) or {}
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{label}: not valid YAML: {exc}") from None
+
+
+def _probes(root: Path) -> list[str]:
+    return sorted(p.parent.name for p in (root / "generators").glob(f"*/{TEMPLATE}")
+                  if (p.parent / f"{MODULE}.py").is_file())
+
+
+def _format_of(conf: dict, source: str) -> str:
+    lists = conf.get("probes")
+    if not isinstance(lists, dict):
+        raise ParamsError(f"{CONF}: probes: must be a mapping format -> list of probes ({', '.join(FORMATS)})")
+    found = [fmt for fmt in FORMATS if source in (lists.get(fmt) or [])]
+    if not found:
+        why = (f"{source} builds {OWN_GENERATORS[source]}, not MC-MLM or MC-QA rows: it is not a template for a "
+               f"new probe" if source in OWN_GENERATORS else
+               f"only the probes of probes.{' or probes.'.join(FORMATS)} are copied")
+        raise UsageError(f"--from {source}: not in {CONF}'s probes.{' or probes.'.join(FORMATS)}: {why}")
+    return found[0]
+
+
+def _check_name(name: str, root: Path, conf: dict, params: dict) -> None:
+    if not NAME.fullmatch(name) or keyword.iskeyword(name):
+        raise UsageError(f"{name!r}: a probe's name must be a Python identifier in lower case (letters, digits, _), "
+                         f"e.g. part_of: it names its folder generators/NAME and its module")
+    if (root / "generators" / name).exists():
+        raise UsageError(f"{name}: generators/{name} already exists (a probe folder or module of that name)")
+    taken = {str(CONF): conf, str(PARAMS): params}
+    for label, data in taken.items():
+        lists = data.get("probes") if isinstance(data.get("probes"), dict) else {}
+        where = [f"probes.{fmt}" for fmt, names in lists.items() if name in (names or [])]
+        if name in data:
+            where.append(f"section {name}")
+        if where:
+            raise UsageError(f"{name}: already in {label} ({', '.join(where)})")
+    for profile in sorted((root / "conf" / "profile").glob("*.yaml")):
+        if name in _read(profile, str(profile.relative_to(root))):
+            raise UsageError(f"{name}: already a section of {profile.relative_to(root)}")
+    if name in SECTIONS:
+        raise UsageError(f"{name}: the name of a params section probekit reads ({SECTIONS[name]})")
+
+
+def renamed(text: str, source: str, name: str) -> str:
+    """``text`` with every whole-word ``source`` (the registered name, ``PROBE = ...``, imports
+    ``generators.<source>.``, docstrings, the params section in comments) written ``name``."""
+    return re.sub(rf"\b{re.escape(source)}\b", name, text)
+
+
+def _fresh_spec(text: str, source: str, name: str) -> str:
+    """probe.yaml renamed, its version back to 1, its citation a comment (a new probe is not its source's paper)."""
+    text = re.sub(r"^version:[ \t]*[^\s#]+", "version: 1", renamed(text, source, name), count=1, flags=re.M)
+    text = re.sub(r"^citation:.*(?:\n[ \t]+.*)*", CITATION, text, count=1, flags=re.M)   # a block value too
+    if CITATION not in text:
+        text = re.sub(r"^(license:.*\n)", rf"\1{CITATION}\n", text, count=1, flags=re.M)
+    return f"# Made by `probes new {name} --from {source}`: edit the templates, the answers and the generator.\n" + text
+
+
+def _copy(source: Path, target: Path, name: str) -> None:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for path in sorted(p for p in target.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        if path == target / TEMPLATE:
+            text = _fresh_spec(text, source.name, name)
+        elif path.suffix == ".py":
+            text = re.sub(r"(@register\w*\([^)]*?version=)\"[^\"]*\"", r'\1"1"', renamed(text, source.name, name))
+        else:
+            text = renamed(text, source.name, name)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    spec = _read(target / TEMPLATE, f"generators/{source.name}/{TEMPLATE}")
+    if spec.get("probe") != name:
+        raise UsageError(f"generators/{source.name}/{TEMPLATE}: probe: is {spec.get('probe')!r}, not its folder's "
+                         f"name {source.name}; fix it first")
+
+
+def _compose(root: Path, conf_text: str, out: Path, overrides: Sequence[str]) -> None:
+    """params.yaml composed as ``dvc exp run`` does, from a copy of conf/ with ``conf_text`` as its config.yaml."""
+    from dvc.utils.hydra import compose_and_dump
+
+    with tempfile.TemporaryDirectory(prefix="probes-new-") as tmp:
+        conf = Path(tmp) / "conf"
+        shutil.copytree(root / "conf", conf)
+        (conf / "config.yaml").write_text(conf_text, encoding="utf-8", newline="\n")
+        compose_and_dump(out, str(conf), None, "config", str(Path(tmp) / "no-plugins"), list(overrides))
+
+
+def new_probe(name: str, source: str, root: Path | str = ".", overrides: Sequence[str] = ()) -> list[Path]:
+    """Make probe ``name`` from probe ``source`` in the project at ``root``; returns what it wrote:
+    ``generators/<name>/``, conf/config.yaml and params.yaml (composed with ``overrides``, Hydra's ``-S``: e.g. the
+    profile params.yaml was made with). Refuses a bad or taken name and a source that is not an MC-MLM or MC-QA
+    probe of the params lists."""
+    root = Path(root)
+    conf_path, params_path = root / CONF, root / PARAMS
+    if not conf_path.is_file():
+        raise UsageError(f"{root}: no {CONF} here: run `probes new` in the project's root (or give --project)")
+    if source not in _probes(root):
+        raise UsageError(f"--from {source}: no probe folder generators/{source} (with {TEMPLATE} and {MODULE}.py); "
+                         f"the probes are {', '.join(_probes(root))}")
+    conf_text = conf_path.read_text(encoding="utf-8")
+    conf = _read(conf_path, str(CONF))
+    params = _read(params_path, str(PARAMS)) if params_path.is_file() else {}
+    _check_name(name, root, conf, params)
+    fmt = _format_of(conf, source)
+    edited = add_probe(conf_text, fmt, name, source, str(CONF))
+    folder = root / "generators" / name
+    work = Path(tempfile.mkdtemp(prefix=f".probes-new-{name}-", dir=root))
+    try:
+        _copy(root / "generators" / source, work / name, name)
+        _compose(root, edited, work / PARAMS.name, overrides)
+        composed = _read(work / PARAMS.name, str(PARAMS))
+        if name not in ((composed.get("probes") or {}).get(fmt) or []):
+            raise ParamsError(f"{CONF}: {name} added to probes.{fmt}, but the composed params do not list it "
+                              f"(a profile overrides probes.{fmt}?): add it there by hand")
+        os.replace(work / name, folder)
+        try:
+            (work / CONF.name).write_text(edited, encoding="utf-8", newline="\n")
+            os.replace(work / CONF.name, conf_path)
+            os.replace(work / PARAMS.name, params_path)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            conf_path.write_text(conf_text, encoding="utf-8", newline="\n")
+            raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return [folder, conf_path, params_path]

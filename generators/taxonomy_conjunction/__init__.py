@@ -1,0 +1,1 @@
+"""The taxonomy_conjunction probe: its definition (probe.yaml), its generator (generator.py) and their helpers."""

@@ -1,0 +1,38 @@
+"""``probes new NAME --from PROBE``: a new probe folder copied from an MC-MLM or MC-QA probe and registered in the
+params lists. Argparse only; the work is in :mod:`generators.shared.scaffold` (docs/adding-a-probe.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _new(args) -> int:
+    import yaml
+
+    from generators.shared.scaffold import new_probe
+    from probes.run import carried
+
+    project = Path(args.project)
+    params = project / "params.yaml"
+    keep = carried(project, yaml.safe_load(params.read_text(encoding="utf-8")) or {}) if params.is_file() else []
+    folder, conf, composed = new_probe(args.name, args.source, project, keep)
+    print(f"made {folder.relative_to(project)}/ from generators/{args.source}/\n"
+          f"added {args.name} to {conf.relative_to(project)} (beside {args.source} in its probes list, and a section "
+          f"`{args.name}: {{}}`) and composed {composed.relative_to(project)} again\n"
+          f"next: edit {folder.relative_to(project)}/probe.yaml and generator.py, then `dvc repro` "
+          f"(docs/adding-a-probe.md)")
+    return 0
+
+
+def add_commands(sub, command) -> None:
+    """``probes new``."""
+    new = command(sub, "new", "start a new probe from an MC-MLM or MC-QA probe", """\
+Copies generators/PROBE/ to generators/NAME/ with the probe renamed inside (its citation dropped, its version 1),
+adds NAME to PROBE's list in conf/config.yaml (probes.mc_mlm or probes.mc_qa) with an empty section `NAME: {}`
+(the defaults in its probe.yaml apply), and composes params.yaml again (keeping its profile and models). Then
+`dvc repro` generates, scores, exports and reports it. A walk-through: docs/adding-a-probe.md""")
+    new.add_argument("name", metavar="NAME", help="the new probe's name: a lower-case Python identifier, e.g. part_of")
+    new.add_argument("--from", dest="source", required=True, metavar="PROBE",
+                     help="the probe to copy (one of params probes.mc_mlm or probes.mc_qa; not pararel or calum)")
+    new.add_argument("--project", default=".", help="the project's root: its conf/, generators/ and params.yaml")
+    new.set_defaults(func=_new)
