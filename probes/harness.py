@@ -27,7 +27,8 @@ def add_commands(sub, command) -> None:
     exp = command(sub, "export", "export the probe datasets for other tools")
     targets = exp.add_subparsers(dest="target", required=True, metavar="TARGET")
     lm = command(targets, "lm-eval", "every dataset folder under --data as lm-evaluation-harness tasks (YAML "
-                                     "configs, groups olmpics, olmpics_choice, pararel, calum and probekit)")
+                                     "configs; groups olmpics, olmpics_choice, pararel, calum, probekit_mc and "
+                                     "probekit_mc_choice (MC probes not citing oLMpics), and probekit)")
     lm.add_argument("--data", required=True, help="folder searched for dataset folders (a meta.json with a format); "
                                                   "local task configs point at files under it, as given")
     lm.add_argument("--out", required=True, help="folder for the task configs (replaced); lm_eval --include_path")
