@@ -16,7 +16,7 @@ import difflib
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, TypeVar
+from typing import Annotated, Any, Literal, Mapping, Sequence, TypeVar
 
 import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, PositiveInt, ValidationError, ValidationInfo,
@@ -59,30 +59,26 @@ NEAR = 0.85
 """A name this close to a known section (difflib's ratio) is taken for a misspelling of it, even where it would
 pass as a probe's second dataset (``pararel_evl``: pararel's, or ``pararel_eval`` misspelt)."""
 
-_probes: Callable[[], Iterable[str]] | None = None
+PROBE_FILES = ("probe.yaml", "generator.py")
+"""What makes a folder of ``generators/`` a probe: its definition and its generator module."""
 
 
-def set_probes(names: Callable[[], Iterable[str]]) -> None:
-    """Where the probes come from, whose sections a params file may have: ``names()`` (``generators`` sets it as it
-    is imported: this layer cannot import it). Until it is set: :func:`probe_folders`."""
-    global _probes
-    _probes = names
+def probes_in(folder: Path) -> list[str]:
+    """The probes of a ``generators/`` folder: its sub-folders holding :data:`PROBE_FILES`, sorted (the registry's,
+    ``probes new``'s in a project, :func:`probe_folders`'s)."""
+    definition, module = PROBE_FILES
+    return sorted(p.parent.name for p in Path(folder).glob(f"*/{definition}") if (p.parent / module).is_file())
 
 
 def probe_folders() -> set[str] | None:
     """The probes of this install read from its files, without importing ``generators`` (``probes evaluate`` never
-    does): each folder ``generators/<probe>/`` holding ``probe.yaml`` and ``generator.py``. None where no
-    ``generators`` package is installed: a name that is not a known section is then taken for a probe's unless it
-    is near one (:data:`NEAR`)."""
+    does): the sections a params file may have besides :data:`SECTIONS`. None where no ``generators`` package is
+    installed: a name that is not a known section is then taken for a probe's unless it is near one
+    (:data:`NEAR`)."""
     spec = importlib.util.find_spec("generators")   # finds the package, imports nothing
     if spec is None or not spec.submodule_search_locations:
         return None
-    return {p.parent.name for root in spec.submodule_search_locations for p in Path(root).glob("*/probe.yaml")
-            if (p.parent / "generator.py").is_file()}
-
-
-def _known_probes() -> set[str] | None:
-    return set(_probes()) if _probes is not None else probe_folders()
+    return {name for root in spec.submodule_search_locations for name in probes_in(Path(root))}
 
 
 def of_probe(name: str, probe: str) -> bool:
@@ -256,7 +252,7 @@ def _check_sections(data: Mapping, path: Path) -> None:
         raise ParamsError(f"{path}: owned_by: must map each tool to the sections it reads, e.g. {{dvc.yaml: [device]}},"
                           f" got {shown(owned)}")
     known = set(SECTIONS).union(*owned.values())
-    probes = _known_probes()
+    probes = probe_folders()
     for name in data:
         if not isinstance(name, str):
             raise ParamsError(f"{path}: {shown(name)}: a section's name must be a string")
@@ -288,7 +284,7 @@ def section(params: ParamsFile, name: str, model: type[M], defaults: Mapping | N
     as ``model`` (``context`` reaches its validators, e.g. the probe's spec). ``name`` must be in :data:`SECTIONS`
     or a probe's, so what probekit reads and what :func:`read_params` accepts cannot drift apart."""
     top = name.split(".")[0]
-    if top not in SECTIONS and not any(of_probe(top, p) for p in (_known_probes() or ())):
+    if top not in SECTIONS and not any(of_probe(top, p) for p in (probe_folders() or ())):
         raise ValueError(f"params section {top!r} is read but not in probekit.params.SECTIONS, nor a probe's: add it")
     given: Any = params.data
     for part in name.split("."):
@@ -338,3 +334,17 @@ def _has_path(data: Any, loc: list[str]) -> bool:
         else:
             return False
     return True
+
+
+def compose(conf: Path, overrides: Sequence[str] = (), out: Path | None = None) -> dict:
+    """params.yaml as ``dvc exp run -S <overrides>`` composes it from the folder ``conf`` (DVC's Hydra support, with
+    no plugins): written to ``out`` when given, and returned."""
+    import tempfile
+
+    from dvc.utils.hydra import compose_and_dump
+
+    with tempfile.TemporaryDirectory(prefix="probekit-compose-") as tmp:
+        target = Path(out) if out is not None else Path(tmp) / "params.yaml"
+        compose_and_dump(target, str(Path(conf).resolve()), None, "config", str(Path(tmp) / "no-plugins"),
+                         list(overrides))
+        return yaml.safe_load(target.read_text(encoding="utf-8")) or {}

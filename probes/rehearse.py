@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from probekit.errors import ProbekitError, UsageError, shown
+from probekit.params import compose
 from probes.options import positive
 
 LIMIT = 8
@@ -96,16 +97,6 @@ def _files(project: Path) -> list[str]:
     return sorted({n for n in done.stdout.decode().split("\0") if n and n != "dvc.lock"})
 
 
-def _composed(conf: Path, overrides: list[str]) -> dict:
-    import yaml
-    from dvc.utils.hydra import compose_and_dump
-
-    with tempfile.TemporaryDirectory(prefix="probes-rehearse-") as tmp:
-        out = Path(tmp) / "params.yaml"
-        compose_and_dump(out, str(conf), None, "config", str(Path(tmp) / "no-plugins"), overrides)
-        return yaml.safe_load(out.read_text(encoding="utf-8"))
-
-
 def prepare(project: Path, work: Path, folders: list[Path], limit: int, device: str,
             max_size: int | None = None) -> dict:
     """The copy of ``project`` in ``work`` with the rehearsal's params.yaml and a git repository (DVC needs one);
@@ -123,7 +114,7 @@ def prepare(project: Path, work: Path, folders: list[Path], limit: int, device: 
         while alias in models:
             alias += "-2"
         models[alias] = str(folder)
-    params = rehearsal_params(_composed(work / "conf", ["profile=paper"]), models, limit, device, max_size)
+    params = rehearsal_params(compose(work / "conf", ["profile=paper"]), models, limit, device, max_size)
     (work / "params.yaml").write_text("# probes rehearse: the paper profile, capped (probes/rehearse.py)\n"
                                       + yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)

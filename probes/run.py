@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from probekit.errors import ProbekitError, UsageError, shown
+from probekit.params import compose
 from probekit.protocols import REPORTED, of_report
 from probes.options import positive
 
@@ -89,20 +90,6 @@ def _hydra_value(entry) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def _composed(project: Path, overrides: list[str]) -> dict:
-    """params.yaml as ``dvc exp run -S <overrides>`` would compose it from the project's conf/."""
-    import tempfile
-
-    import yaml
-    from dvc.utils.hydra import compose_and_dump
-
-    with tempfile.TemporaryDirectory(prefix="probes-run-") as tmp:
-        out = Path(tmp) / "params.yaml"
-        compose_and_dump(out, str((project / "conf").resolve()), None, "config", str(Path(tmp) / "no-plugins"),
-                         overrides)
-        return yaml.safe_load(out.read_text(encoding="utf-8")) or {}
-
-
 def carried(project: Path, params: dict) -> list[str]:
     """The ``-S`` overrides that keep the workspace's params.yaml profile and ``models``: ``dvc exp run`` composes
     params.yaml anew from conf/ and the run's own ``-S`` only, so without them a model added by an earlier
@@ -110,11 +97,11 @@ def carried(project: Path, params: dict) -> list[str]:
     workspace would run the default profile. Empty without conf/config.yaml (a params.yaml written by hand)."""
     if not (project / "conf" / "config.yaml").is_file():
         return []
-    sets, base = [], _composed(project, [])
+    sets, base = [], compose(project / "conf")
     profile = params.get("profile")
     if profile is not None and profile != base.get("profile"):
         sets.append(f"profile={profile}")
-        base = _composed(project, sets)
+        base = compose(project / "conf", sets)
     have, composed = params.get("models"), base.get("models") or {}
     if not isinstance(have, dict) or not have:
         return sets

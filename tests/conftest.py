@@ -53,10 +53,6 @@ os.environ.update(
     OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
 )
 
-# The probes whose sections a params file may have, known from the start as in `probes` (importing generators sets
-# them): read_params judges a section the same whichever tests ran before in this process.
-from generators.shared import registry as generators  # noqa: E402,F401
-
 # `import dvc` binds dvc's log handlers to the sys.stdout/stderr of the moment (dvc/__init__.py: logger.setup()):
 # imported here, they hold the session's streams, not those of the first test that imports it under capsys, which are
 # closed after that test ("I/O operation on closed file" when a later test's DVC call logs).

@@ -16,9 +16,9 @@ from probes.rehearse import rehearsal_params
 
 
 def _paper() -> dict:
-    from probes.rehearse import _composed
+    from probekit.params import compose
 
-    return _composed(REPO / "conf", ["profile=paper"])
+    return compose(REPO / "conf", ["profile=paper"])
 
 
 def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():

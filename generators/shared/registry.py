@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from probekit.data.writer import Dataset
 from probekit.errors import UsageError, shown
-from probekit.params import ParamsFile, ProbeParams, set_probes
+from probekit.params import ParamsFile, ProbeParams, probes_in
 
 HERE = Path(__file__).resolve().parent.parent   # generators/: one folder per probe
 TEMPLATE, MODULE = "probe.yaml", "generator"   # in each probe's folder: its definition and its generator module
@@ -115,14 +115,13 @@ def registrar(probe: str, *, version: str, build: Callable[[Request], Dataset] |
 
 def available() -> list[str]:
     """Probe ids: the folders here with a template file and a generator module (sorted)."""
-    return sorted(p.parent.name for p in HERE.glob(f"*/{TEMPLATE}") if (p.parent / f"{MODULE}.py").is_file())
+    return probes_in(HERE)
 
 
 def _module(probe: str) -> str:
     return f"generators.{probe}.{MODULE}"
 
 
-set_probes(available)   # a params file's probe sections: these probes' (probekit.params cannot import this layer)
 
 
 def get(probe: str) -> Generator:

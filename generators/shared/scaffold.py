@@ -20,7 +20,7 @@ from generators.shared.conf_text import add_probe
 from generators.shared.registry import MODULE, TEMPLATE
 from probekit import yamlfile
 from probekit.errors import ParamsError, UsageError
-from probekit.params import SECTIONS
+from probekit.params import SECTIONS, compose, probes_in
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 FORMATS = ("mc_mlm", "mc_qa")
@@ -37,11 +37,6 @@ def _read(path: Path, label: str) -> dict:
         return yamlfile.load(path) or {}
     except yaml.YAMLError as exc:
         raise ParamsError(f"{label}: not valid YAML: {exc}") from None
-
-
-def _probes(root: Path) -> list[str]:
-    return sorted(p.parent.name for p in (root / "generators").glob(f"*/{TEMPLATE}")
-                  if (p.parent / f"{MODULE}.py").is_file())
 
 
 def _format_of(conf: dict, source: str) -> str:
@@ -115,13 +110,11 @@ def _copy(source: Path, target: Path, name: str) -> None:
 
 def _compose(root: Path, conf_text: str, out: Path, overrides: Sequence[str]) -> None:
     """params.yaml composed as ``dvc exp run`` does, from a copy of conf/ with ``conf_text`` as its config.yaml."""
-    from dvc.utils.hydra import compose_and_dump
-
     with tempfile.TemporaryDirectory(prefix="probes-new-") as tmp:
         conf = Path(tmp) / "conf"
         shutil.copytree(root / "conf", conf)
         (conf / "config.yaml").write_text(conf_text, encoding="utf-8", newline="\n")
-        compose_and_dump(out, str(conf), None, "config", str(Path(tmp) / "no-plugins"), list(overrides))
+        compose(conf, overrides, out)
 
 
 def new_probe(name: str, source: str, root: Path | str = ".", overrides: Sequence[str] = ()) -> list[Path]:
@@ -133,9 +126,10 @@ def new_probe(name: str, source: str, root: Path | str = ".", overrides: Sequenc
     conf_path, params_path = root / CONF, root / PARAMS
     if not conf_path.is_file():
         raise UsageError(f"{root}: no {CONF} here: run `probes new` in the project's root (or give --project)")
-    if source not in _probes(root):
+    probes = probes_in(root / "generators")
+    if source not in probes:
         raise UsageError(f"--from {source}: no probe folder generators/{source} (with {TEMPLATE} and {MODULE}.py); "
-                         f"the probes are {', '.join(_probes(root))}")
+                         f"the probes are {', '.join(probes)}")
     conf_text = conf_path.read_text(encoding="utf-8")
     conf = _read(conf_path, str(CONF))
     params = _read(params_path, str(PARAMS)) if params_path.is_file() else {}

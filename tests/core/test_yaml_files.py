@@ -232,16 +232,13 @@ def test_every_yaml_file_of_the_repository_loads():
     assert read_params(REPO / "params.yaml").data["owned_by"]["dvc.yaml"]
 
 
-def test_a_process_that_never_imported_generators_knows_the_probe_sections(tmp_path, monkeypatch):
+def test_a_process_that_never_imported_generators_knows_the_probe_sections(tmp_path):
     """``probes evaluate`` never imports generators (nor does the harness model type used from Python): the probe
     sections come from the probe folders, so an undeclared ``device:`` is refused there too, as a misspelt known
     section is, and a probe's section (or its second dataset's) is taken."""
     import subprocess
     import sys
 
-    import probekit.params
-
-    monkeypatch.setattr(probekit.params, "_probes", None)
     assert set(read_params(write(tmp_path / "p.yaml", "age_comparison: {}\nage_comparison_grid: {}\n")).data) == {
         "age_comparison", "age_comparison_grid"}
     for name, hint in (("device", ";"), ("zeroshoot", " (did you mean zeroshot?)")):
