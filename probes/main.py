@@ -34,7 +34,7 @@ EVALUATE = ("evaluate", "olmpics-report", "pararel-report", "train", "calum-repo
 """The commands whose modules add ``probes evaluate`` setups too (or, ``grid``, read every setup's parser)."""
 COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity"), "harness": ("export",),
             "harness_run": ("lm-eval",), "zeroshot": ("audit", "report"), "run": ("run",), "rehearse": ("rehearse",),
-            "annotate": ("annotate",), "new": ("new",)}
+            "annotate": ("annotate",), "new": ("new",), "diff": ("diff",)}
 """The top-level commands each ``probes.<module>`` adds besides :data:`EVALUATE`'s."""
 
 
@@ -73,7 +73,7 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
             _cli(name).add_commands(sub, command_)
     if wants(*COMMANDS["zeroshot"]):
         _cli("zeroshot").add_commands(sub, command_)
-    for name in ("run", "rehearse", "annotate", "new"):   # probes rehearse (probes/rehearse.py) and the others
+    for name in ("run", "rehearse", "annotate", "new", "diff"):   # probes rehearse (probes/rehearse.py) and the others
         if wants(*COMMANDS[name]):
             _cli(name).add_commands(sub, command_)
     return p

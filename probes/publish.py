@@ -41,14 +41,19 @@ def _publish(args) -> int:
     out_folder(args.dry_run, "the folder that would be uploaded is written inside it", "--dry-run", force=args.force)
     if not args.dry_run and not args.repo_id:
         raise UsageError("give --repo-id ORG/NAME to publish, or --dry-run DIR to write the folder only")
+    if args.published and not args.dry_run:
+        raise UsageError("--published DIR goes with --dry-run (a push reads the previous version from the Hub)")
     data = Path(args.data)
     configs = hub_export.discover(data, args.probes)
     if args.dry_run:
+        previous = publish.published(folder=args.published) if args.published else None
         card = hub_card.write_folder((hub_export.export(c, data) for c in configs), args.dry_run, args.repo_id,
-                                       on_config=_describe)
+                                       on_config=_describe, previous=previous)
         files = sum(1 for _ in Path(args.dry_run).rglob("*.parquet"))
         print(f"dry run: wrote {publish.plural(len(card.blocks), 'config')} to {args.dry_run} ({files} Parquet "
               f"files and {hub_export.CARD}); nothing uploaded")
+        if previous is not None:
+            _print_changes(card, previous.card, args.published)
         refusal = publish.restricted_refusal(card.blocks, args.repo_id or "the repo", "would be public")
         if refusal and not args.private and not args.accept_restricted_licences:
             print(f"note: a push like this would be refused: {refusal}")
@@ -77,7 +82,24 @@ def _publish(args) -> int:
               + (f" ({', '.join(out.uploaded)})" if len(out.uploaded) <= 5 else "")
               + (f", {publish.plural(len(out.described), 'card entry')} updated" if out.described else "")
               + f", {len(out.unchanged)} unchanged; {out.url}")
+        for name in out.uploaded:
+            print(f"  {name}: {out.changes.get(name, '')}")
+        for tag in out.tags:
+            print(f"{where}: tagged {tag}")
     return 0
+
+
+def _print_changes(card, old, against: str) -> None:
+    """Each config's new "Changes" entry since ``old`` (the card of ``against``), one line each."""
+    from probekit.hub import changelog
+
+    for name, b in card.blocks.items():
+        entry = changelog.latest(b)
+        if entry is None or (old.blocks.get(name) or {}).get("fingerprint") == b["fingerprint"]:
+            continue
+        what = changelog.FIRST if entry["since"] is None else (f"{changelog.summary(entry['splits'])} since "
+                                                                f"{entry['since']}")
+        print(f"changes since {against}: {name} {b['version']}: {what}")
 
 
 def _versions(args) -> int:
@@ -86,17 +108,29 @@ def _versions(args) -> int:
 
     if args.repo_id and args.published:
         raise UsageError("give --repo-id or --published, not both")
+    from probekit.hub import changelog
+
     data = Path(args.data)
-    local = {c.name: hub_export.export(c, data).block for c in hub_export.discover(data, args.probes)}
-    published, against = None, None
+    configs = hub_export.discover(data, args.probes)
+    published, against, previous = None, None, None
     if args.repo_id or args.published:
-        card = publish.published_card(args.repo_id, args.published, args.revision)
+        previous = publish.published(args.repo_id, args.published, args.revision)
         against = args.published or args.repo_id
-        published = {} if card is None else {n: b for n, b in card.blocks.items()
-                                              if hub_export.selected(n, b.get("probe"), args.probes)}
-        if card is None:
+        published = {} if previous is None else {n: b for n, b in previous.card.blocks.items()
+                                                  if hub_export.selected(n, b.get("probe"), args.probes)}
+        if previous is None:
             print(f"{args.repo_id}: not published yet")
-    rows = publish.changes(local, published)
+    local, examples = {}, {}
+    for config in configs:   # a changed config's examples counted against the published Parquet files
+        exp = hub_export.export(config, data)
+        local[config.name] = b = exp.block
+        old = None if published is None else published.get(config.name)
+        if published is not None and old is None:
+            examples[config.name] = f"+{sum(b['counts'].values())}"
+        elif old is not None and old.get("fingerprint") != b["fingerprint"]:
+            examples[config.name] = changelog.summary(changelog.split_counts(
+                b["format"], previous.rows(config.name) or {}, exp.rows))
+    rows = publish.changes(local, published, examples)
     width = max(len(n) for n, _, _ in rows)
     vwidth = max(len(v) for _, v, _ in rows)
     if against:
@@ -119,6 +153,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     pub.add_argument("--revision", metavar="BRANCH", help="commit to this branch (created from main if missing)")
     pub.add_argument("--dry-run", metavar="DIR", help="write the folder that would be uploaded to DIR (every config, "
                                                       "no network) instead of pushing")
+    pub.add_argument("--published", metavar="DIR", help="with --dry-run: an earlier dry-run folder, the previous "
+                                                        "version each config's \"Changes\" entry is counted against "
+                                                        "(offline; without it every config is first published)")
     pub.add_argument("--accept-restricted-licences", action="store_true",
                      help="allow a public push of configs built from non-commercial or unlicensed sources "
                           "(probekit/hub/licence_policy.yaml; each config's card section says why)")
@@ -126,7 +163,8 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     pub.set_defaults(func=_publish)
 
     ver = command(sub, "versions", "each config's version (YAML version + fingerprint) and what changed since the "
-                                   "last published card: rows per split, fingerprint, templates")
+                                   "last published card: examples added, removed and changed (+3 -1 ~500, "
+                                   "against the published Parquet files), rows per split, fingerprint, templates")
     ver.add_argument("--data", default="data", help="folder searched for dataset folders")
     ver.add_argument("--probes", type=_names, help="comma-separated probe or config names (globs allowed)")
     ver.add_argument("--repo-id", type=_repo_id, help="compare with this Hub dataset repo's card")

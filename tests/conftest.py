@@ -283,3 +283,11 @@ def tiny_bart(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture
+def hub(request, monkeypatch, tmp_path):
+    """The fake Hugging Face Hub on loopback (tests/hub_server.py) that ``huggingface_hub`` talks to, its token the
+    test module's ``TOKEN`` (default: a test token)."""
+    from hub_server import fake_hub
+
+    with fake_hub(monkeypatch, tmp_path, getattr(request.module, "TOKEN", "hf_test_token")) as server:
+        yield server

@@ -298,3 +298,18 @@ def save_tiny_t5(path: Path, tokenizer) -> Path:
     T5ForConditionalGeneration(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def small_age_comparison(out: Path, **section) -> Path:
+    """AGE COMPARISON as `probes generate` writes it, small (train 12, dev 6; its `original` and `nolang` variants
+    unless ``section`` says otherwise), at ``out``; the params file beside ``out``."""
+    import yaml
+
+    from probes.main import main
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    params = out.parent / f"params-{out.name}.yaml"
+    params.write_text(yaml.safe_dump({"age_comparison": {"size": {"train": 12, "dev": 6},
+                                                         "variants": ["original", "nolang"], **section}}))
+    assert main(["generate", "age_comparison", "--params", str(params), "--out", str(out)]) == 0
+    return out

@@ -1,6 +1,7 @@
 """A fake Hugging Face Hub on loopback, speaking the few endpoints ``huggingface_hub`` uses to publish a dataset:
-create a repo and a branch, repo info, validate a README's YAML, preupload (every file answered "regular", so no
-LFS), commit (ndjson; the parent commit is checked), and resolve (HEAD/GET of a file at a revision).
+create a repo, a branch and a tag, repo info, validate a README's YAML, preupload (every file answered "regular", so
+no LFS), commit (ndjson; the parent commit is checked), and resolve (HEAD/GET of a file at a revision). A revision
+is a branch, a tag or a commit sha (URL-quoted in a path: unquoted); ``tags(repo)`` lists a repo's tags.
 
 It keeps every commit's snapshot and, per branch and path, the last commit that changed the path; ``fail(endpoint,
 n)`` answers the next ``n`` requests of an endpoint with a 503 (``n=-1``: always). Write requests must carry the
@@ -14,6 +15,7 @@ import hashlib
 import json
 import re
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
@@ -24,6 +26,7 @@ ROUTES = [
     ("POST", "create", re.compile(r"^/api/repos/create$")),
     ("POST", "validate", re.compile(r"^/api/validate-yaml$")),
     ("POST", "branch", re.compile(rf"^/api/datasets/{REPO}/branch/(?P<rev>[^/]+)$")),
+    ("POST", "tag", re.compile(rf"^/api/datasets/{REPO}/tag/(?P<rev>[^/]+)$")),
     ("POST", "preupload", re.compile(rf"^/api/datasets/{REPO}/preupload/(?P<rev>[^/]+)$")),
     ("POST", "commit", re.compile(rf"^/api/datasets/{REPO}/commit/(?P<rev>[^/]+)$")),
     ("GET", "info", re.compile(rf"^/api/datasets/{REPO}(?:/revision/(?P<rev>[^/]+))?$")),
@@ -38,10 +41,16 @@ class Repo:
     branches: dict[str, str] = field(default_factory=dict)                # branch -> head sha
     last_commit: dict[str, dict[str, str]] = field(default_factory=dict)  # branch -> {path: sha}
     history: list[str] = field(default_factory=list)                      # every commit, in order
+    tags: dict[str, str] = field(default_factory=dict)                    # tag -> sha
+
+    def sha(self, rev: str) -> str | None:
+        """The commit a branch, tag or sha names (None: none)."""
+        sha = self.branches.get(rev) or self.tags.get(rev) or rev
+        return sha if sha in self.commits else None
 
     def files(self, rev: str) -> dict[str, bytes] | None:
-        sha = self.branches.get(rev, rev)
-        return self.commits.get(sha)
+        sha = self.sha(rev)
+        return None if sha is None else self.commits[sha]
 
 
 class FakeHub(LoopbackServer):
@@ -69,6 +78,10 @@ class FakeHub(LoopbackServer):
 
     def files(self, repo_id: str, rev: str = "main") -> dict[str, bytes]:
         return dict(self.repos[repo_id].files(rev) or {})
+
+    def tags(self, repo_id: str) -> dict[str, str]:
+        """``{tag: commit sha}`` of a repo."""
+        return dict(self.repos[repo_id].tags) if repo_id in self.repos else {}
 
     def last_commit(self, repo_id: str, branch: str = "main") -> dict[str, str]:
         return dict(self.repos[repo_id].last_commit.get(branch, {}))
@@ -137,11 +150,28 @@ class FakeHub(LoopbackServer):
         r.last_commit[rev] = dict(r.last_commit["main"])
         return 200, {}, {}
 
+    def _tag(self, repo, rev, body, **_):
+        r = self._repo(repo)
+        if r is None:
+            return self._not_found()
+        sha, payload = r.sha(rev), json.loads(body or b"{}")
+        if sha is None:
+            return 404, {"error": f"Invalid rev id: {rev}"}, {"X-Error-Code": "RevisionNotFound"}
+        if not payload.get("tag"):
+            return 400, {"error": "no tag given"}, {}
+        if payload["tag"] in r.tags or payload["tag"] in r.branches:
+            return 409, {"error": "Reference already exists"}, {}
+        r.tags[payload["tag"]] = sha
+        return 200, {}, {}
+
     def _info(self, repo, rev="main", **_):
         r = self._repo(repo)
-        if r is None or rev not in r.branches and rev not in r.commits:
+        if r is None:
             return self._not_found()
-        sha = r.branches.get(rev, rev)
+        sha = r.sha(rev)
+        if sha is None:
+            return 404, {"error": f"Invalid rev id: {rev}"}, {"X-Error-Code": "RevisionNotFound",
+                                                              "X-Error-Message": f"Invalid rev id: {rev}"}
         return 200, {"id": repo, "sha": sha, "private": r.private,
                      "siblings": [{"rfilename": p} for p in sorted(r.commits[sha])]}, {}
 
@@ -186,6 +216,26 @@ class FakeHub(LoopbackServer):
         if path not in files:
             return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
         content = files[path]
-        return 200, content, {"X-Repo-Commit": r.branches.get(rev, rev),
+        return 200, content, {"X-Repo-Commit": r.sha(rev),
                               "ETag": f'"{hashlib.sha1(content).hexdigest()}"',
                               "Content-Type": "application/octet-stream"}
+
+
+@contextmanager
+def fake_hub(monkeypatch, tmp_path, token: str):
+    """A :class:`FakeHub` that ``huggingface_hub`` talks to (``HF_ENDPOINT``, ``HF_TOKEN`` ``token``, ``HF_HOME`` in
+    ``tmp_path``, offline mode off), closed at the end; probekit's publish retries without waiting."""
+    import huggingface_hub.constants
+
+    from probekit.hub import publish
+
+    server = FakeHub(token)
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_TOKEN", token)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(publish, "BACKOFF_S", 0.0)
+    try:
+        yield server
+    finally:
+        server.close()

@@ -74,6 +74,7 @@ BELOW = {
     "probekit.probes": {"probekit", "probekit.data"},
     "probekit.sources": {"probekit", "probekit.data"},
     "probekit.hub": {"probekit", "probekit.data", "probekit.probes"},
+    "probekit.versions": {"probekit", "probekit.data", "probekit.hub"},   # the sides read dataset folders and the Hub
     "evaluators.engine": set(),
     "evaluators.shared": {"evaluators.engine"},   # the API, bootstrap, training, report, params: what papers share
     "evaluators": {"evaluators.shared"},   # the package's `evaluate`: the API's, imported when called

@@ -310,6 +310,71 @@ def test_a_causal_lm_runs_what_applies_and_the_report_says_what_it_skipped(causa
     assert "gpt" in (project / "results/olmpics.md").read_text().split("## Skipped")[-1]
 
 
+@pytest.fixture(scope="module")
+def versions(causal, pipeline) -> SimpleNamespace:
+    """Versions you can read (docs/probes.md): the project committed after a `dvc repro` of the probe, then (1) the
+    `original` variant's template reworded (same slots, same answers) and the probe regenerated: `probes diff`
+    of the last commit against the working tree; (2) the template as it was and the train age range narrowed in
+    params instead: `probes diff` again, and the train rows before and after for a hand count."""
+    project = pipeline.project
+    run(["dvc", "repro", "-s", GENERATE], project)
+    commit = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm"]
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run([*commit, "versions"], cwd=project, check=True, capture_output=True)
+    template = project / TEMPLATE
+    original = template.read_text()
+    assert original.count("than me in age, If I am") == 1
+    template.write_text(original.replace("than me in age, If I am", "than I am in age, if I am"))
+    run(["dvc", "repro", "-s", GENERATE], project)
+    reworded = run(["probes", "diff", "data/probes/age_comparison", "--json", "reworded.json"], project)
+    template.write_text(original)
+    before = {s: (project / f"data/probes/age_comparison/original/{s}.jsonl").read_text() for s in ("train", "dev")}
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    values = {"ages": {"train": [60, 90], "dev": [15, 38]}, "years": {"train": [1830, 1919], "dev": [1920, 2000]}}
+    params["age_comparison"]["values"] = values
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    run(["dvc", "repro", "-s", GENERATE], project)
+    narrowed = run(["probes", "diff", "data/probes/age_comparison", "--json", "narrowed.json"], project)
+    after = {s: (project / f"data/probes/age_comparison/original/{s}.jsonl").read_text() for s in ("train", "dev")}
+    return SimpleNamespace(project=project, reworded=reworded, narrowed=narrowed, before=before, after=after,
+                           reworded_json=json.loads((project / "reworded.json").read_text()),
+                           narrowed_json=json.loads((project / "narrowed.json").read_text()))
+
+
+def test_a_reworded_template_diffs_as_changed_stems_and_names_the_controls(versions):
+    """`probes diff` (last commit vs the working tree) after the `original` template was reworded and `dvc repro`:
+    every example of the variants reading that template changed in its stem alone, none added or removed, the
+    answer balance the same; the controls deriving from `original` are named; the other variants untouched."""
+    records = {(r["variant"], r["split"]): r for r in versions.reworded_json["datasets"]}
+    for split in ("train", "dev"):
+        r = records[("original", split)]
+        assert r["changed"] == r["rows"]["new"] > 0 and (r["added"], r["removed"], r["unchanged"]) == (0, 0, 0)
+        assert r["fields"] == {"stem": r["changed"]}
+        assert r["balance"]["old"] == r["balance"]["new"] and r["balance"]["moved"] is False
+        assert records[("ages_as_years", split)]["fields"] == {"stem": r["changed"]}   # the same template
+        for control in ("nolang", "perturbed"):
+            assert records[(control, split)]["base"] == "original" and "source" in records[(control, split)]["fields"]
+        for variant in ("release_phrasing", "birth_year", "years_as_ages"):
+            assert records[(variant, split)]["changed"] == 0 and records[(variant, split)]["unchanged"] > 0
+    assert "## Controls" in versions.reworded and "`nolang` (control of `original`)" in versions.reworded
+    assert "Untouched (3): age_comparison/birth_year, age_comparison/release_phrasing, age_comparison/years_as_ages." \
+        in versions.reworded
+
+
+def test_a_narrowed_age_range_adds_and_removes_what_a_hand_count_gives(versions):
+    records = {(r["variant"], r["split"]): r for r in versions.narrowed_json["datasets"]}
+    for split in ("train", "dev"):
+        old, new = ([json.loads(line) for line in rows[split].splitlines()] for rows in (versions.before,
+                                                                                        versions.after))
+        a, b = ({json.dumps(r["args"], sort_keys=True) for r in rows} for rows in (old, new))
+        r = records[("original", split)]
+        assert (r["added"], r["removed"], r["unchanged"], r["changed"]) == (len(b - a), len(a - b), len(a & b), 0)
+        gold = [{w: sum(1 for x in rows if x["question"]["choices"][ord(x["answerKey"]) - 65]["text"] == w)
+                 for w in ("older", "younger")} for rows in (old, new)]
+        assert (r["balance"]["old"], r["balance"]["new"]) == tuple(gold)
+    assert records[("original", "train")]["added"] > 0 and records[("original", "dev")]["added"] == 0
+
+
 def _hashes(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -104,7 +104,7 @@ def test_every_device_option_offers_auto_and_defaults_to_it():
     assert "auto" in rehearse_device.choices and rehearse_device.default == "cpu"
     assert {" ".join(p) for p in found} == {"evaluate zeroshot", "evaluate features", "evaluate curve",
                                             "evaluate mcqa", "evaluate pararel", "evaluate calum",
-                                            "train consistency"}
+                                            "train consistency", "diff"}
     for path, action in found.items():
         assert action.default == "auto", path
         assert "auto (cuda when torch sees a GPU, else cpu)" in action.help, path

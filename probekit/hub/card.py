@@ -11,6 +11,7 @@ from typing import Callable, Iterable
 
 from probekit import atomic
 from probekit.data.card import papers_of
+from probekit.hub import changelog
 from probekit.hub.export import CARD, Export
 from probekit.hub.parquet import write_parquet
 
@@ -152,11 +153,14 @@ def _section(name: str, b: dict, card: Card, repo_id: str) -> str:
     else:
         cite = f"\nCite:\n\n```bibtex\n{b['bibtex']}\n```\n" if b.get("bibtex") else ""
     note = f"\n{b['note']}\n" if b.get("note") else ""
+    tag = changelog.tag(name, b["version"])
+    changes = changelog.table(name, b.get(changelog.KEY) or [])
     return f"""### {name}
 
 | | |
 | --- | --- |
 | version | `{b['version']}` |
+| tag | `{tag}` (the Hub revision of this version) |
 | role | {b.get('role', 'main')} |
 | rows | {counts} |
 | licence | {b['licence']} |
@@ -167,8 +171,8 @@ def _section(name: str, b: dict, card: Card, repo_id: str) -> str:
 | dataset | [{b['dataset']}](#dataset-{_anchor(b['dataset'])}) (fingerprint `{folder.get('fingerprint')}`) |
 | sources | {sources or 'none: synthetic, generated from the templates alone'} |
 
-`load_dataset("{repo_id}", "{name}")`.
-{note}{cite}"""
+`load_dataset("{repo_id}", "{name}")`; this version: `load_dataset("{repo_id}", "{name}", revision="{tag}")`.
+{note}{cite}{changes and chr(10) + changes}"""
 
 
 def _anchor(text: str) -> str:
@@ -288,15 +292,23 @@ says why, and each source's licence is below. Not legal advice.
 
 
 def write_folder(exports: Iterable[Export], out: str | Path, repo_id: str | None = None,
-                 on_config: Callable[[Export], None] | None = None) -> Card:
+                 on_config: Callable[[Export], None] | None = None,
+                 previous: changelog.Previous | None = None) -> Card:
     """Write the whole upload folder (every config's Parquet shards and the README) at ``out``, atomically;
-    ``exports`` is consumed one config at a time."""
+    ``exports`` is consumed one config at a time. Each config's "Changes" are those of ``previous`` (an earlier
+    dry-run folder's card and rows) and, when its fingerprint changed, a new entry counted against its rows;
+    without ``previous`` every config is "first published"."""
     out = Path(out)
     card = Card.empty()
+    old = previous.card if previous is not None else Card.empty()
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
         for exp in exports:
-            card = card.update(Card.of(exp, write_parquet(exp, tmp)))
+            block = changelog.with_history(exp.block, changelog.history(
+                exp.block, old.blocks.get(exp.name), lambda: exp.rows,
+                lambda: previous.rows(exp.name) if previous is not None else None))
+            card = card.update(Card({exp.name: block}, {exp.name: write_parquet(exp, tmp)}, exp.dataset,
+                                    exp.sources))
             if on_config:
                 on_config(exp)
         atomic.write_text(tmp / CARD, render(card, repo_id))

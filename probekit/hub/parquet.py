@@ -1,12 +1,14 @@
 """A Hub config's rows as Parquet shards in the layout ``Dataset.push_to_hub`` writes
 (``<config>/<split>-NNNNN-of-NNNNN.parquet``), each split turned into Arrow once, with features under which every
-row loads back exactly as written, and the config's ``dataset_info`` entry of the card.
+row loads back exactly as written, and the config's ``dataset_info`` entry of the card; and a config's rows read
+back from such shards, in a dry-run folder or a Hub repo.
 
 Only ``datasets``' public API (top-level names) is used: the card YAML is built here, in the Hub's documented
 dataset card format, rather than by ``datasets``' internal helpers, which change between releases."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -121,3 +123,49 @@ def write_parquet(exp: Export, out: Path, max_shard_bytes: int = MAX_SHARD_BYTES
             datasets.enable_progress_bars()
     return {"config_name": exp.name, "features": features_yaml(feats), "splits": splits,
             "download_size": download_size, "dataset_size": sum(s["num_bytes"] for s in splits)}
+
+
+# --- reading a config back: its shards by split, from a dry-run folder or the Hub ---------------------------------
+
+def read_rows(paths: list[str]) -> list[dict]:
+    """The rows of Parquet shards written by :func:`probekit.hub.parquet.write_parquet`, decoded by their features
+    (JSON columns back to values) as ``load_dataset`` decodes them."""
+    import pyarrow.parquet as pq
+    from datasets import Features
+
+    rows: list[dict] = []
+    for path in paths:
+        table = pq.read_table(path)
+        batch = Features.from_arrow_schema(table.schema).decode_batch(table.to_pydict())
+        rows += [dict(zip(batch, values)) for values in zip(*batch.values())]
+    return rows
+
+
+def shards_by_split(name: str, paths: list[str]) -> dict[str, list[str]]:
+    """Parquet shards of config ``name`` (``<name>/<split>-00000-of-00001.parquet``) by split, in order."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(paths):
+        rel = p.split(f"{name}/", 1)[1] if f"{name}/" in p else p
+        if "/" in rel or not rel.endswith(".parquet"):
+            continue
+        out.setdefault(rel.rsplit("-", 3)[0], []).append(p)
+    return out
+
+
+def folder_rows(folder: Path, name: str) -> dict[str, list[dict]] | None:
+    """A config's rows in a folder written by ``probes publish --dry-run`` (None: no files of it)."""
+    shards = shards_by_split(name, [p.relative_to(folder).as_posix() for p in (folder / name).glob("*.parquet")])
+    if not shards:
+        return None
+    return {s: read_rows([str(folder / p) for p in paths]) for s, paths in shards.items()}
+
+
+def hub_rows(api, repo_id: str, sha: str, files: set[str], name: str) -> dict[str, list[dict]] | None:
+    """A config's rows in the Hub repo at commit ``sha`` (``files``: the paths it holds; None: none of it)."""
+    shards = shards_by_split(name, [f for f in files if f.startswith(f"{name}/")])
+    if not shards:
+        return None
+    with tempfile.TemporaryDirectory(prefix="probekit-previous-") as cache:
+        return {s: read_rows([api.hf_hub_download(repo_id, p, repo_type="dataset", revision=sha,
+                                                  cache_dir=cache) for p in paths])
+                for s, paths in shards.items()}

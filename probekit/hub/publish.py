@@ -2,9 +2,11 @@
 published there.
 
 One publish is one commit: the configs whose fingerprint differs from the Hub's card (their old files deleted,
-their new Parquet files added) and the new card; none when no config's ``probekit`` block changed. A network
-failure is retried (bounded, with backoff), each attempt re-reading the Hub first, so the repo is either as it
-was or fully updated. The token comes from ``HF_TOKEN`` or the saved login and is never printed.
+their new Parquet files added) and the new card; none when no config's ``probekit`` block changed (its
+"Changes" aside, :mod:`changelog`). Each uploaded config gets a new "Changes" entry, counted against the Hub's
+Parquet files of the version it replaces, and a tag on the new commit (``<config>-v<semver>-<fingerprint12>``).
+A network failure is retried (bounded, with backoff), each attempt re-reading the Hub first, so the repo is
+either as it was or fully updated. The token comes from ``HF_TOKEN`` or the saved login and is never printed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Callable
 
 from probekit import __version__
 from probekit.errors import ProbekitError, UsageError
+from probekit.hub import changelog, parquet
 from probekit.hub.card import Card, render
 from probekit.hub.export import CARD, Export, export
 from probekit.hub.parquet import write_parquet
@@ -39,6 +42,8 @@ class Outcome:
     uploaded: list[str] = field(default_factory=list)    # configs whose files were (re)uploaded
     described: list[str] = field(default_factory=list)   # configs whose card entry alone changed
     unchanged: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)        # one per uploaded config, on the new commit
+    changes: dict[str, str] = field(default_factory=dict)  # uploaded config: its entry's "+added -removed ~changed"
 
 
 def plural(n: int, word: str) -> str:
@@ -125,6 +130,7 @@ class Upload:
                  on_config: Callable[[Export], None] | None = None):
         self.configs, self.data_root, self.folder = {c.name: c for c in configs}, data_root, folder
         self.infos: dict = {}
+        self.exports: dict[str, Export] = {}
         card = Card.empty()
         for config in configs:
             exp = export(config, data_root)
@@ -133,27 +139,41 @@ class Upload:
                 on_config(exp)
         self.card = card
 
+    def export(self, name: str) -> Export:
+        """The config's rows and block, exported once (for a config that is uploaded)."""
+        if name not in self.exports:
+            self.exports[name] = export(self.configs[name], self.data_root)
+        return self.exports[name]
+
     def info(self, name: str):
         """The config's ``dataset_info`` entry, its Parquet files written first if they are not yet."""
         if name not in self.infos:
-            self.infos[name] = write_parquet(export(self.configs[name], self.data_root), self.folder)
+            self.infos[name] = write_parquet(self.export(name), self.folder)
         return self.infos[name]
 
 
-def _plan(old_text: str | None, upload: Upload, hub_files: set[str], repo_id: str):
-    """``(operations, outcome parts)``; no operations when no config's block differs from the Hub's."""
+def _plan(old_text: str | None, upload: Upload, hub_files: set[str], repo_id: str,
+          previous_rows: Callable[[str], dict | None] = lambda name: None):
+    """``(operations, outcome parts)``; no operations when no config's block differs from the Hub's (its
+    "Changes" aside). ``previous_rows(config)``: the rows of the version on the Hub, which the new entries are
+    counted against."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     old, local, folder = Card.parse(old_text), upload.card, upload.folder
     changed = [n for n, b in local.blocks.items() if (old.blocks.get(n) or {}).get("fingerprint") != b["fingerprint"]]
     described = [n for n, b in local.blocks.items()
-                 if n not in changed and _norm(old.blocks.get(n)) != _norm(b)]
+                 if n not in changed and _norm(changelog.bare(old.blocks.get(n))) != _norm(changelog.bare(b))]
     unchanged = [n for n in local.blocks if n not in changed and n not in described]
     if not changed and not described:
-        return [], changed, described, unchanged, ""
+        return [], changed, described, unchanged, "", {}
     # a config whose rows did not change keeps its files on the Hub, and its dataset_info entry there
-    infos = {n: old.infos[n] if n not in changed and n in old.infos else upload.info(n) for n in local.blocks}
-    new = old.update(Card(local.blocks, infos, local.datasets, local.sources))
+    infos, blocks = {}, {}
+    for n, b in local.blocks.items():   # one changed config's rows in memory at a time
+        infos[n] = old.infos[n] if n not in changed and n in old.infos else upload.info(n)
+        blocks[n] = changelog.with_history(b, changelog.history(b, old.blocks.get(n), lambda n=n: upload.export(n).rows,
+                                                                lambda n=n: previous_rows(n)))
+        upload.exports.pop(n, None)
+    new = old.update(Card(blocks, infos, local.datasets, local.sources))
     ops = []
     for name in changed:
         files = sorted(p.relative_to(folder).as_posix() for p in (folder / name).rglob("*.parquet"))
@@ -161,14 +181,23 @@ def _plan(old_text: str | None, upload: Upload, hub_files: set[str], repo_id: st
                 if path.startswith(f"{name}/") and path not in files]
         ops += [CommitOperationAdd(path, str(folder / path)) for path in files]
     ops.append(CommitOperationAdd(CARD, render(new, repo_id).encode("utf-8")))
-    lines = [f"{n}: {(old.blocks.get(n) or {}).get('version', 'new')} -> {local.blocks[n]['version']}"
-             for n in changed] + [f"{n}: card entry updated ({local.blocks[n]['version']})" for n in described]
-    return ops, changed, described, unchanged, "\n".join(lines)
+    lines = [f"{n}: {(old.blocks.get(n) or {}).get('version', 'new')} -> {local.blocks[n]['version']} "
+             f"({_entry_summary(blocks[n])})" for n in changed] + [
+        f"{n}: card entry updated ({local.blocks[n]['version']})" for n in described]
+    return ops, changed, described, unchanged, "\n".join(lines), {n: _entry_summary(blocks[n]) for n in changed}
+
+
+def _entry_summary(block: dict) -> str:
+    """The newest "Changes" entry of a block in a few words: "first published" or "+added -removed ~changed"."""
+    entries = block.get(changelog.KEY) or [{}]
+    return changelog.FIRST if entries[0].get("since") is None else changelog.summary(entries[0].get("splits") or {})
 
 
 def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, revision: str | None = None,
          accept_restricted: bool = False, log: Callable[[str], None] = print) -> Outcome:
-    """Publish the configs of ``upload`` to ``repo_id`` (at branch ``revision``)."""
+    """Publish the configs of ``upload`` to ``repo_id`` (at branch ``revision``); each uploaded config's new
+    "Changes" entry is counted against the Hub's files of the version it replaces, and its version tagged on the
+    new commit."""
     local = upload.card
     if not private and not accept_restricted:
         refusal = restricted_refusal(local.blocks, repo_id, "would be public (no --private)")
@@ -185,9 +214,10 @@ def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, rev
             refusal = restricted_refusal(local.blocks, repo_id, "exists and is public")
             if refusal:
                 raise PublishError(refusal)
-        ops, changed, described, unchanged, lines = _plan(text, upload, {s.rfilename for s in info.siblings or []},
-                                                          repo_id)
-        out = Outcome(repo_id, uploaded=changed, described=described, unchanged=unchanged)
+        files = {s.rfilename for s in info.siblings or []}
+        ops, changed, described, unchanged, lines, summaries = _plan(
+            text, upload, files, repo_id, lambda name: parquet.hub_rows(api, repo_id, info.sha, files, name))
+        out = Outcome(repo_id, uploaded=changed, described=described, unchanged=unchanged, changes=summaries)
         if not ops:
             return out
         summary = (f"probekit: {lines.splitlines()[0]}" if len(lines.splitlines()) == 1 else
@@ -199,9 +229,35 @@ def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, rev
         out.commit, out.url = commit.oid, commit.commit_url
         return out
 
+    def committed() -> str:
+        return ("every commit attempt failed, and a Hub commit is all or nothing: the repo is as it was or "
+                f"fully updated (`probes versions --repo-id {repo_id}` shows which)" if state["sent"]
+                else "nothing was committed")
+
+    out = _retrying(attempt, repo_id, token, log, committed)
+    if out.commit is not None:
+        for name in out.uploaded:
+            name_tag = changelog.tag(name, local.blocks[name]["version"])
+
+            def create(name=name, name_tag=name_tag) -> None:
+                api.create_tag(repo_id, tag=name_tag, tag_message=f"probekit: {name} {local.blocks[name]['version']}",
+                               revision=out.commit, repo_type="dataset", exist_ok=True)
+
+            left = f"commit {out.commit[:12]} was made, not its tag {name_tag} and the tags after it"
+            try:
+                _retrying(create, repo_id, token, log, lambda left=left: left)
+            except PublishError as exc:
+                raise PublishError(str(exc) if str(exc).endswith(left) else f"{exc}; {left}") from None
+            out.tags.append(name_tag)
+    return out
+
+
+def _retrying(fn: Callable, repo_id: str, token: str, log: Callable[[str], None], done: Callable[[], str]):
+    """``fn()``, retried on a transient Hub or network error (:data:`RETRIES` attempts, with backoff); any
+    other error, or the last, as one :class:`PublishError` line (``done()``: what was left done)."""
     for n in range(1, RETRIES + 1):
         try:
-            return attempt()
+            return fn()
         except ProbekitError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified just below
@@ -211,39 +267,55 @@ def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, rev
                         if code in (401, 403) else "")
                 raise PublishError(f"{repo_id}: {one_line(exc, token)}{hint}") from None
             if n == RETRIES:
-                done = ("every commit attempt failed, and a Hub commit is all or nothing: the repo is as it was or "
-                        f"fully updated (`probes versions --repo-id {repo_id}` shows which)" if state["sent"]
-                        else "nothing was committed")
                 raise PublishError(f"{repo_id}: gave up after {RETRIES} attempts (last: {one_line(exc, token)}); "
-                                   f"{done}") from None
+                                   f"{done()}") from None
             wait = BACKOFF_S * 2 ** (n - 1)
             log(f"{repo_id}: attempt {n} of {RETRIES} failed ({one_line(exc, token)}); retrying in {wait:g} s")
             time.sleep(wait)
     raise AssertionError("unreachable")
 
 
-def published_card(repo_id: str | None = None, folder: str | Path | None = None, revision: str | None = None):
-    """The last published card: a Hub repo's (None when it does not exist yet) or a dry-run folder's."""
+def published(repo_id: str | None = None, folder: str | Path | None = None,
+              revision: str | None = None) -> changelog.Previous | None:
+    """The last published card and its configs' rows: a Hub repo's (None when it does not exist yet) or a
+    dry-run folder's."""
     if folder is not None:
         path = Path(folder) / CARD
         if not path.is_file():
             raise UsageError(f"--published {folder}: no {CARD} (write one with probes publish --dry-run)")
-        return Card.parse(path.read_text(encoding="utf-8"))
+        return changelog.Previous(Card.parse(path.read_text(encoding="utf-8")),
+                                  lambda name: parquet.folder_rows(Path(folder), name))
     from huggingface_hub import get_token
     from huggingface_hub.errors import RepositoryNotFoundError
 
     secret = get_token()
+    api = hub_api(secret)
     try:
-        text, _ = hub_card(hub_api(secret), repo_id, revision)
+        text, info = hub_card(api, repo_id, revision)
     except RepositoryNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001
         raise PublishError(f"{repo_id}: cannot read the published card: {one_line(exc, secret)}") from None
-    return Card.parse(text)
+    files = {s.rfilename for s in info.siblings or []}
+
+    def rows(name: str):
+        try:
+            return parquet.hub_rows(api, repo_id, info.sha, files, name)
+        except Exception as exc:  # noqa: BLE001
+            raise PublishError(f"{repo_id}: cannot read the published files of {name}: "
+                               f"{one_line(exc, secret)}") from None
+    return changelog.Previous(Card.parse(text), rows)
 
 
-def changes(local: dict, published: dict | None) -> list[tuple[str, str, str]]:
-    """``(config, version, what changed)`` for every local config, then every published-only one."""
+def published_card(repo_id: str | None = None, folder: str | Path | None = None, revision: str | None = None):
+    """The last published card: a Hub repo's (None when it does not exist yet) or a dry-run folder's."""
+    previous = published(repo_id, folder, revision)
+    return None if previous is None else previous.card
+
+
+def changes(local: dict, published: dict | None, examples: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """``(config, version, what changed)`` for every local config, then every published-only one;
+    ``examples``: a changed config's examples added, removed and changed (``+3 -1 ~500``), said first."""
     def short(h):
         return (h or "none")[:12]
 
@@ -254,7 +326,7 @@ def changes(local: dict, published: dict | None) -> list[tuple[str, str, str]]:
             out.append((name, b["version"], ""))
             continue
         if old is None:
-            out.append((name, b["version"], "new"))
+            out.append((name, b["version"], "new" + (f": {examples[name]}" if (examples or {}).get(name) else "")))
             continue
         what = []
         if old.get("version", "").split("+")[0] != b["version"].split("+")[0]:
@@ -272,6 +344,8 @@ def changes(local: dict, published: dict | None) -> list[tuple[str, str, str]]:
             what.append(f"templates sha256 {short(old.get('templates_sha256'))} -> "
                         f"{short(b.get('templates_sha256'))}")
         rows_changed = old.get("fingerprint") != b["fingerprint"]
+        if rows_changed and (examples or {}).get(name):
+            what.insert(0, examples[name])
         status = "changed: " if rows_changed else ("unchanged rows; " if what else "unchanged")
         out.append((name, b["version"], status + ", ".join(what)))
     for name, old in (published or {}).items():

@@ -19,11 +19,9 @@ import yaml
 
 from probekit.errors import DataError
 from probekit.hub import export as hub_export
-from probekit.hub import publish
 from probes.main import main
 
-from helpers import REPO
-from hub_server import FakeHub
+from helpers import REPO, small_age_comparison
 
 TOKEN = "hf_SENTINELsentinel0123456789abcdefXYZ"
 CONFIGS = ["age_comparison", "age_comparison-nolang", "calum-rte-original", "calum-rte-reverse", "calum-rte-signal",
@@ -88,11 +86,7 @@ def data_root(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("publish") / "data"
     manifest = load_manifest(REPO / "raw/sources.yaml")
-    params = root.parent / "params.yaml"
-    params.write_text(yaml.safe_dump({"age_comparison": {"size": {"train": 12, "dev": 6},
-                                                         "variants": ["original", "nolang"]}}))
-    assert main(["generate", "age_comparison", "--params", str(params), "--out",
-                 str(root / "probes" / "age_comparison")]) == 0
+    small_age_comparison(root / "probes" / "age_comparison")
     _mixed(root / "probes" / "age_comparison" / "original", root / "probes" / "mixed" / "original")
     _calum(root / "calum" / "rte", manifest)
     _pararel(root / "pararel", manifest)
@@ -106,19 +100,6 @@ def data(data_root, tmp_path) -> Path:
     """A copy of the data root a test may edit."""
     return Path(shutil.copytree(data_root, tmp_path / "data"))
 
-
-@pytest.fixture
-def hub(monkeypatch, tmp_path):
-    import huggingface_hub.constants
-
-    server = FakeHub(TOKEN)
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(publish, "BACKOFF_S", 0.0)
-    yield server
-    server.close()
 
 
 def _drop_row(data: Path, variant: str = "nolang", split: str = "dev") -> None:
@@ -248,7 +229,8 @@ def test_fingerprints_change_only_with_the_rows_and_versions_compare_with_a_dry_
     old, new = before["age_comparison-nolang"]["fingerprint"][:12], None
     changed = lines["age_comparison-nolang"]
     new = changed.split()[0].split("+")[1]
-    assert changed == f"1.0.0+{new}  changed: fingerprint {old} -> {new}, dev 6 -> 5, templates +extra"
+    # the examples first (one dev row dropped: one removed), then the card's fields
+    assert changed == f"1.0.0+{new}  changed: +0 -1 ~0, fingerprint {old} -> {new}, dev 6 -> 5, templates +extra"
     assert lines["age_comparison"].endswith("unchanged")
 
     after = {c.name: hub_export.export(c, data).block for c in hub_export.discover(data)}

@@ -1,0 +1,293 @@
+"""The two sides of a comparison: what ``--old``/``--new`` name, read into the configs (dataset and variant, as the
+Hub publishes them) they hold.
+
+A side is
+- a folder (the dataset folder or data tree that stands for PATH);
+- a git revision of the project PATH is in: PATH at that revision, git-tracked and DVC-tracked files alike, read
+  through DVC's own ``DVCFileSystem`` (the DVC cache; nothing is parsed by hand);
+- a published Hub revision, ``hf://datasets/ORG/NAME[@REV]``: its card and Parquet files, as ``load_dataset``
+  reads them.
+Every error is one short line naming what is wrong (:class:`~probekit.errors.UsageError`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from probekit.errors import DataError, ProbekitError, UsageError, shown
+
+HUB = re.compile(r"^hf://datasets/(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>.+))?$")
+WORKTREE = "working tree"
+
+
+@dataclass
+class Entry:
+    """One config of a side: its name (the Hub's), ``format``, the dataset and variant it is, its role (main,
+    control, grid), the variant a control derives from, and ``load() -> {split: rows}``."""
+
+    name: str
+    format: str
+    probe: str
+    dataset: str
+    variant: str
+    role: str
+    base: str | None
+    load: Callable[[], dict[str, list[dict]]]
+
+
+@dataclass
+class Side:
+    """What one side holds: ``label`` (as the reports name it) and its configs by name."""
+
+    label: str
+    entries: dict[str, Entry]
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+    project_file: Callable[[str], str | None] = lambda rel: None
+    """The text of a file of the project at this side (a path relative to the project root, e.g. a stage's
+    predictions), None when it has none there or the side is not a version of the project (a folder, the Hub)."""
+
+    def close(self) -> None:
+        for fn in self.cleanup:
+            fn()
+        self.cleanup.clear()
+
+
+def _names(name: str, fmt: str, probe: str, role: str) -> tuple[str, str]:
+    """``(dataset, variant)`` of a config name: ``<probe>[-<variant>][-<mode>]`` (MC), ``<probe>-<task>-<variant>``
+    (pairs), ``<probe>-<relation>`` (ParaRel: a relation stands for the variant)."""
+    if fmt == "pair_cls":
+        dataset, _, variant = name.rpartition("-")
+        return dataset, variant
+    if fmt == "cloze_set":
+        return probe, name[len(probe) + 1:] if name.startswith(probe + "-") else name
+    suffix = ""
+    if role == "grid" and name.endswith("-grid"):
+        name, suffix = name[:-len("-grid")], "-grid"
+    variant = "original" if name == probe else name[len(probe) + 1:] if name.startswith(probe + "-") else name
+    return probe + suffix, variant
+
+
+# --- a folder -----------------------------------------------------------------------------------------------------
+
+def folder_side(path: str | Path, label: str | None = None) -> Side:
+    """The configs of the dataset folders under ``path`` (none when ``path`` does not exist: every config is
+    added or removed)."""
+    from probekit.hub import export as hub_export
+
+    path = Path(path)
+    label = label or str(path)
+    if not path.exists():
+        return Side(label, {})
+    if not path.is_dir():
+        raise UsageError(f"{path}: not a folder (give a dataset folder or a data tree)")
+    if not any(path.rglob("meta.json")):
+        raise UsageError(f"{path}: no dataset folders in it (a meta.json with a format)")
+    entries = {}
+    for config in hub_export.discover(path):
+        meta = config.meta
+        dataset, variant = _names(config.name, meta["format"], config.probe, config.role)
+        base = (meta.get("definition") or {}).get("base")
+        entries[config.name] = Entry(config.name, meta["format"], config.probe, dataset, variant, config.role, base,
+                                     lambda c=config: c.load()[0])
+    return Side(label, entries)
+
+
+# --- a git revision, through DVC ----------------------------------------------------------------------------------
+
+def project_root(path: Path) -> Path:
+    """The git work tree ``path`` lies in (``path`` need not exist)."""
+    here = path.absolute()
+    for folder in [here, *here.parents]:
+        if (folder / ".git").exists():
+            return folder
+    raise UsageError(f"{path}: not inside a git project, so a revision cannot be read (give a folder instead)")
+
+
+def _remote_hint(root: Path) -> str:
+    try:
+        from dvc.repo import Repo
+
+        with Repo(str(root)) as repo:
+            remote = repo.config["core"].get("remote")
+    except Exception:  # noqa: BLE001 - the hint is best effort
+        remote = None
+    return (f"`dvc fetch -r {remote}` (or `dvc pull -r {remote}`) gets it from the remote '{remote}'" if remote else
+            "no DVC remote is configured here (`dvc remote add -d NAME URL`), so `dvc repro` at that revision is "
+            "the way to rebuild it")
+
+
+def _missing(root: Path, rev: str, where: str) -> UsageError:
+    return UsageError(f"{where} at {rev} is not in this project's DVC cache: {_remote_hint(root)}")
+
+
+def git_side(path: Path, rev: str) -> Side:
+    """PATH as it was at ``rev``: its dataset folders copied out of git and the DVC cache into a temporary folder."""
+    from dvc.api import DVCFileSystem
+    from dvc.scm import RevError
+
+    root = project_root(path)
+    rel = path.absolute().relative_to(root).as_posix()
+    try:
+        fs = DVCFileSystem(str(root), rev=rev)
+        fs.ls("/", detail=False)
+    except RevError:
+        raise UsageError(f"--old/--new {rev}: no such revision in the git project at {root}") from None
+    except Exception as exc:  # noqa: BLE001
+        raise UsageError(f"{root} at {rev}: cannot be read with DVC: {' '.join(str(exc).split())[:200]}") from None
+
+    def walk(p: str, out: list[str]) -> None:
+        try:
+            info = fs.info(p)
+        except FileNotFoundError:
+            return
+        except Exception:  # noqa: BLE001 - a DVC directory whose manifest is not cached
+            raise _missing(root, rev, p) from None
+        if info["type"] != "directory":
+            out.append(p)
+            return
+        if (info.get("dvc_info") or {}).get("isout"):
+            try:
+                out.extend(f for f in fs.find(p, detail=False))
+            except Exception:  # noqa: BLE001
+                raise _missing(root, rev, p) from None
+            return
+        try:
+            children = fs.ls(p, detail=False)
+        except Exception:  # noqa: BLE001
+            raise _missing(root, rev, p) from None
+        for child in children:
+            walk(child, out)
+
+    files: list[str] = []
+    walk(rel, files)
+    label = f"{rel} at {rev}"
+    metas = sorted(f for f in files if f.rsplit("/", 1)[-1] == "meta.json")
+    folders: list[str] = []
+    for meta_path in metas:
+        folder = meta_path.rsplit("/", 1)[0]
+        if any(folder == d or folder.startswith(d + "/") for d in folders):
+            continue
+        try:
+            meta = json.loads(fs.cat_file(meta_path))
+        except Exception:  # noqa: BLE001
+            raise _missing(root, rev, meta_path) from None
+        from probekit.hub.export import EXPORTERS
+
+        if meta.get("format") in EXPORTERS:
+            folders.append(folder)
+    tmp = Path(tempfile.mkdtemp(prefix="probekit-diff-"))
+    local = tmp / Path(rel).name
+    try:
+        for f in files:
+            if any(f == d or f.startswith(d + "/") for d in folders):
+                target = local / Path(f).relative_to(rel) if f != rel else local / Path(f).name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    fs.get_file(f, str(target))
+                except Exception:  # noqa: BLE001
+                    raise _missing(root, rev, f) from None
+        side = folder_side(local, label) if folders and files else Side(label, {})
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    side.cleanup.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
+
+    def read(rel_file: str) -> str | None:
+        try:
+            return fs.cat_file(rel_file).decode("utf-8")
+        except FileNotFoundError:
+            return None
+        except Exception:  # noqa: BLE001
+            raise _missing(root, rev, rel_file) from None
+    side.project_file = read
+    return side
+
+
+# --- a published Hub revision -------------------------------------------------------------------------------------
+
+def _hub_error(repo: str, rev: str | None, exc: BaseException) -> UsageError:
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    from probekit.hub.publish import one_line
+
+    where = f"hf://datasets/{repo}" + (f"@{rev}" if rev else "")
+    if isinstance(exc, RevisionNotFoundError):
+        return UsageError(f"{where}: no such revision on the Hub")
+    if isinstance(exc, RepositoryNotFoundError):
+        return UsageError(f"{where}: no such Hub dataset repo (or no access to it with this token)")
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    return UsageError(f"{where}: the Hub ({endpoint}) cannot be reached or refused: {one_line(exc)}")
+
+
+def hub_side(spec: str) -> Side:
+    """A published revision's configs: its card's ``probekit`` blocks and, when loaded, a config's Parquet files."""
+    from huggingface_hub import get_token
+
+    from probekit.hub import parquet
+    from probekit.hub.card import Card
+    from probekit.hub.publish import hub_api, hub_card
+
+    m = HUB.match(spec)
+    if not m:
+        raise UsageError(f"{shown(spec)}: a Hub side is hf://datasets/ORG/NAME or hf://datasets/ORG/NAME@REVISION")
+    repo, rev = m["repo"], m["rev"]
+    api = hub_api(get_token())
+    try:
+        text, info = hub_card(api, repo, rev)
+    except ProbekitError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - classified by _hub_error
+        raise _hub_error(repo, rev, exc) from None
+    card = Card.parse(text)
+    if not card.blocks:
+        raise UsageError(f"{spec}: its card has no probekit configs (not published by probes publish)")
+    files = {s.rfilename for s in info.siblings or []}
+
+    def load(name: str) -> dict[str, list[dict]]:
+        try:
+            return parquet.hub_rows(api, repo, info.sha, files, name) or {}
+        except Exception as exc:  # noqa: BLE001
+            raise _hub_error(repo, rev, exc) from None
+
+    entries = {}
+    for name, b in card.blocks.items():
+        fmt, probe, role = b.get("format"), b.get("probe") or name, b.get("role") or "main"
+        if fmt is None:
+            raise DataError(f"{spec}: the card's config {name} has no format")
+        dataset, variant = _names(name, fmt, probe, role)
+        base = re.search(r"base: `([^`]+)`", b.get("note") or "")
+        entries[name] = Entry(name, fmt, probe, dataset, variant, role, base[1] if base else None,
+                              lambda n=name: load(n))
+    label = f"{spec}" + ("" if rev else " (main)") + f" ({info.sha[:12]})"
+    return Side(label, entries)
+
+
+def _worktree_file(path: Path) -> Callable[[str], str | None]:
+    try:
+        root = project_root(path)
+    except UsageError:
+        return lambda rel: None
+
+    def read(rel: str) -> str | None:
+        f = root / rel
+        return f.read_text(encoding="utf-8") if f.is_file() else None
+    return read
+
+
+def open_side(spec: str | None, path: Path) -> Side:
+    """The side ``spec`` names for ``path``: None (the working tree), ``hf://...``, a folder, else a git revision."""
+    if spec is None:
+        side = folder_side(path, f"{path} ({WORKTREE})")
+        side.project_file = _worktree_file(path)
+        return side
+    if spec.startswith("hf://"):
+        return hub_side(spec)
+    if Path(spec).is_dir():
+        return folder_side(Path(spec))
+    return git_side(path, spec)
