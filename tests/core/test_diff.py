@@ -207,6 +207,7 @@ def test_a_hub_that_cannot_be_reached_is_one_line(versions, tmp_path, capsys, mo
 
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")   # nothing listens on the discard port
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     err = _fails(["diff", str(versions / "old/age_comparison"), "--old", "hf://datasets/org/probes@v1"], capsys,
                  tmp_path)
