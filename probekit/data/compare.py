@@ -56,19 +56,38 @@ def _views(df: pd.DataFrame, rows: pd.Series) -> list[dict]:
             for r in part.astype(object).to_dict("records")]
 
 
-def compare_split(fmt: str, old_rows: list[dict], new_rows: list[dict], show: int = 3) -> tuple[dict, pd.DataFrame]:
-    """``(counts and the rest of the record, merged)`` of one split (see :class:`SplitDiff`)."""
-    old, new = frame(fmt, old_rows), frame(fmt, new_rows)
-    m = old.merge(new, on="key", how="outer", suffixes=("_old", "_new"), indicator=True, sort=False)
-    both = (m["_merge"] == "both").to_numpy()
-    changed_by = {}
-    for f in FIELDS:
-        a, b = m[f"{f}_old"].fillna(_NA), m[f"{f}_new"].fillna(_NA)
-        changed_by[f] = (a != b).to_numpy() & both
+def _same(new: pd.DataFrame) -> pd.DataFrame:
+    """The merged frame of a split whose two versions hold the same rows: every key on both sides."""
+    m = pd.DataFrame({"key": new["key"]})
+    for column in new.columns:
+        if column != "key":
+            m[f"{column}_old"] = m[f"{column}_new"] = new[column]
+    return m
+
+
+def compare_split(fmt: str, old_rows: list[dict], new_rows: list[dict], show: int = 3,
+                  identical: bool = False) -> tuple[dict, pd.DataFrame]:
+    """``(counts and the rest of the record, merged)`` of one split (see
+    :class:`probekit.versions.diff.SplitDiff`); ``identical``: the caller knows the two versions' rows are the same
+    (the same file bytes), so they are read and keyed once."""
+    new = frame(fmt, new_rows)
+    if identical:
+        old, m = new, _same(new)
+        both = pd.Series(True, index=m.index).to_numpy()
+        changed_by = {f: ~both for f in FIELDS}
+    else:
+        old = frame(fmt, old_rows)
+        m = old.merge(new, on="key", how="outer", suffixes=("_old", "_new"), indicator=True, sort=False)
+        both = (m["_merge"] == "both").to_numpy()
+        changed_by = {}
+        for f in FIELDS:
+            a, b = m[f"{f}_old"].fillna(_NA), m[f"{f}_new"].fillna(_NA)
+            changed_by[f] = (a != b).to_numpy() & both
     any_changed = pd.DataFrame(changed_by).any(axis=1).to_numpy()
     status = pd.Series("unchanged", index=m.index)
-    status[m["_merge"] == "left_only"] = "removed"
-    status[m["_merge"] == "right_only"] = "added"
+    if not identical:
+        status[m["_merge"] == "left_only"] = "removed"
+        status[m["_merge"] == "right_only"] = "added"
     status[any_changed] = "changed"
     m["status"] = status
     fields = pd.Series("", index=m.index, dtype=object)

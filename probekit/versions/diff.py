@@ -69,12 +69,13 @@ def diff(old: Side, new: Side, *, show: int = 3, progress: bool = False) -> Resu
     for name in tqdm(names, desc="diff", unit="config", disable=None if progress and len(names) > 4 else True, leave=False):
         a, b = old.entries.get(name), new.entries.get(name)
         e = b or a
-        old_splits = a.load() if a else {}
+        same = bool(a and b and a.digest and b.digest and a.digest() == b.digest())   # the same bytes: read once
         new_splits = b.load() if b else {}
+        old_splits = new_splits if same else a.load() if a else {}
         presence = "both" if a and b else "new only" if b else "old only"
         for split in dict.fromkeys([*new_splits, *old_splits]):
             o, n = old_splits.get(split, []), new_splits.get(split, [])
-            record, merged = compare_split(e.format, o, n, show)
+            record, merged = compare_split(e.format, o, n, show, identical=same)
             head = {"config": name, "dataset": e.dataset, "variant": e.variant, "split": split, "format": e.format,
                     "role": e.role, "base": (b.base if b else None) or (a.base if a else None), "config_in": presence}
             result.splits.append(SplitDiff({**head, **record}, merged, o, n))

@@ -11,6 +11,7 @@ Every error is one short line naming what is wrong (:class:`~probekit.errors.Usa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -39,6 +40,9 @@ class Entry:
     role: str
     base: str | None
     load: Callable[[], dict[str, list[dict]]]
+    digest: Callable[[], str] | None = None
+    """The sha256 of the files its rows are read from (None: not known, a Hub side): two configs with one digest
+    hold the same rows, which are then read once."""
 
 
 @dataclass
@@ -88,13 +92,22 @@ def folder_side(path: str | Path, label: str | None = None) -> Side:
         raise UsageError(f"{path}: not a folder (give a dataset folder or a data tree)")
     if not any(path.rglob("meta.json")):
         raise UsageError(f"{path}: no dataset folders in it (a meta.json with a format)")
-    entries = {}
+    entries, digests = {}, {}
+
+    def digest(folder: Path) -> str:
+        if folder not in digests:
+            h = hashlib.sha256()
+            for f in sorted(folder.rglob("*.jsonl")):
+                h.update(f.relative_to(folder).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+            digests[folder] = h.hexdigest()
+        return digests[folder]
+
     for config in hub_export.discover(path):
         meta = config.meta
         dataset, variant = _names(config.name, meta["format"], config.probe, config.role)
         base = (meta.get("definition") or {}).get("base")
         entries[config.name] = Entry(config.name, meta["format"], config.probe, dataset, variant, config.role, base,
-                                     lambda c=config: c.load()[0])
+                                     lambda c=config: c.load()[0], lambda c=config: digest(c.folder))
     return Side(label, entries)
 
 

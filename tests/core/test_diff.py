@@ -341,3 +341,31 @@ def test_a_model_scores_only_the_changed_and_added_examples(versions, tiny_bert,
     printed = capsys.readouterr()
     assert "Scored anew: age_comparison dev: 30 changed + 0 added (reused 0)" in printed.out
     assert "age_comparison dev: scored 30 of 30: 30 changed, 0 added; reused 0" in printed.err
+
+
+def test_a_config_with_the_same_bytes_on_both_sides_is_read_once_and_reported_alike(versions, tmp_path):
+    copy = Path(shutil.copytree(versions / "reworded/age_comparison", tmp_path / "age_comparison"))
+    old, new = folder_side(versions / "reworded/age_comparison"), folder_side(copy)
+    loads = []
+    for name, e in old.entries.items():
+        e.load = (lambda f, n: lambda: loads.append(n) or f())(e.load, name)
+    fast = diff(old, new)
+    assert loads == []   # every config's files have the same bytes: the old side is not read
+    slow_old, slow_new = folder_side(versions / "reworded/age_comparison"), folder_side(copy)
+    for side in (slow_old, slow_new):
+        for e in side.entries.values():
+            e.digest = None
+    slow = diff(slow_old, slow_new)
+    assert fast.records == slow.records and all(r["unchanged"] == r["rows"]["new"] > 0 for r in fast.records)
+    for a, b in zip(fast.splits, slow.splits):
+        columns = sorted(c for c in b.merged.columns if c != "_merge")
+        assert a.merged[columns].sort_values("key").reset_index(drop=True).equals(
+            b.merged[columns].sort_values("key").reset_index(drop=True))
+    # one row changed in the copy: its config is compared row by row again, the others still read once
+    rows = _rows(copy / "nolang/dev.jsonl")
+    rows[0]["question"]["stem"] += " ."
+    (copy / "nolang/dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    loads.clear()
+    changed = diff(old, folder_side(copy))
+    assert loads == ["age_comparison-nolang"]
+    assert _by(changed, "nolang", "dev")["fields"] == {"stem": 1}
