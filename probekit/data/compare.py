@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from probekit.data.keys import FIELDS, family, frame
@@ -31,7 +32,7 @@ def balance(old: pd.Series, new: pd.Series) -> dict:
     tvd = 0.5 * sum(abs(x / na - y / nb) for x, y in zip(ca, cb)) if na and nb else None
     p = None
     if na and nb and len(values) > 1:
-        if ca == cb or (tvd == 0):
+        if tvd == 0:   # the same shares on both sides: nothing to test
             p = 1.0
         else:
             from scipy.stats import chi2_contingency
@@ -73,8 +74,7 @@ def compare_split(fmt: str, old_rows: list[dict], new_rows: list[dict], show: in
     new = frame(fmt, new_rows)
     if identical:
         old, m = new, _same(new)
-        both = pd.Series(True, index=m.index).to_numpy()
-        changed_by = {f: ~both for f in FIELDS}
+        changed_by = {f: np.zeros(len(m), bool) for f in FIELDS}
     else:
         old = frame(fmt, old_rows)
         m = old.merge(new, on="key", how="outer", suffixes=("_old", "_new"), indicator=True, sort=False)

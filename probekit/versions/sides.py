@@ -139,6 +139,11 @@ def _missing(root: Path, rev: str, where: str) -> UsageError:
     return UsageError(f"{where} at {rev} is not in this project's DVC cache: {_remote_hint(root)}")
 
 
+def _within(path: str, folders: list[str]) -> bool:
+    """Whether ``path`` (posix, relative to the project) is one of ``folders`` or inside one."""
+    return any(path == d or path.startswith(d + "/") for d in folders)
+
+
 def git_side(path: Path, rev: str) -> Side:
     """PATH as it was at ``rev``: its dataset folders copied out of git and the DVC cache into a temporary folder."""
     from dvc.api import DVCFileSystem
@@ -166,7 +171,7 @@ def git_side(path: Path, rev: str) -> Side:
             return
         if (info.get("dvc_info") or {}).get("isout"):
             try:
-                out.extend(f for f in fs.find(p, detail=False))
+                out.extend(fs.find(p, detail=False))
             except Exception:  # noqa: BLE001
                 raise _missing(root, rev, p) from None
             return
@@ -177,35 +182,35 @@ def git_side(path: Path, rev: str) -> Side:
         for child in children:
             walk(child, out)
 
+    from probekit.hub.export import EXPORTERS
+
     files: list[str] = []
     walk(rel, files)
     label = f"{rel} at {rev}"
     metas = sorted(f for f in files if f.rsplit("/", 1)[-1] == "meta.json")
-    folders: list[str] = []
+    folders: list[str] = []   # the dataset folders: the outermost with a meta.json of a known format
     for meta_path in metas:
         folder = meta_path.rsplit("/", 1)[0]
-        if any(folder == d or folder.startswith(d + "/") for d in folders):
+        if _within(folder, folders):
             continue
         try:
             meta = json.loads(fs.cat_file(meta_path))
         except Exception:  # noqa: BLE001
             raise _missing(root, rev, meta_path) from None
-        from probekit.hub.export import EXPORTERS
-
         if meta.get("format") in EXPORTERS:
             folders.append(folder)
     tmp = Path(tempfile.mkdtemp(prefix="probekit-diff-"))
     local = tmp / Path(rel).name
     try:
         for f in files:
-            if any(f == d or f.startswith(d + "/") for d in folders):
-                target = local / Path(f).relative_to(rel) if f != rel else local / Path(f).name
+            if _within(f, folders):
+                target = local / Path(f).relative_to(rel)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
                     fs.get_file(f, str(target))
                 except Exception:  # noqa: BLE001
                     raise _missing(root, rev, f) from None
-        side = folder_side(local, label) if folders and files else Side(label, {})
+        side = folder_side(local, label) if folders else Side(label, {})
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
