@@ -6,23 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import PARAMS_HELP, out_file, positive
+from probes.options import PARAMS_HELP, Read, Written, add_force, out_file, positive
 
 
 def _annotated_probe(probe: str):
     """The generator module and spec of a probe whose gold comes from people (it defines annotated_keys)."""
     from generators.shared import registry
-    from probekit.probes.spec import load_probe_spec
 
     generator = registry.get(probe)
     module = generator.module
     if not hasattr(module, "annotated_keys"):
         raise UsageError(f"--probe {probe}: this probe takes no human annotations (its gold is computed)")
-    return generator, module, load_probe_spec(generator.template_path)
+    return generator, module, generator.probe_spec()
 
 
 def _annotate_export(args) -> int:
-    out_file(args.out, "the CSV of statements to annotate")
+    out_file(args.out, "the CSV of statements to annotate", force=args.force)
     from probekit.params import probe_section, read_params
     from generators.always_never import annotations, crowd_tasks
     from probekit.sources import loaders
@@ -57,7 +56,7 @@ def _annotate_export(args) -> int:
 
 
 def _annotate_import(args) -> int:
-    out_file(args.out, "the gold CSV")
+    out_file(args.out, "the gold CSV", force=args.force)
     from generators.always_never import crowd_tasks
 
     _, _, spec = _annotated_probe(args.probe)
@@ -88,21 +87,25 @@ import   aggregate the workers' answer files into a gold table by majority vote 
     ann_sub = ann.add_subparsers(dest="action", required=True, metavar="ACTION")
     exp = command(ann_sub, "export", "the statements to annotate, as a CSV for crowdworkers")
     exp.add_argument("--probe", default="always_never", help="probe whose templates and annotations to use")
-    exp.add_argument("--candidates", nargs="+", metavar="CSV",
+    exp.add_argument("--candidates", nargs="+", metavar="CSV", type=Read,
                      help="candidate CSV file(s) with columns template_id, x, y (default: draw them from the "
                           "ConceptNet types of the probe's params export.types)")
-    exp.add_argument("--tables", default="data/tables",
+    exp.add_argument("--tables", default="data/tables", type=Read,
                      help="folder of the table sets (probes tables conceptnet), read when --candidates is not given")
-    exp.add_argument("--out", required=True, help="CSV to write (template_id, x, y, statement, worker, answer)")
+    exp.add_argument("--out", required=True, help="CSV to write (template_id, x, y, statement, worker, answer)",
+                     type=Written)
     exp.add_argument("--all", action="store_true",
                      help="also list candidates that already have gold (default: only the unannotated ones)")
-    exp.add_argument("--params", help=PARAMS_HELP + "; the probe's section says where its annotations are")
+    exp.add_argument("--params", type=Read, help=PARAMS_HELP + "; the probe's section says where its annotations are")
+    add_force(exp)
     exp.set_defaults(func=_annotate_export)
     imp = command(ann_sub, "import", "aggregate workers' answers into a gold table (majority vote)")
-    imp.add_argument("answers", nargs="+", metavar="ANSWERS.csv",
+    imp.add_argument("answers", nargs="+", metavar="ANSWERS.csv", type=Read,
                      help="answer file(s): the exported columns with worker (empty: the file name) and answer")
-    imp.add_argument("--out", required=True, help="gold CSV to write (template_id, x, y, gold, n_workers, agreement)")
+    imp.add_argument("--out", required=True, help="gold CSV to write (template_id, x, y, gold, n_workers, agreement)",
+                     type=Written)
     imp.add_argument("--probe", default="always_never", help="probe whose templates and answer words to check")
     imp.add_argument("--min-workers", type=positive, default=1,
                      help="a statement with fewer answers gets no gold")
+    add_force(imp)
     imp.set_defaults(func=_annotate_import)

@@ -8,7 +8,7 @@ from pathlib import Path
 from probekit.errors import shown
 from probekit.scoring import DTYPES
 from probes.calls import call
-from probes.options import MODEL_HELP, add_force, device, out_file, report_out
+from probes.options import MODEL_HELP, Read, Written, add_force, device, out_file, report_out
 
 
 def _seeds(text: str) -> list[int]:
@@ -36,8 +36,8 @@ def _evaluate(args) -> int:
 def _report(args) -> int:
     from evaluators.calum import report as calum_report
 
-    out = report_out(args.out)
-    out_file(args.plot, "the PNG plot", "--plot")
+    out = report_out(args.out, force=args.force)
+    out_file(args.plot, "the PNG plot", "--plot", force=args.force)
     calum_report.write(Path(args.results), out, Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")
     return 0
@@ -50,11 +50,13 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                     "validation split (and a drawn test split, calum_eval.evaluate_test); accuracy, "
                                     "C_R, C_S (C_sym) per seed and mean ± std. T5 runs text-to-text as the paper "
                                     "(calum_eval.seq2seq, text_to_text)")
-    ev.add_argument("--model", required=True, help=MODEL_HELP + " (any AutoModelForSequenceClassification)")
+    ev.add_argument("--model", required=True, type=Read, help=MODEL_HELP + " (any AutoModelForSequenceClassification)")
     ev.add_argument("--task", required=True, help="the main task: rte, mrpc, qnli, qqp, mnli, ...")
     ev.add_argument("--data", default="data/calum", help="the task's dataset (probes generate calum --task T) or "
-                                                         "a folder of them, <task>/ each (default: data/calum)")
-    ev.add_argument("--out", required=True, help="folder for predictions.jsonl, metrics.json, history.jsonl, model/")
+                                                         "a folder of them, <task>/ each (default: data/calum)",
+                    type=Read)
+    ev.add_argument("--out", required=True, help="folder for predictions.jsonl, metrics.json, history.jsonl, model/",
+                    type=Written)
     ev.add_argument("--multitask", metavar="GROUP", help="train MT-DNN-style on the main task and the tasks of "
                                                          "this calum_eval.multitask group (e.g. Para, All)")
     ev.add_argument("--seeds", type=_seeds, help="comma-separated seeds (default: the params' calum_eval.seeds)")
@@ -66,14 +68,15 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                     help="cpu, cuda (every visible GPU), cuda:1, ..., or auto (cuda when torch sees a GPU, else cpu)")
     ev.add_argument("--dtype", choices=DTYPES,
                     help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")
-    ev.add_argument("--params", help=params_help + "; section calum_eval (the paper's settings by default)")
+    ev.add_argument("--params", type=Read, help=params_help + "; section calum_eval (the paper's settings by default)")
     add_force(ev)
     ev.set_defaults(func=_evaluate)
 
     rep = command(sub, "calum-report", "CALUM results in the layout of the paper's Table 2 (and Table 6 for "
                                        "multitask runs), the published numbers beside ours where the model id "
                                        "matches")
-    rep.add_argument("results", help="folder of <run>/metrics.json (probes evaluate calum)")
-    rep.add_argument("--out", required=True, help="the markdown report; its JSON is written beside it")
-    rep.add_argument("--plot", help="PNG: C_R and C_S per task and model")
+    rep.add_argument("results", type=Read, help="folder of <run>/metrics.json (probes evaluate calum)")
+    rep.add_argument("--out", required=True, type=Written, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("--plot", type=Written, help="PNG: C_R and C_S per task and model")
+    add_force(rep)
     rep.set_defaults(func=_report)

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import DEVICE_HELP, MODEL_HELP, PARAMS_HELP, device, out_file, positive
+from probes.options import DEVICE_HELP, MODEL_HELP, PARAMS_HELP, Read, Written, add_force, device, out_file, positive
 
 SIDE_HELP = ("a folder (standing for PATH), a git revision of this project (PATH at that commit: its DVC-tracked "
              "data read from the DVC cache) or a published Hub revision hf://datasets/ORG/NAME[@REV]")
@@ -72,14 +72,16 @@ def effects_markdown(effects: list[dict]) -> str:
 
 
 def _diff(args) -> int:
-    from probekit import atomic
+    from probekit.outputs import atomic
     from probekit.versions.diff import diff
-    from probekit.versions.sides import open_side
+    from probekit.versions.sides import check_path, open_side
     from probekit.versions.summary import markdown
 
-    json_out = out_file(args.json, "the diff as JSON", "--json", suffix=".json")
+    path = Path(args.path)
+    check_path(path, args.old, args.new)   # inside its project when a side is a git revision: before reading it
+    json_out = out_file(args.json, "the diff as JSON", "--json", suffix=".json", force=args.force)
     examples_out = out_file(args.examples, "every changed example, one JSON object per line", "--examples",
-                            suffix=".jsonl")
+                            suffix=".jsonl", force=args.force)
     predictions = (args.old_predictions, args.new_predictions)
     if any(predictions) and not all(predictions):
         raise UsageError("give both --old-predictions and --new-predictions (the two versions' prediction files)")
@@ -87,25 +89,35 @@ def _diff(args) -> int:
         raise UsageError("give --model or the two prediction files, not both")
     if args.check_unchanged and not args.model:
         raise UsageError("--check-unchanged goes with --model (it scores unchanged examples anew)")
-    path = Path(args.path)
-    old = open_side(args.old, path)
+    from evaluators.shared import flips
+
+    scorer = None
+    if args.model:   # it exists, is whole and scores MC-MLM: checked before any diff work
+        from evaluators.olmpics import rescore
+
+        rescore.check(args.model, params=args.params)
+        scorer = rescore.load
+    if all(predictions):
+        predictions = flips.read_pair(*predictions)   # read, and of one model and dataset: before any diff work
+    new = open_side(args.new, path)   # the working tree by default: its errors before a revision is copied out
     try:
-        new = open_side(args.new, path)
+        old = open_side(args.old, path)
         try:
+            formats = {e.format for side in (old, new) for e in side.entries.values()}
+            if args.model and formats:   # from the datasets' meta.json, before their rows are read
+                flips.scores_formats(args.model, formats)
             result = diff(old, new, show=args.show, progress=True)
             effects = []
             if args.model or all(predictions):
-                from evaluators.olmpics.rescore import effect_of
-
-                effects = effect_of(result, old_predictions=args.old_predictions, new_predictions=args.new_predictions,
-                                    model=args.model, params=args.params,
-                                    device=args.device if args.model else "cpu", split=args.split,
-                                    old_side=old, new_side=new, check_unchanged=args.check_unchanged,
-                                    log=logging.getLogger("probekit").info)
+                effects = flips.effect_of(result, old_predictions=predictions[0], new_predictions=predictions[1],
+                                          model=args.model, params=args.params, scorer=scorer,
+                                          device=args.device if args.model else "cpu", split=args.split,
+                                          old_side=old, new_side=new, check_unchanged=args.check_unchanged,
+                                          log=logging.getLogger("probekit").info)
         finally:
-            new.close()
+            old.close()
     finally:
-        old.close()
+        new.close()
     text = markdown(result, examples=args.show * 2)
     flipped = {(e["config"], e["split"]): {f["key"]: f for f in e.pop("flipped", [])} for e in effects}
     if effects:
@@ -131,24 +143,26 @@ Compares PATH (a dataset folder, e.g. data/probes/age_comparison, or a whole dat
 example by example: each example is matched on a key derived from the facts it was built from, never its text
 (probekit/data/keys.py; docs/versions.md), so a reworded template changes stems but keeps every example.
 Prints a Markdown summary; --json and --examples write the whole result.""")
-    p.add_argument("path", metavar="PATH", help="a dataset folder or a data tree of this project")
-    p.add_argument("--old", metavar="SIDE", default="HEAD", help=f"the old version: {SIDE_HELP}")
-    p.add_argument("--new", metavar="SIDE", help=f"the new version (default: PATH in the working tree): {SIDE_HELP}")
+    p.add_argument("path", metavar="PATH", type=Read, help="a dataset folder or a data tree of this project")
+    p.add_argument("--old", metavar="SIDE", default="HEAD", type=Read, help=f"the old version: {SIDE_HELP}")
+    p.add_argument("--new", metavar="SIDE", help=f"the new version (default: PATH in the working tree): {SIDE_HELP}",
+                   type=Read)
     p.add_argument("--json", metavar="FILE", help="write the full result as JSON (its `datasets` list: one record per "
-                                                  "config, i.e. dataset and variant, and split)")
+                                                  "config, i.e. dataset and variant, and split)", type=Written)
     p.add_argument("--examples", metavar="FILE", help="write every added, removed and changed example as JSONL, both "
-                                                      "versions' rows side by side")
+                                                      "versions' rows side by side", type=Written)
     p.add_argument("--show", type=positive, default=3, help="examples of each kind per dataset in the summary")
     p.add_argument("--model", help=f"score the change's effect with this model (MC-MLM zero-shot): {MODEL_HELP}; "
                                    "only changed and added examples are scored, the old version's predictions on "
-                                   "disk are reused for the rest")
-    p.add_argument("--old-predictions", metavar="FILE", help="the old version's predictions.jsonl (with "
+                                   "disk are reused for the rest", type=Read)
+    p.add_argument("--old-predictions", metavar="FILE", type=Read, help="the old version's predictions.jsonl (with "
                                                              "--new-predictions: the effect without scoring)")
-    p.add_argument("--new-predictions", metavar="FILE", help="the new version's predictions.jsonl")
+    p.add_argument("--new-predictions", metavar="FILE", type=Read, help="the new version's predictions.jsonl")
     p.add_argument("--split", default="dev", help="the split whose predictions are compared")
     p.add_argument("--check-unchanged", type=int, default=0, metavar="N",
                    help="with --model: also score N unchanged examples anew and count the predictions that differ "
                         "from the reused ones (0 expected)")
-    p.add_argument("--params", help=PARAMS_HELP)
+    p.add_argument("--params", type=Read, help=PARAMS_HELP)
     p.add_argument("--device", type=device, default="auto", help=DEVICE_HELP)
+    add_force(p)
     p.set_defaults(func=_diff)

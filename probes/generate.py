@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import DataError, UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, add_force, out_file, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, Read, Written, add_force, out_file, out_folder
 from probes.sources import manifest_of
 
 
 def _generate(args) -> int:
-    out_folder(args.out, "the probe's variants are written inside it", force=args.force)
+    out_folder(args.out, "the probe's variants are written inside it", kind="dataset", force=args.force)
     from generators.shared import registry
     from probekit.data.writer import write_dataset
     from probekit.params import of_probe, read_params
@@ -41,7 +41,7 @@ def _generate(args) -> int:
 
 
 def _fidelity(args) -> int:
-    out_file(args.out, "the markdown report", beside=".json")
+    out_file(args.out, "the markdown report", beside=".json", force=args.force)
     from probekit.probes import fidelity
     from probekit.sources.manifest import load_manifest, release_file
 
@@ -86,22 +86,23 @@ def add_commands(sub, command) -> None:
     """``probes generate`` and ``probes fidelity``."""
     gen = command(sub, "generate", "build a probe dataset: every variant its YAML declares (or params selects)")
     gen.add_argument("probe", choices=Names("generators.shared.registry:available"), metavar="PROBE", help="one of: %(choices)s")
-    gen.add_argument("--out", required=True, help="probe folder to write (<out>/<variant>/...)")
-    gen.add_argument("--tables", default="data/tables", help="folder of the table sets (probes tables NAME)")
-    gen.add_argument("--params", help=PARAMS_HELP)
+    gen.add_argument("--out", required=True, type=Written, help="probe folder to write (<out>/<variant>/...)")
+    gen.add_argument("--tables", default="data/tables", type=Read, help="folder of the table sets (probes tables NAME)")
+    gen.add_argument("--params", type=Read, help=PARAMS_HELP)
     gen.add_argument("--section", help="read this params section instead of PROBE's: a second dataset of the same "
                                        "probe, in a section named PROBE_<suffix> (e.g. age_comparison_grid, every "
                                        "pair for the heatmaps)")
-    gen.add_argument("--manifest", help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
+    gen.add_argument("--manifest", type=Read, help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
     gen.add_argument("--task", help="calum: the task (GLUE: rte, mrpc, qnli, qqp, mnli; KLUE: klue_nli, klue_sts; "
                                     "generators/calum/<language>.yaml; default: the params' calum.task)")
     add_force(gen)
     gen.set_defaults(func=_generate)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
-    fid.add_argument("--probes", required=True, help="folder of generated probe folders (data/probes)")
-    fid.add_argument("--out", required=True, help="markdown report to write (a .json beside it too)")
-    fid.add_argument("--manifest", help=MANIFEST_HELP)
+    fid.add_argument("--probes", required=True, type=Read, help="folder of generated probe folders (data/probes)")
+    fid.add_argument("--out", required=True, type=Written, help="markdown report to write (a .json beside it too)")
+    fid.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
     fid.add_argument("--tables", default="data/tables", help="folder of the table sets our construction rules read "
-                                                             "(OBJECTS: object_sizes, wordnet)")
+                                                             "(OBJECTS: object_sizes, wordnet)", type=Read)
+    add_force(fid)
     fid.set_defaults(func=_fidelity)

@@ -4,7 +4,11 @@ with the keywords its ``probes evaluate ...`` line would pass (typed by that com
 
 from __future__ import annotations
 
-from probes.options import add_force, out_folder
+from probes.options import Read, Written, add_force, out_file, out_folder
+
+
+STORE_FILES = ("summary.jsonl", "summary.md", "report.md", "report.json", "report.png")
+"""The files a grid writes into its store, beside its cells."""
 
 
 def _checked_params(path: str | None, protocol: str):
@@ -22,7 +26,9 @@ def _checked_params(path: str | None, protocol: str):
 
 def _grid(args) -> int:
     out = out_folder(args.out, "the results store: cells/, summary.md and the report are written inside it",
-                     force=args.force)
+                     kind="store")
+    for name in STORE_FILES:   # the store's own files: a file of someone else's there is refused before any work
+        out_file(out / name, "a file of the results store", "--out", force=args.force)
     from evaluators.grid import executors
     from evaluators.grid import plan as grid
     from evaluators.grid import report as grid_report
@@ -61,9 +67,10 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     g = command(sub, "grid", "run an evaluation grid: the cross product of a spec's models, data and list-valued "
                              "options, each cell one `probes evaluate` run cached in a results store by its key")
     g.add_argument("--spec", required=True, help="grid YAML: protocol, models, data, and the protocol's options "
-                                                 "(a list value is one more axis)")
+                                                 "(a list value is one more axis)", type=Read)
     g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md and summary.jsonl "
-                                                "(a row per cell), report.md (+ .json, .png: the protocol's report)")
+                                                "(a row per cell), report.md (+ .json, .png: the protocol's report)",
+                   type=Written)
     g.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: the cells one after another in this process; ray: each cell a Ray task "
                         "(pip install 'probekit[ray]')")
@@ -71,6 +78,6 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     g.add_argument("--dry-run", action="store_true", help="list the cells and which are cached; run nothing")
     g.add_argument("--prune", action="store_true", help="first remove stored cells that are not cells of this spec "
                                                         "(older code versions' keys); not for a shared store")
-    g.add_argument("--params", help=params_help + "; passed to every cell")
+    g.add_argument("--params", type=Read, help=params_help + "; passed to every cell")
     add_force(g)
     g.set_defaults(func=_grid, commands=evaluate.choices)   # each protocol's parser, by name

@@ -5,14 +5,14 @@ configs in ``--out`` (local JSON Lines files, or ``--hub`` configs). Argparse an
 from __future__ import annotations
 
 from probekit.errors import UsageError
-from probes.options import add_force, out_folder
+from probes.options import Searched, Written, add_force, out_folder
 from probes.publish import _names, _repo_id
 
 
 def _lm_eval(args) -> int:
     from evaluators.harness import write
 
-    out_folder(args.out, "the task YAMLs are written inside it", force=args.force)
+    out_folder(args.out, "the task YAMLs are written inside it", kind="export", force=args.force)
     if args.hub_revision and not args.hub:
         raise UsageError("--hub-revision needs --hub REPO_ID")
     done = write.write(args.data, args.out, args.probes, args.hub, args.hub_revision)
@@ -30,8 +30,9 @@ def add_commands(sub, command) -> None:
                                      "configs; groups olmpics, olmpics_choice, pararel, calum, probekit_mc and "
                                      "probekit_mc_choice (MC probes not citing oLMpics), and probekit)")
     lm.add_argument("--data", required=True, help="folder searched for dataset folders (a meta.json with a format); "
-                                                  "local task configs point at files under it, as given")
-    lm.add_argument("--out", required=True, help="folder for the task configs (replaced); lm_eval --include_path")
+                                                  "local task configs point at files under it, as given", type=Searched)
+    lm.add_argument("--out", required=True, help="folder for the task configs (replaced); lm_eval --include_path",
+                    type=Written)
     lm.add_argument("--probes", type=_names, help="comma-separated probe or config names (globs allowed), e.g. "
                                                   "age_comparison,pararel-P19 (default: all)")
     lm.add_argument("--hub", type=_repo_id, metavar="REPO_ID",

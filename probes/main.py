@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 
 from probekit import __version__, outputs
+from probekit.outputs import overlap
 from probekit.errors import ProbekitError, UsageError, clipped
-from probes.options import PARAMS_HELP, check_device
+from probes.options import PARAMS_HELP, check_device, io_paths
 
 MESSAGE = 2000
 """The most characters of an error the command prints (its line; values in it are already cut short: `shown`)."""
@@ -121,7 +123,21 @@ class _Args(argparse.Namespace):
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """``probes`` with ``argv``; its exit status. SIGTERM ends it as a Ctrl-C does (:func:`probes.children.terminable`:
+    temporary files removed on the way out, a child command's process group ended first), exiting 143 (130)."""
+    from probes.children import terminable
+
+    with terminable():
+        return _main(sys.argv[1:] if argv is None else list(argv))
+
+
+def _interrupted(where: str, exc: KeyboardInterrupt) -> int:
+    code = getattr(exc, "code", 128 + signal.SIGINT)
+    print(f"{where}: {'interrupted' if code == 128 + signal.SIGINT else 'terminated'}", file=sys.stderr)
+    return code
+
+
+def _main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["lm-eval"] and argv[1:2] not in (["-h"], ["--help"]):
             # everything after `lm-eval` is the harness's own options, which argparse's REMAINDER cannot take
@@ -129,9 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             args.harness_args = argv[1:]
         else:
             args = parser(_command_of(argv)).parse_args(argv, namespace=_Args())
-    except KeyboardInterrupt:
-        print("probes: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted("probes", exc)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("probes: %(levelname)s: %(message)s"))
     log = logging.getLogger("probekit")
@@ -141,11 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     where = f"probes {args.command}"
     try:
         check_device(args.__dict__.get("_device"))   # a GPU torch does not see: before anything loads
-        with outputs.claims():   # a folder claimed with --force: replaced by this command only
+        # a folder claimed with --force: replaced by this command only; no output may overlap what it reads
+        with outputs.claims(), overlap.reading(io_paths(args)[1]):
             return args.func(args)
-    except KeyboardInterrupt:
-        print(f"{where}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(where, exc)
     except Exception as exc:
         if args.debug:
             raise
@@ -154,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{where}: error: {message}", file=sys.stderr)
             return 2 if isinstance(exc, UsageError) else 1
         if isinstance(exc, OSError):
-            from probekit.atomic import disk_reason
+            from probekit.outputs.atomic import disk_reason
 
             reason = disk_reason(exc)
             if reason and exc.filename:

@@ -7,18 +7,14 @@ from pathlib import Path
 
 
 def _new(args) -> int:
-    import yaml
-
     from generators.shared.scaffold import new_probe
-    from probes.run import carried
 
     project = Path(args.project)
-    params = project / "params.yaml"
-    keep = carried(project, yaml.safe_load(params.read_text(encoding="utf-8")) or {}) if params.is_file() else []
-    folder, conf, composed = new_probe(args.name, args.source, project, keep)
+    folder, conf, composed, kept = new_probe(args.name, args.source, project)
     print(f"made {folder.relative_to(project)}/ from generators/{args.source}/\n"
           f"added {args.name} to {conf.relative_to(project)} (beside {args.source} in its probes list, and a section "
-          f"`{args.name}: {{}}`) and composed {composed.relative_to(project)} again\n"
+          f"`{args.name}: {{}}`) and composed {composed.relative_to(project)} again"
+          + (f", keeping your edits of it ({', '.join(kept)})" if kept else "") + "\n"
           f"next: edit {folder.relative_to(project)}/probe.yaml and generator.py, then `dvc repro` "
           f"(docs/adding-a-probe.md)")
     return 0
@@ -29,8 +25,9 @@ def add_commands(sub, command) -> None:
     new = command(sub, "new", "start a new probe from an MC-MLM or MC-QA probe", """\
 Copies generators/PROBE/ to generators/NAME/ with the probe renamed inside (its citation dropped, its version 1),
 adds NAME to PROBE's list in conf/config.yaml (probes.mc_mlm or probes.mc_qa) with an empty section `NAME: {}`
-(the defaults in its probe.yaml apply), and composes params.yaml again (keeping its profile and models). Then
-`dvc repro` generates, scores, exports and reports it. A walk-through: docs/adding-a-probe.md""")
+(the defaults in its probe.yaml apply), and composes params.yaml again: with its profile, and every edit made in
+it by hand (or by `dvc exp run -S`, `probes run`) kept, or refused naming the keys where the new composition changes
+them too. Then `dvc repro` generates, scores, exports and reports it. A walk-through: docs/adding-a-probe.md""")
     new.add_argument("name", metavar="NAME", help="the new probe's name: a lower-case Python identifier, e.g. part_of")
     new.add_argument("--from", dest="source", required=True, metavar="PROBE",
                      help="the probe to copy (one of params probes.mc_mlm or probes.mc_qa; not pararel or calum)")

@@ -4,12 +4,22 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from probekit.errors import UsageError, shown
 from probekit.scoring import DTYPES
 from probes.calls import call
-from probes.options import DEVICE_HELP, MODEL_HELP, add_force, device, out_file, out_folder
+from probes.options import (
+    DEVICE_HELP,
+    MODEL_HELP,
+    Read,
+    ReadPath,
+    Written,
+    WrittenPath,
+    add_force,
+    device,
+    out_file,
+    out_folder,
+)
 
 
 def _sizes(text: str) -> list[int]:
@@ -59,9 +69,9 @@ def _print_curve(m: dict) -> None:
 
 
 def _olmpics_report(args) -> int:
-    out_file(args.out, "the markdown report")
-    out_file(args.metrics, "the summary JSON", "--metrics")
-    args.plots = out_folder(args.plots, "the plots are written inside it", "--plots", force=args.force)
+    out_file(args.out, "the markdown report", force=args.force)
+    out_file(args.metrics, "the summary JSON", "--metrics", force=args.force)
+    args.plots = out_folder(args.plots, "the plots are written inside it", "--plots", kind="figures", force=args.force)
     from evaluators.olmpics.report import write_olmpics_report
     from evaluators.shared.params import OlmpicsReportParams
     from probekit.params import read_params, section
@@ -88,18 +98,19 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     for c, model, out in ((fe, "; or mlm-baseline", "the features folder to write"),
                           (cu, "; or mlm-baseline (GloVe features, new head)", results),
                           (qa, " (any AutoModel encoder); or esim", results)):
-        c.add_argument("--model", required=True, help=MODEL_HELP + model)
-        c.add_argument("--data", required=True, action="append" if c is not fe else "store",
+        c.add_argument("--model", required=True, type=Read, help=MODEL_HELP + model)
+        c.add_argument("--data", required=True, action="append" if c is not fe else "store", type=Read,
                        help="a probe folder (its original variant and the NO-LANG and PERTURBED controls it has) or "
                             "a variant folder" + ("; once or more (one process for all)" if c is not fe else ""))
         c.add_argument("--out", required=True, help=out + ("" if c is fe else "; {probe} in it stands for the data "
-                                                           "folder's name (required with several --data)"))
+                                                           "folder's name (required with several --data)"),
+                       type=Written)
     cu.add_argument("--setting", required=True, choices=("mlp", "linear"), action="append",
                     help="which part of the head trains; give it twice (--setting mlp --setting linear) for both "
                          "curves from one model load and one set of features, each written to OUT/<setting>")
     cu.add_argument("--features", help="features folder: read when it matches the model, data, dtype and the "
                                        "curves' training rows, else computed and written there (probes evaluate "
-                                       "features)")
+                                       "features)", type=Written)
     qa.add_argument("--intermediate", metavar="VARIANT",
                     help="fine-tune first on this variant (its train and evaluation splits, or train alone: "
                          "the params' mcqa.intermediate_splits) (default: the params' mcqa.intermediate for the "
@@ -108,9 +119,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     for c in (fe, cu, qa):
         c.add_argument("--split", help="the evaluation split (default: the params' section's split, else dev)")
         c.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-        c.add_argument("--glove", help="GloVe vectors of the baselines: pkg:<package> or a GloVe text file "
+        c.add_argument("--glove", type=Read, help="GloVe vectors of the baselines: pkg:<package> or a GloVe text file "
                                        "(default: the params' section's glove)")
-        c.add_argument("--params", help=params_help)
+        c.add_argument("--params", type=Read, help=params_help)
     for c in (fe, cu, qa):
         c.add_argument("--sizes", type=_sizes, help="training sizes N, e.g. 62,125,250,500,1000,2000,4000 "
                                                     "(default: the params' section's sizes)" +
@@ -131,10 +142,10 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
 
     rep = command(sub, "olmpics-report", "the oLMpics paper's tables (per probe; medals) and learning-curve plots "
                                          "from curve and MC-QA results, with bootstrap confidence intervals")
-    rep.add_argument("results", nargs="+", type=Path, help="folders searched for the curves' metrics.json")
-    rep.add_argument("--out", type=Path, required=True, help="the markdown report to write")
-    rep.add_argument("--metrics", type=Path, help="also write the summary for `dvc metrics` to this JSON file")
-    rep.add_argument("--plots", help="also write <probe>.png and <probe>.json (dvc plots) here")
-    rep.add_argument("--params", help=params_help + "; section olmpics_report")
+    rep.add_argument("results", nargs="+", type=ReadPath, help="folders searched for the curves' metrics.json")
+    rep.add_argument("--out", type=WrittenPath, required=True, help="the markdown report to write")
+    rep.add_argument("--metrics", type=WrittenPath, help="also write the summary for `dvc metrics` to this JSON file")
+    rep.add_argument("--plots", type=Written, help="also write <probe>.png and <probe>.json (dvc plots) here")
+    rep.add_argument("--params", type=Read, help=params_help + "; section olmpics_report")
     add_force(rep)
     rep.set_defaults(func=_olmpics_report)

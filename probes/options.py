@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from probekit.errors import shown
-from probekit.outpaths import out_file, out_folder  # noqa: F401  (out_folder: the commands import it from here)
+from probekit.outputs.paths import out_file, out_folder  # noqa: F401  (out_folder: the commands import it from here)
 
 PARAMS_HELP = "params file over the built-in defaults (default: ./params.yaml if present, else built-in only)"
 
@@ -75,15 +75,58 @@ def check_device(value: str | None) -> None:
 MODEL_HELP = "an alias of the params' `models`, a local folder, pkg:<python package>, or a Hub id"
 
 
-FORCE_HELP = "replace an output folder probekit did not write, and everything in it (never the current folder, the " \
-             "project, the home folder or one holding them)"
+FORCE_HELP = ("replace an output that probekit did not write (or of another kind, or a link), and everything in it, "
+              "after saying what that deletes. Never touched, even with --force: a repository (.git, .dvc, .hg) at "
+              "any depth, the project's DVC cache, a results store (only added to), the current folder, the project, "
+              "the home folder, or a folder holding one of them")
 
 
 def add_force(parser) -> None:
-    """The ``--force`` of a command that writes output folders."""
+    """The ``--force`` of a command that writes outputs."""
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
-def report_out(out: str) -> Path:
+class Read(str):
+    """A path option's value that the command reads (``type=Read``): no output may overlap it
+    (:func:`io_paths`)."""
+
+
+class Written(str):
+    """A path option's value that the command writes (``type=Written``): it may not overlap what the command
+    reads; its own claim checks the rest (:mod:`probekit.outputs`)."""
+
+
+class Searched(str):
+    """A folder searched for dataset folders (``--data`` of export and publish): the command checks its outputs
+    against the folders it finds, not the whole of it."""
+
+
+class ReadPath(type(Path())):
+    """:class:`Read` for an option whose value is a :class:`~pathlib.Path`."""
+
+
+class WrittenPath(type(Path())):
+    """:class:`Written` for an option whose value is a :class:`~pathlib.Path`."""
+
+
+POSITIONAL = ("results", "path", "answers", "folder")
+"""The path arguments that are positional (said by name in a refusal: ``RESULTS``)."""
+
+
+def io_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The paths a parsed command line writes and reads (its options typed :class:`Written` and :class:`Read`), each
+    with its option (``--data``; a positional argument by its name)."""
+    writes, reads = [], []
+    for dest, value in vars(args).items():
+        for v in value if isinstance(value, list) else [value]:
+            flag = dest.upper() if dest in POSITIONAL else f"--{dest.replace('_', '-')}"
+            if isinstance(v, (Written, WrittenPath)):
+                writes.append((flag, str(v)))
+            elif isinstance(v, (Read, ReadPath)):
+                reads.append((flag, str(v)))
+    return writes, reads
+
+
+def report_out(out: str, force: bool = False) -> Path:
     """A report command's ``--out`` (``pararel-report``, ``calum-report``): the markdown file, its JSON beside it."""
-    return out_file(out, "the markdown report", suffix=".md", beside=".json")
+    return out_file(out, "the markdown report", suffix=".md", beside=".json", force=force)

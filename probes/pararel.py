@@ -10,7 +10,7 @@ from pathlib import Path
 from probekit.errors import shown
 from probekit.scoring import ALL_RULES, DTYPES, SCORINGS
 from probes.calls import call
-from probes.options import DEVICE_HELP, MODEL_HELP, add_force, device, out_file, report_out
+from probes.options import DEVICE_HELP, MODEL_HELP, Read, Written, add_force, device, out_file, report_out
 
 
 def _relations(text: str) -> list[str]:
@@ -47,8 +47,8 @@ def _train(args) -> int:
 def _report(args) -> int:
     from evaluators.pararel import report as pararel_report
 
-    out = report_out(args.out)
-    out_file(args.plot, "the PNG plot", "--plot")
+    out = report_out(args.out, force=args.force)
+    out_file(args.plot, "the PNG plot", "--plot", force=args.force)
     pararel_report.write(Path(args.results), out, Path(args.consistency) if args.consistency else None,
                          Path(args.plot) if args.plot else None)
     print(f"wrote {out} and {out.with_suffix('.json')}")
@@ -60,9 +60,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev = command(evaluate, "pararel", "ParaRel: every (pattern, tuple) query scored over its relation's candidate "
                                       "set; Accuracy, Consistency, Consistent-Acc, Succ-Patt, Succ-Objs, Know-Const, "
                                       "Unk-Const per relation and macro-averaged; determinism on N-M relations")
-    ev.add_argument("--model", required=True, help=MODEL_HELP)
-    ev.add_argument("--data", required=True, help="a cloze-set folder (probes generate pararel)")
-    ev.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json")
+    ev.add_argument("--model", required=True, type=Read, help=MODEL_HELP)
+    ev.add_argument("--data", required=True, type=Read, help="a cloze-set folder (probes generate pararel)")
+    ev.add_argument("--out", required=True, type=Written, help="folder for predictions.jsonl and metrics.json")
     ev.add_argument("--relations", type=_relations, help="only these relations, e.g. P19,P36 (default: the params' pararel_eval.relations, else all)")
     ev.add_argument("--limit", type=int, help="only the first N tuples of each relation (default: the params' pararel_eval.limit, else all)")
     ev.add_argument("--top-k", type=int, help="candidates kept per prediction (default: the params' "
@@ -79,17 +79,19 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
     ev.add_argument("--dtype", choices=DTYPES,
                     help="weights' dtype (default: the params' scoring.dtype)")
-    ev.add_argument("--params", help=params_help)
+    ev.add_argument("--params", type=Read, help=params_help)
     add_force(ev)
     ev.set_defaults(func=_evaluate)
 
     rep = command(sub, "pararel-report", "ParaRel results in the layout of the paper's Table 3, the published "
                                          "numbers beside ours where the model id matches")
-    rep.add_argument("results", help="folder of results/<model>/metrics.json (probes evaluate pararel)")
-    rep.add_argument("--out", required=True, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("results", type=Read, help="folder of results/<model>/metrics.json (probes evaluate pararel)")
+    rep.add_argument("--out", required=True, type=Written, help="the markdown report; its JSON is written beside it")
     rep.add_argument("--consistency", help="folder of <model>/metrics.json of probes train consistency: adds "
-                                           "the before/after table (paper §8)")
-    rep.add_argument("--plot", help="PNG: per N-1 relation, Accuracy against Consistency, one colour per model")
+                                           "the before/after table (paper §8)", type=Read)
+    rep.add_argument("--plot", help="PNG: per N-1 relation, Accuracy against Consistency, one colour per model",
+                     type=Written)
+    add_force(rep)
     rep.set_defaults(func=_report)
 
     tr = command(sub, "train", "continue training a model")
@@ -99,13 +101,15 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                         "consistency.train_relations, once per λ of consistency.consistency_weight, "
                                         "keeping the best validation Consistent-Acc (§8.2); ParaRel before and after "
                                         "on the train, validation and test relations")
-    co.add_argument("--model", required=True, help=MODEL_HELP + " (a masked LM)")
-    co.add_argument("--data", required=True, help="a cloze-set folder (probes generate pararel)")
-    co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/")
+    co.add_argument("--model", required=True, type=Read, help=MODEL_HELP + " (a masked LM)")
+    co.add_argument("--data", required=True, type=Read, help="a cloze-set folder (probes generate pararel)")
+    co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/",
+                    type=Written)
     co.add_argument("--eval-relations", type=_relations,
                     help="the test relations (default: the params' consistency.test_relations, else every N-1 "
                          "relation neither trained nor validated on)")
     co.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-    co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)")
+    co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)",
+                    type=Read)
     add_force(co)
     co.set_defaults(func=_train)

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from probekit.errors import UsageError, shown
-from probes.options import add_force, out_folder
+from probes.options import Read, Searched, Written, add_force, out_folder
 
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -37,14 +37,17 @@ def _publish(args) -> int:
     from probekit.hub import card as hub_card
     from probekit.hub import export as hub_export
     from probekit.hub import publish
+    from probekit.outputs import overlap
 
-    out_folder(args.dry_run, "the folder that would be uploaded is written inside it", "--dry-run", force=args.force)
+    out_folder(args.dry_run, "the folder that would be uploaded is written inside it", "--dry-run", kind="dry-run",
+               force=args.force)
     if not args.dry_run and not args.repo_id:
         raise UsageError("give --repo-id ORG/NAME to publish, or --dry-run DIR to write the folder only")
     if args.published and not args.dry_run:
         raise UsageError("--published DIR goes with --dry-run (a push reads the previous version from the Hub)")
     data = Path(args.data)
     configs = hub_export.discover(data, args.probes)
+    overlap.check([("--dry-run", args.dry_run)], [("--data", c.folder) for c in configs])
     if args.dry_run:
         previous = publish.published(folder=args.published) if args.published else None
         card = hub_card.write_folder((hub_export.export(c, data) for c in configs), args.dry_run, args.repo_id,
@@ -146,16 +149,18 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                   "one config per probe and variant, Parquet shards and a generated card; only "
                                   "configs whose fingerprint changed are uploaded, in one commit")
     pub.add_argument("--repo-id", type=_repo_id, help="the Hub dataset repo, ORG/NAME")
-    pub.add_argument("--data", default="data", help="folder searched for dataset folders (a meta.json with a format)")
+    pub.add_argument("--data", default="data", help="folder searched for dataset folders (a meta.json with a format)",
+                     type=Searched)
     pub.add_argument("--probes", type=_names, help="comma-separated probe or config names (globs allowed), e.g. "
                                                    "age_comparison,pararel-P19 (default: all)")
     pub.add_argument("--private", action="store_true", help="create the repo private")
     pub.add_argument("--revision", metavar="BRANCH", help="commit to this branch (created from main if missing)")
     pub.add_argument("--dry-run", metavar="DIR", help="write the folder that would be uploaded to DIR (every config, "
-                                                      "no network) instead of pushing")
+                                                      "no network) instead of pushing", type=Written)
     pub.add_argument("--published", metavar="DIR", help="with --dry-run: an earlier dry-run folder, the previous "
                                                         "version each config's \"Changes\" entry is counted against "
-                                                        "(offline; without it every config is first published)")
+                                                        "(offline; without it every config is first published)",
+                     type=Read)
     pub.add_argument("--accept-restricted-licences", action="store_true",
                      help="allow a public push of configs built from non-commercial or unlicensed sources "
                           "(probekit/hub/licence_policy.yaml; each config's card section says why)")
@@ -168,7 +173,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ver.add_argument("--data", default="data", help="folder searched for dataset folders")
     ver.add_argument("--probes", type=_names, help="comma-separated probe or config names (globs allowed)")
     ver.add_argument("--repo-id", type=_repo_id, help="compare with this Hub dataset repo's card")
-    ver.add_argument("--published", metavar="DIR", help="compare with the card of a folder written by "
+    ver.add_argument("--published", metavar="DIR", type=Read, help="compare with the card of a folder written by "
                                                         "probes publish --dry-run (offline)")
     ver.add_argument("--revision", metavar="BRANCH", help="the Hub branch to compare with (default: main)")
     ver.set_defaults(func=_versions)

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from probekit.errors import ProbekitError, UsageError, shown
 from probekit.params import compose
+from probekit.recompose import listed_once
+from probes import children
 from probes.options import positive
 
 LIMIT = 8
@@ -48,7 +50,7 @@ def add_commands(sub, command) -> None:
                    "(MC-MLM, MLM-BASELINE, MC-QA, ESIM: the costliest part); default %(default)s: the paper's 62, 125 "
                    "and 250, minutes on a CPU; 4000: all seven of the paper's sizes, about an hour")
     p.add_argument("--workdir", help="the folder for the copy and its outputs (default: a new probekit-rehearsal-* "
-                   "folder in the system's temporary folder); must not exist or be empty")
+                   "folder in the system's temporary folder); outside the project, and new or empty")
     p.add_argument("--project", default=".", help="the probekit project folder (dvc.yaml, conf/)")
     p.add_argument("--mirror", help="the raw sources' mirror folder (default: the project's: `probes sources "
                    "mirror`, $PROBES_MIRROR); without one the sources are downloaded")
@@ -145,15 +147,16 @@ def _korean(alias: str) -> list[list[str]]:
 
 
 def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path) -> tuple[bool, float]:
-    """Run ``cmd`` in ``work``, its output appended to ``log``; (succeeded, seconds)."""
+    """Run ``cmd`` in ``work``, its output appended to ``log``; (succeeded, seconds). A signal to ``probes`` ends it
+    and its stages first (:mod:`probes.children`: :class:`~probes.children.Interrupted`)."""
     start = time.monotonic()
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"\n=== {title}: $ {' '.join(cmd)}\n")
         fh.flush()
-        done = subprocess.run(cmd, cwd=work, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        code = children.run(cmd, cwd=work, env=env, stdout=fh, stderr=subprocess.STDOUT)
     seconds = time.monotonic() - start
-    print(f"  {'ok  ' if done.returncode == 0 else 'FAIL'} {seconds:7.1f}s  {title}", flush=True)
-    return done.returncode == 0, seconds
+    print(f"  {'ok  ' if code == 0 else 'FAIL'} {seconds:7.1f}s  {title}", flush=True)
+    return code == 0, seconds
 
 
 def unfinished(log: str) -> list[str]:
@@ -177,6 +180,15 @@ def unfinished(log: str) -> list[str]:
                                                            for s in dict.fromkeys(skipped) if s not in failed]
 
 
+def _outside(project: Path, folder: Path, label: str) -> None:
+    """Refuse a work folder in the project (or the project itself, or a link into it): the rehearsal's copy, its
+    data and results would be written into the workspace it promises to leave untouched."""
+    where = folder.resolve()
+    if where == project or project in where.parents:
+        raise UsageError(f"{label}: inside the project {project} (as {where}); the rehearsal leaves the workspace "
+                         f"untouched, so its copy goes elsewhere: give a --workdir outside it")
+
+
 def _run(args) -> int:
     from probekit.sources.manifest import resolve_mirror
     from probekit.tokens.checkpoint import check_folder
@@ -185,6 +197,8 @@ def _run(args) -> int:
     for name in ("dvc.yaml", "conf/config.yaml", "conf/profile/paper.yaml"):
         if not (project / name).is_file():
             raise UsageError(f"--project {project}: no {name} here; run probes rehearse in a probekit project")
+    if args.workdir:
+        _outside(project, Path(args.workdir).expanduser(), f"--workdir {args.workdir}")
     folders = []
     for model in args.model:
         folder = Path(model).expanduser().resolve()
@@ -194,12 +208,14 @@ def _run(args) -> int:
         check_folder(folder, model, weights=True)
         folders.append(folder)
     mirror = resolve_mirror(args.mirror, project / "raw" / "sources.yaml")[0]
+    listed_once(compose(project / "conf", ["profile=paper"]), f"{project / 'conf'} (profile=paper)")   # before dvc
     if args.workdir:
         work = Path(args.workdir).expanduser().resolve()
         if work.exists() and (not work.is_dir() or any(work.iterdir())):
             raise UsageError(f"--workdir {work}: exists and is not an empty folder")
         work.mkdir(parents=True, exist_ok=True)
     else:
+        _outside(project, Path(tempfile.gettempdir()), "the system's temporary folder (TMPDIR)")
         work = Path(tempfile.mkdtemp(prefix="probekit-rehearsal-"))
     params = prepare(project, work, folders, args.limit, args.run_device, args.max_size)
     env, log = _env(work, mirror), work / "rehearsal.log"

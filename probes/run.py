@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from probekit.errors import ProbekitError, UsageError, shown
-from probekit.params import compose
 from probekit.protocols import REPORTED, of_report
+from probekit.recompose import listed_once, made_with
+from probes import children
 from probes.options import positive
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
@@ -97,11 +98,7 @@ def carried(project: Path, params: dict) -> list[str]:
     workspace would run the default profile. Empty without conf/config.yaml (a params.yaml written by hand)."""
     if not (project / "conf" / "config.yaml").is_file():
         return []
-    sets, base = [], compose(project / "conf")
-    profile = params.get("profile")
-    if profile is not None and profile != base.get("profile"):
-        sets.append(f"profile={profile}")
-        base = compose(project / "conf", sets)
+    sets, base = made_with(project / "conf", params)
     have, composed = params.get("models"), base.get("models") or {}
     if not isinstance(have, dict) or not have:
         return sets
@@ -158,6 +155,17 @@ def _check_project(project: Path) -> dict:
     return models
 
 
+def _check_lists(project: Path, sets: list[str]) -> None:
+    """The params ``dvc exp run -S <sets>`` will compose (conf/'s, else params.yaml as it is), their probe lists
+    checked by probekit (:func:`probekit.recompose.listed_once`) before dvc meets them."""
+    from probekit.params import compose, read_params
+
+    if (project / "conf" / "config.yaml").is_file():
+        listed_once(compose(project / "conf", sets), f"{project / 'conf'} (as dvc exp run composes it)")
+    else:
+        listed_once(read_params(project / "params.yaml").data, str(project / "params.yaml"))
+
+
 def _run(args) -> int:
     from evaluators.shared.model_summary import summary
 
@@ -166,13 +174,14 @@ def _run(args) -> int:
     from probekit.params import read_params
 
     key, cmd = dvc_command(args, models, carried(project, read_params(project / "params.yaml").data))
+    _check_lists(project, [cmd[i + 1] for i, word in enumerate(cmd) if word == "-S"])
     print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:
         return 0
     dvc = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
-    done = subprocess.run([dvc, *cmd[1:]], cwd=project)
-    if done.returncode != 0:
-        raise ProbekitError(f"dvc exp run failed (exit {done.returncode}); its output is above. Fix the cause and "
+    code = children.run([dvc, *cmd[1:]], cwd=project)   # a signal to probes ends dvc and its stage first
+    if code != 0:
+        raise ProbekitError(f"dvc exp run failed (exit {code}); its output is above. Fix the cause and "
                             f"run the same probes run again: stages already done are not repeated")
     print()
     print(summary(project, key, args.probes))

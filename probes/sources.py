@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, add_force, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, Read, Written, add_force, out_folder
 
 
 def manifest_of(args) -> Path:
@@ -26,11 +26,12 @@ def _sources(args) -> int:
         return sources.cmd_list(manifest, args.dest, args.mirror)
     if args.action == "mirror":
         return sources.cmd_mirror(manifest, args.folder, args.unset)
-    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror, args.record_checksums)
+    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror, args.record_checksums, args.force)
 
 
 def _tables(args) -> int:
-    out_folder(args.out, "the tables are written inside it", force=args.force)
+    out_folder(args.out, "the tables are written inside it", kind="tables", force=args.force)
+    from probekit.outputs import overlap
     from probekit.params import read_params, section
     from probekit.sources import loaders
     from probekit.sources.manifest import load_manifest, provenance, with_recorded
@@ -43,7 +44,9 @@ def _tables(args) -> int:
     unknown = [n for n in names if n not in manifest]
     if unknown:
         raise UsageError(f"{manifest_path}: no source(s) {unknown}, which the {args.name} loader reads")
-    loaded = loader.fn(Path(args.raw) if args.raw else manifest_path.parent, params)
+    raw = Path(args.raw) if args.raw else manifest_path.parent
+    overlap.check([("--out", args.out)], [("--raw" if args.raw else "--manifest's folder", raw / n) for n in names])
+    loaded = loader.fn(raw, params)
     loaded.report = {**loaded.report, "params": params.model_dump(mode="json"),
                      "sources": {n: provenance(with_recorded(manifest[n], manifest_path)) for n in names}}
     loaders.write_tables(loaded, Path(args.out))
@@ -66,25 +69,28 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
         a = command(src_sub, action, help)
         if action == "fetch":
             a.add_argument("name", help="source name in the manifest, e.g. olmpics")
+            add_force(a)
             a.add_argument("--record-checksums", action="store_true",
                            help="download files whose sha256 is 'unconfirmed' in the manifest (and none recorded "
                                 "yet) unverified, and record the sha256 got in raw/sources.local.yaml: every "
                                 "later fetch verifies against it")
         if action == "mirror":
-            a.add_argument("folder", nargs="?", help="mirror folder to use from now on (omit to show the current one)")
+            a.add_argument("folder", nargs="?", help="mirror folder to use from now on (omit to show the current one)",
+                           type=Read)
             a.add_argument("--unset", action="store_true", help="forget the mirror: download from now on")
         else:
-            a.add_argument("--dest", help="target folder (default: raw/NAME beside the manifest)")
-            a.add_argument("--mirror", help="copy from this folder instead of downloading, this time only "
+            a.add_argument("--dest", type=Written, help="target folder (default: raw/NAME beside the manifest)")
+            a.add_argument("--mirror", type=Read, help="copy from this folder instead of downloading, this time only "
                                             "(default: $PROBES_MIRROR, then `probes sources mirror`)")
-        a.add_argument("--manifest", help=MANIFEST_HELP)
+        a.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
         a.set_defaults(func=_sources)
 
     tab = command(sub, "tables", "load a source family's raw files into Parquet tables (what generators read)")
     tab.add_argument("name", choices=Names("probekit.sources.loaders:available"), metavar="NAME", help="one of: %(choices)s")
-    tab.add_argument("--out", required=True, help="folder for <table>.parquet and report.json")
-    tab.add_argument("--raw", help="folder holding one sub-folder per fetched source (default: the manifest's)")
-    tab.add_argument("--params", help=PARAMS_HELP + "; section tables.NAME")
-    tab.add_argument("--manifest", help=MANIFEST_HELP)
+    tab.add_argument("--out", type=Written, required=True, help="folder for <table>.parquet and report.json")
+    tab.add_argument("--raw", help="folder holding one sub-folder per fetched source (default: the manifest's)",
+                     type=Read)
+    tab.add_argument("--params", type=Read, help=PARAMS_HELP + "; section tables.NAME")
+    tab.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
     add_force(tab)
     tab.set_defaults(func=_tables)

@@ -4,8 +4,6 @@ checks only; the work is in :mod:`evaluators`."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from probekit.errors import UsageError
 from probekit.scoring import ALL_RULES, DTYPES, MULTI_TOKEN_RULES, SCORINGS
 from probes.calls import call
@@ -14,6 +12,10 @@ from probes.options import (
     MANIFEST_HELP,
     MODEL_HELP,
     PARAMS_HELP,
+    Read,
+    ReadPath,
+    Written,
+    WrittenPath,
     add_force,
     batch_size,
     device,
@@ -37,11 +39,11 @@ def _evaluate(args) -> int:
 def _audit(args) -> int:
     from evaluators.shared.api import each_probe
     from evaluators.olmpics.runs import data_path, released
-    from probekit import atomic
+    from probekit.outputs import atomic
     from probekit.params import read_params
     from probekit.probes.dataset import read_split
 
-    out = out_file(args.out, "the markdown report", beside=".json")
+    out = out_file(args.out, "the markdown report", beside=".json", force=args.force)
     params = read_params(args.params)
     if args.split is None:
         from evaluators.shared.params import ZeroshotParams
@@ -95,10 +97,11 @@ def _audit(args) -> int:
 
 
 def _report(args) -> int:
-    out_file(args.out, "the markdown report")
-    out_file(args.metrics, "the summary JSON", "--metrics")
-    out_file(args.plot, "the PNG plot", "--plot")
-    args.heatmaps = out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps", force=args.force)
+    out_file(args.out, "the markdown report", force=args.force)
+    out_file(args.metrics, "the summary JSON", "--metrics", force=args.force)
+    out_file(args.plot, "the PNG plot", "--plot", force=args.force)
+    args.heatmaps = out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps", kind="figures",
+                               force=args.force)
     from evaluators.shared import report
     from evaluators.olmpics import heatmap
 
@@ -114,9 +117,9 @@ def add_evaluate(ev_sub, command) -> None:
     """``probes evaluate zeroshot``."""
     zs = command(ev_sub, "zeroshot", "zero-shot multiple choice: MC-MLM for masked LMs, log-likelihood rules for "
                                      "causal and seq2seq LMs")
-    zs.add_argument("--model", required=True,
+    zs.add_argument("--model", required=True, type=Read,
                     help=MODEL_HELP)
-    zs.add_argument("--data", action="append",
+    zs.add_argument("--data", action="append", type=Read,
                     help="a probe folder, a variant folder, or an original oLMpics jsonl file; once or more")
     zs.add_argument("--release-of", metavar="[SOURCE:]PROBE", action="append",
                     help="evaluate the original release file of PROBE (source olmpics) fetched under raw/; once or "
@@ -125,7 +128,7 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
     zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant); "
                                                   "{probe} in it stands for each --data folder's name or --release-of "
-                                                  "probe (required with several)")
+                                                  "probe (required with several)", type=Written)
     zs.add_argument("--scoring", choices=SCORINGS,
                     help="the model's family, which picks the scoring rules (default: the params' scoring.family, "
                          "else auto: from the model's config)")
@@ -145,8 +148,8 @@ def add_evaluate(ev_sub, command) -> None:
     zs.add_argument("--multi-token", choices=MULTI_TOKEN_RULES,
                     help="mask-logit: a choice that is not one token is refused, or scored by its first token")
     zs.add_argument("--seed", type=int, help="seeds a newly initialised LM head (default: the params' scoring.seed)")
-    zs.add_argument("--params", help=PARAMS_HELP)
-    zs.add_argument("--manifest", help=MANIFEST_HELP)
+    zs.add_argument("--params", type=Read, help=PARAMS_HELP)
+    zs.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
     add_force(zs)
     zs.set_defaults(func=_evaluate)
 
@@ -155,25 +158,26 @@ def add_commands(sub, command) -> None:
     """``probes audit`` and ``probes report``."""
     aud = command(sub, "audit", "how each answer word is tokenized in context per model, and the examples "
                                 "mask-logit's single-token rule leaves (loads tokenizers only)")
-    aud.add_argument("--model", action="append", required=True,
+    aud.add_argument("--model", action="append", required=True, type=Read,
                      help=MODEL_HELP + "; "
                           "repeat it to compare models on the examples all of them can score")
-    aud.add_argument("--data", action="append",
+    aud.add_argument("--data", action="append", type=Read,
                      help="a probe folder, a variant folder, or an oLMpics jsonl file of MC-MLM data (repeatable)")
     aud.add_argument("--release-of", action="append", metavar="[SOURCE:]PROBE",
                      help="also audit the original release file of PROBE fetched under raw/ (repeatable)")
     aud.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
-    aud.add_argument("--out", required=True, help="markdown report to write (FILE.json beside it too)")
-    aud.add_argument("--params", help=PARAMS_HELP)
-    aud.add_argument("--manifest", help=MANIFEST_HELP)
+    aud.add_argument("--out", required=True, type=Written, help="markdown report to write (FILE.json beside it too)")
+    aud.add_argument("--params", type=Read, help=PARAMS_HELP)
+    aud.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
+    add_force(aud)
     aud.set_defaults(func=_audit)
 
     rep = command(sub, "report", "tables and plots of the results; writes only the paths given")
-    rep.add_argument("results", nargs="+", type=Path, help="folders searched for metrics.json")
-    rep.add_argument("--out", type=Path, required=True, help="the markdown report to write")
-    rep.add_argument("--metrics", type=Path, help="also write the summary for `dvc metrics` to this JSON file")
-    rep.add_argument("--plot", type=Path, help="also write the accuracy bar plot to this PNG file")
-    rep.add_argument("--heatmaps", help="also write per-model heatmaps of two-number probes "
+    rep.add_argument("results", nargs="+", type=ReadPath, help="folders searched for metrics.json")
+    rep.add_argument("--out", type=WrittenPath, required=True, help="the markdown report to write")
+    rep.add_argument("--metrics", type=WrittenPath, help="also write the summary for `dvc metrics` to this JSON file")
+    rep.add_argument("--plot", type=WrittenPath, help="also write the accuracy bar plot to this PNG file")
+    rep.add_argument("--heatmaps", type=Written, help="also write per-model heatmaps of two-number probes "
                                                    "(Fig. 2A/3) into this folder")
     add_force(rep)
     rep.set_defaults(func=_report)

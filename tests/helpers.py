@@ -204,7 +204,7 @@ def fake_result(root: Path, data_root: Path, model: str, variant: str, zero_shot
                  chance: float = 0.5) -> float:
     """A zero-shot result of ``model`` on an age-comparison ``variant`` of ``pairs`` as ``probes evaluate zeroshot``
     writes it (``predict(a, b)`` -> label), with its dev file under ``data_root``; its accuracy."""
-    from probekit.atomic import write_json, write_jsonl
+    from probekit.outputs.atomic import write_json, write_jsonl
 
     data = data_root / variant / "dev.jsonl"
     rows, predictions = [], []
@@ -313,3 +313,23 @@ def small_age_comparison(out: Path, **section) -> Path:
                                                          "variants": ["original", "nolang"], **section}}))
     assert main(["generate", "age_comparison", "--params", str(params), "--out", str(out)]) == 0
     return out
+
+
+def edited_probe(tmp_path: Path, monkeypatch, edit, probe: str = "age_comparison") -> Path:
+    """A copy of ``probe``'s YAML in ``tmp_path``, ``edit(text) -> text`` applied, that the registry reads instead of
+    the real one (``probes generate`` and ``build_probe`` included)."""
+    from generators.shared import registry
+
+    path = tmp_path / f"{probe}.yaml"
+    path.write_text(edit(registry.get(probe).template_path.read_text(encoding="utf-8")), encoding="utf-8")
+    monkeypatch.setattr(type(registry.get(probe)), "template_path",
+                        property(lambda self: path if self.probe == probe else self.module_path.parent / "probe.yaml"))
+    return path
+
+
+def listed(folder) -> list[str]:
+    """The names in ``folder``, sorted, but probekit's ledger of the loose files it wrote there
+    (``.probekit-files.json``, :mod:`probekit.outputs`)."""
+    from probekit.outputs import LEDGER
+
+    return sorted(name for name in os.listdir(folder) if name != LEDGER)

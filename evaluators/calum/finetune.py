@@ -42,7 +42,7 @@ from evaluators.calum.trainer import (
     save_best,
     stopping_point,
 )
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import UsageError
 from probekit.tokens.refs import ModelRef
 
@@ -99,7 +99,7 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
                  for s, by in by_split.items() for v, (_, n) in by.items()} | {
         f"{t}/train": n for t, (_, n) in encoded.items()}
     generate = text and cp.text_to_text.predict == "generate"
-    with atomic.atomic_path(Path(out)) as tmp:
+    with atomic.atomic_path(Path(out), kind="results") as tmp:
         for k, seed in enumerate(cp.seeds if trained else cp.seeds[:1]):   # the checkpoint as it is: once
             if text:
                 model = t2t.load(ref, tokenizer, main.labels)

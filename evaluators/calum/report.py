@@ -30,7 +30,7 @@ from evaluators.calum.results import (
     task_order,
 )
 from evaluators.calum.tables import multitask, runs_table, single_task
-from probekit import atomic
+from probekit.outputs import atomic
 
 CAPPED = (f"{smoke.CAPPED} capped settings (`capped: true`: a smaller eval/train limit, fewer epochs or max_steps "
           "than the paper's 10 epochs, lr 1e-5, batch 64, early stopping, 5 runs): a smoke/offline check, not "

@@ -8,7 +8,7 @@ from pathlib import Path
 from evaluators.shared.api import Run, params_file
 from probekit.device import resolve_device
 from probekit.errors import UsageError
-from probekit.outpaths import out_folder
+from probekit.outputs.paths import out_folder
 from probekit.params import section
 
 OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
@@ -19,7 +19,8 @@ def calum(model: str, data, out, *, params=None, device: str = "auto", force: bo
           multitask: str | None = None, **overrides) -> list[Run]:
     """CALUM on ``task`` (rte, mrpc, ...; ``data``: its dataset, or a folder of ``<task>/`` ones); ``multitask``: a
     ``calum_eval.multitask`` group trained with it; ``overrides``: any of :data:`OVERRIDES` (None: the params')."""
-    out_folder(out, "predictions.jsonl, metrics.json and the model are written inside it", force=force)
+    out_folder(out, "predictions.jsonl, metrics.json and the model are written inside it", kind="results",
+               force=force)
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise TypeError(f"calum() got unexpected options {', '.join(unknown)} (it takes {', '.join(OVERRIDES)})")

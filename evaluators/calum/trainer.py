@@ -14,7 +14,7 @@ import numpy as np
 from evaluators.calum.params import CalumEvalParams
 from evaluators.engine.models import provenance as model_provenance
 from evaluators.engine.models import resolve_dtype
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import UsageError
 
 HISTORY_KEYS = ("step", "epoch", "loss", "grad_norm", "learning_rate", "eval_loss", "eval_accuracy")

@@ -5,11 +5,10 @@ cells that differ only in an option are rows of their own."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from evaluators.grid.plan import CELL, RESULT, Planned
-from probekit import protocols
+from probekit import outputs, protocols
 
 OUT = "report.md"   # beside it: report.json, and report.png or (curves, MC-QA) a PNG per probe in CURVES
 CURVES = "report_curves"
@@ -46,9 +45,8 @@ def write(plans: list[Planned], store: Path) -> list[Path]:
 
     stored = [p for p in plans if (store / "cells" / p.key / CELL).is_file()]
     if not stored:
-        for path in (store / OUT, store / "report.json", store / "report.png"):
-            path.unlink(missing_ok=True)
-        shutil.rmtree(store / CURVES, ignore_errors=True)
+        for path in (store / OUT, store / "report.json", store / "report.png", store / CURVES):
+            outputs.discard(path)   # only what probekit wrote
         return []
     suffix = suffixes(plans)
     found = [(path, m, suffix[p.key], p.key) for p in stored

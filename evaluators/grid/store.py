@@ -10,14 +10,13 @@ import io
 import json
 import logging
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from evaluators.grid.plan import CELL, RESULT, Cell, Planned
-from probekit import atomic, outputs
+from probekit import outputs
+from probekit.outputs import atomic
 from probekit.errors import ProbekitError
 
 HEADLINE = ("accuracy", "C_R", "C_S", "chance", "n", "queries")   # summary.md columns
@@ -48,40 +47,39 @@ def run_cell(planned: Planned, store: Path, params: str | None, command: Command
     target = cells / planned.key
     if (target / CELL).is_file():   # stored meanwhile (a retried task whose first attempt finished)
         return None
-    for stale in cells.glob(f".{planned.key}.*"):   # what a killed attempt left behind
-        shutil.rmtree(stale, ignore_errors=True)
-    cells.mkdir(parents=True, exist_ok=True)
-    outputs.mark_store(store, "the results store of probes grid")   # cells are added to it, never replaced whole
-    tmp = Path(tempfile.mkdtemp(prefix=f".{planned.key}.", suffix=".tmp", dir=cells))
+    outputs.mark_store(store)   # cells are added to it, never replaced whole
     err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), _logged_to(err):
-            if command is None:
-                from evaluators.shared.api import evaluate
-
-                evaluate(planned.cell.protocol, **{**planned.call, "out": tmp / RESULT, "params": params})
-                rc = 0
-            else:
-                rc = command(["--debug", *planned.cell.argv(tmp / RESULT, params)])   # --debug: errors raised
-        if rc != 0:
-            return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {rc}")
-        atomic.write_json(tmp / CELL, {"key": planned.key, **planned.cell.record()})
+    # what a killed attempt left (its process gone) is removed first; a failed run leaves nothing
+    with atomic.staging(cells, planned.key) as tmp, outputs.writing(tmp.parent):
+        tmp.mkdir()
         try:
-            os.rename(tmp, target)
-        except OSError:
-            if not (target / CELL).is_file():
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), _logged_to(err):
+                if command is None:
+                    from evaluators.shared.api import evaluate
+
+                    evaluate(planned.cell.protocol, **{**planned.call, "out": tmp / RESULT, "params": params})
+                    rc = 0
+                else:
+                    rc = command(["--debug", *planned.cell.argv(tmp / RESULT, params)])   # --debug: errors raised
+            if rc != 0:
+                return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {rc}")
+            atomic.write_json(tmp / CELL, {"key": planned.key, **planned.cell.record()})
+            outputs.write_marker(tmp, "cell")
+            try:
+                os.rename(tmp, target)
+            except OSError:
+                if not (target / CELL).is_file():
+                    raise
+            return None
+        except ProbekitError as exc:
+            return Failure(planned.key, planned.cell,
+                           f"probes evaluate {planned.cell.protocol}: error: {one_line(exc)}")
+        except SystemExit as exc:   # argparse: an option the protocol does not take
+            return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {exc.code}")
+        except Exception as exc:
+            if raise_crash:
                 raise
-        return None
-    except ProbekitError as exc:
-        return Failure(planned.key, planned.cell, f"probes evaluate {planned.cell.protocol}: error: {one_line(exc)}")
-    except SystemExit as exc:   # argparse: an option the protocol does not take
-        return Failure(planned.key, planned.cell, _last_line(err.getvalue()) or f"exit status {exc.code}")
-    except Exception as exc:
-        if raise_crash:
-            raise
-        return Failure(planned.key, planned.cell, f"{type(exc).__name__}: {one_line(exc)}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            return Failure(planned.key, planned.cell, f"{type(exc).__name__}: {one_line(exc)}")
 
 
 @contextlib.contextmanager
@@ -160,10 +158,10 @@ def _fmt(value) -> str:
 
 def prune(plans: list[Planned], store: Path) -> list[str]:
     """Remove the stored cells that are not cells of this plan (an older code version's keys, cells dropped
-    from the spec); returns their keys. Not for a store other grids share."""
+    from the spec), each only when all of it is probekit's (:func:`probekit.outputs.discard`); returns the keys
+    removed. Not for a store other grids share."""
     keep = {p.key for p in plans}
     cells = store / "cells"
-    gone = sorted(c.name for c in cells.iterdir() if c.name not in keep) if cells.is_dir() else []
-    for key in gone:
-        shutil.rmtree(cells / key)
-    return gone
+    stale = sorted(c.name for c in cells.iterdir() if c.name not in keep and not c.name.startswith(".")) \
+        if cells.is_dir() else []
+    return [key for key in stale if outputs.discard(cells / key)]   # a cell with files of someone else's is kept

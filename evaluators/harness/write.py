@@ -18,7 +18,7 @@ from typing import Iterable
 import yaml
 
 from evaluators.harness.tasks import GROUPS, VERSION, Task, self_check, tasks_of
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import DataError
 
 TOP = "probekit"
@@ -52,10 +52,13 @@ def collect(data: str, out: str, probes: Iterable[str] | None = None, hub: str |
             revision: str | None = None) -> list[Task]:
     """Every task of the configs under ``data`` (``--probes`` chooses), each self-checked."""
     from probekit.hub import export as hub_export
+    from probekit.outputs import overlap
 
     root = Path(data)
     tasks = []
-    for config in hub_export.discover(root, probes):
+    configs = hub_export.discover(root, probes)
+    overlap.check([("--out", out)], [("--data", c.folder) for c in configs])   # before any work
+    for config in configs:
         for task in tasks_of(hub_export.export(config, root), out, hub, revision):
             self_check(task)
             tasks.append(task)
@@ -98,7 +101,7 @@ def write(data: str, out: str, probes: Iterable[str] | None = None, hub: str | N
     """Build every task, check it, and replace ``out`` with the new folder in one rename."""
     tasks = collect(data, out, probes, hub, revision)
     files = files_of(tasks, data, out, hub, revision)
-    with atomic.atomic_path(Path(out)) as tmp:
+    with atomic.atomic_path(Path(out), kind="export") as tmp:
         tmp.mkdir(parents=True)
         for rel, text in files.items():
             path = tmp / rel

@@ -19,7 +19,7 @@ from typing import Mapping
 
 import numpy as np
 
-from probekit import atomic
+from probekit.outputs import atomic
 
 SPLITS = ("train", "dev")
 
@@ -47,7 +47,7 @@ def read(folder: Path | None, expected: dict) -> dict[str, dict[str, np.ndarray]
 
 def write(folder: Path, expected: dict, features: Mapping[str, Mapping[str, np.ndarray]]) -> None:
     """The cache, placed atomically (``np.save`` output is byte-identical for identical arrays)."""
-    with atomic.atomic_path(folder) as tmp:
+    with atomic.atomic_path(folder, kind="results") as tmp:
         shape = None
         for variant, splits in features.items():
             (tmp / variant).mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from evaluators.shared.report import iter_metrics, save, setup_title  # noqa: E402
-from probekit import atomic  # noqa: E402
+from probekit.outputs import atomic  # noqa: E402
 from probekit.data.jsonl import read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
 
@@ -93,7 +93,7 @@ def figure(model: str, panels: list[dict]) -> plt.Figure:
 def run(folders: Iterable[Path], out_dir: Path) -> list[Path]:
     """Write ``out_dir/<model>.png`` for every model with two-argument variants; returns the paths."""
     written = []
-    with atomic.atomic_path(out_dir) as tmp:
+    with atomic.atomic_path(out_dir, kind="figures") as tmp:
         tmp.mkdir(parents=True)
         for model, panels in pair_panels(folders).items():
             save(figure(model, panels), tmp / f"{model}.png", dpi=90)

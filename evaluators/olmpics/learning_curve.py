@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from evaluators.olmpics.metrics import WS_WEIGHTS, max_summary, sensitivity_summary, summary, ws_summary, ws_weights
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import DataError, UsageError
 
 log = logging.getLogger("probekit")
@@ -159,7 +159,7 @@ def write_results(out: Path, *, variants: Mapping[str, dict], correct: Mapping[s
         "ws_weights": ws_weights(len(sizes)).round(6).tolist(), **results[full_name], "controls": controls,
         "sensitivity": sens,
     }
-    with atomic.atomic_path(out) as tmp:
+    with atomic.atomic_path(out, kind="results") as tmp:
         for name, v in variants.items():
             atomic.write_jsonl(tmp / (name or full["path"].parent.name) / "predictions.jsonl",
                                prediction_rows(v["dev"], correct[name], sizes, zero_shot[name]))

@@ -17,7 +17,7 @@ from matplotlib.ticker import NullLocator, PercentFormatter  # noqa: E402
 
 from evaluators.olmpics.results import Probe, Result  # noqa: E402
 from evaluators.shared.report import save  # noqa: E402
-from probekit import atomic  # noqa: E402
+from probekit.outputs import atomic  # noqa: E402
 
 STYLES = {"original": "-", "nolang": "--", "perturbed": ":"}
 NAMES = {"original": "original", "nolang": "NO-LANG", "perturbed": "PERTURBED-LANG"}
@@ -98,7 +98,7 @@ def write_plots(probes: list[Probe], folder: Path) -> list[Path]:
     """Replace ``folder`` (atomically, as a whole) by ``<probe>.png`` per probe and, for ``dvc plots`` (one line
     per file, x ``N``, y ``accuracy``), ``<probe>/<model>-<setting>-<variant>.json`` per curve."""
     written = []
-    with atomic.atomic_path(folder) as tmp:
+    with atomic.atomic_path(folder, kind="figures") as tmp:
         tmp.mkdir()
         for probe in probes:
             name = slug(probe.title)

@@ -18,7 +18,8 @@ from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
 from evaluators.shared.report import iter_metrics
-from probekit import atomic, yamlfile
+from probekit import yamlfile
+from probekit.outputs import atomic
 from probekit.errors import DataError
 
 MEDAL_WORDS = {"✓": "success", "✓–": "partial", "": "none", "n/a": "n/a"}

@@ -6,7 +6,6 @@ each row's prediction the record :func:`evaluators.olmpics.zeroshot.evaluate` wr
 
 from __future__ import annotations
 
-from evaluators.olmpics import zeroshot
 from evaluators.shared.api import params_file
 from evaluators.shared.flips import effect_of as _effect_of
 from probekit.device import resolve_device
@@ -26,19 +25,22 @@ class Rescorer:
 
     def score(self, rows: list[dict]) -> list[dict]:
         """The predictions of ``rows`` (MC-MLM examples), in their order."""
+        from evaluators.olmpics import zeroshot   # torch: imported when a model scores, not when one is checked
+
         if not rows:
             return []
         return zeroshot.evaluate(self.engine, rows)[0]
 
 
-def load(model: str, *, params=None, device: str = "auto", progress: bool = False) -> Rescorer:
-    """``model`` (an alias of the params' ``models``, a folder, ``pkg:...`` or a Hub id) loaded as the zero-shot
-    stage loads it, with the params' ``scoring`` section (family, rule of the model's family, multi_token, dtype,
-    seed, batch_size); a model zero-shot MC does not apply to is refused in one line."""
-    from evaluators.engine.scorer import Engine
-    from evaluators.engine.kept_models import scoring_lm
+def check(model: str, *, params=None):
+    """``model`` (an alias of the params' ``models``, a folder, ``pkg:...`` or a Hub id) resolved and checked
+    before any work, as the zero-shot stage checks it: it exists, its config, tokenizer and weights are whole, its
+    params entry runs oLMpics, and a probekit rule scores it (its family read from its config and tokenizer: XLNet is
+    refused); else one line. Returns its :class:`~probekit.tokens.refs.ModelRef`, the params file and its
+    ``scoring`` section."""
     from evaluators.shared import applies
     from evaluators.shared.params import ScoringParams
+    from probekit.tokens.family import family_of
     from probekit.tokens.refs import resolve_model
 
     params = params_file(params)
@@ -49,6 +51,21 @@ def load(model: str, *, params=None, device: str = "auto", progress: bool = Fals
         why = applies.check("zeroshot", ref)[0]
     if why is not None:
         raise UsageError(f"--model {model}: {why}")
+    if sp.family == "auto":   # a model no rule scores (XLNet) or whose family is not told: refused now, not at load
+        try:
+            family_of(ref)
+        except UsageError as exc:
+            raise UsageError(str(exc) if str(exc).startswith("--model") else f"--model {model}: {exc}") from None
+    return ref, params, sp
+
+
+def load(model: str, *, params=None, device: str = "auto", progress: bool = False) -> Rescorer:
+    """``model`` (checked by :func:`check`) loaded as the zero-shot stage loads it, with the params' ``scoring``
+    section (family, rule of the model's family, multi_token, dtype, seed, batch_size)."""
+    from evaluators.engine.scorer import Engine
+    from evaluators.engine.kept_models import scoring_lm
+
+    ref, params, sp = check(model, params=params)
     loaded = scoring_lm(ref, scoring=sp.family, device=resolve_device(device), seed=sp.seed, dtype=sp.dtype)
     engine = Engine(loaded.model, loaded.tokenizer, loaded.family, rule=getattr(sp.rules, loaded.family),
                     batch_size=sp.batch_size, multi_token=sp.multi_token, progress=progress)

@@ -14,7 +14,7 @@ from evaluators.shared.api import Run, each_probe, listed, params_file
 from probekit import outputs
 from probekit.device import resolve_device
 from probekit.errors import UsageError, shown
-from probekit.outpaths import out_folder
+from probekit.outputs.paths import out_folder
 from probekit.params import ParamsFile, section
 
 log = logging.getLogger("probekit")
@@ -35,9 +35,9 @@ def outs_for(out: str | Path, names: list[str], *, force: bool = False, within: 
     if len(set(outs)) != len(outs):
         raise UsageError(f"--out {out}: two inputs would be written to the same folder")
     for path in outs:
-        out_folder(path, "the results are written inside it", force=force, replaced=not within)
+        out_folder(path, "the results are written inside it", kind="results", force=force, replaced=not within)
         for sub in within:
-            out_folder(path / sub, "the results are written inside it", force=force)
+            out_folder(path / sub, "the results are written inside it", kind="results", force=force)
     return outs
 
 
@@ -158,7 +158,7 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
              batch_size=None) -> list[Run]:
     """A masked LM's hidden states at the masks (or the MLM-BASELINE's GloVe features) of a probe's train and dev
     splits, cached in ``out`` for its learning curves; the run's metrics: ``{"shape": ...}``."""
-    out_folder(out, "the features are written inside it", force=force)
+    out_folder(out, "the features are written inside it", kind="results", force=force)
     from evaluators.olmpics import mc_mlm as mlm_curve
     from evaluators.shared.params import CurveParams, ScoringParams
 
@@ -192,7 +192,8 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
     if features and len(targets) > 1 and "{probe}" not in str(features):
         raise UsageError(f"--features {features}: with several --data, put {{probe}} in it")
     cached = {d: out_folder(str(features).replace("{probe}", d.name) if features else None,
-                            "the features are cached inside it", "--features", force=force) for d, _ in targets}
+                            "the features are cached inside it", "--features", kind="results", force=force)
+              for d, _ in targets}
     from evaluators.olmpics import mc_mlm as mlm_curve
     from evaluators.shared.params import CurveParams, MlmBaselineParams, ScoringParams
 

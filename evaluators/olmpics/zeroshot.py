@@ -15,7 +15,7 @@ from typing import Iterable, Mapping, Sequence
 
 from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.sources.fetch import sha256_file
 
 
@@ -64,7 +64,7 @@ def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], ou
     engine = Engine(loaded.model, loaded.tokenizer, loaded.family, rule=rule, batch_size=batch_size,
                     multi_token=multi_token, progress=progress)
     results = {}
-    with atomic.atomic_path(out) as tmp:
+    with atomic.atomic_path(out, kind="results") as tmp:
         for variant, (path, examples) in datasets.items():
             predictions, metrics = evaluate(engine, examples)
             metrics.update({

@@ -41,7 +41,7 @@ from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
 from evaluators.pararel import metrics as pararel_metrics
 from evaluators.pararel.evaluate import candidates_for, evaluate
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.data.cloze import OBJECT, SUBJECT, ClozeSet, queries
 from probekit.errors import DataError
 
@@ -317,7 +317,7 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
                "eval_relations": groups["test"], "model": loaded.name, "model_id": loaded.model_id,
                "data": str(data.folder),
                "data_fingerprint": data.meta["fingerprint"], **loaded.provenance(), "profile": profile}
-    with atomic.atomic_path(Path(out)) as tmp:
+    with atomic.atomic_path(Path(out), kind="results") as tmp:
         atomic.write_json(tmp / "metrics.json", metrics)
         atomic.write_jsonl(tmp / "history.jsonl", history)
         loaded.model.save_pretrained(tmp / "model")

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
 from evaluators.pararel import metrics as pararel_metrics
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.data.cloze import ClozeSet, Queries, queries
 from probekit.errors import shown
 from probekit.tokens.one_token import single_token_objects
@@ -119,7 +119,7 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[s
                 "data_fingerprint": data.meta["fingerprint"], "relations_evaluated": relations, "limit": limit,
                 "a_an_filter": a_an_filter, "top_k": top_k, "queries": len(predictions),
                 **engine.scoring.record(), **loaded.provenance(), "profile": profile}
-    with atomic.atomic_path(Path(out)) as tmp:
+    with atomic.atomic_path(Path(out), kind="results") as tmp:
         atomic.write_jsonl(tmp / "predictions.jsonl", predictions)
         atomic.write_json(tmp / "metrics.json", metrics)
     return metrics

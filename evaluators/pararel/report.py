@@ -12,7 +12,8 @@ from pathlib import Path
 from evaluators.shared import applies, smoke
 from evaluators.pararel.metrics import EDGE_TYPES
 from evaluators.pararel.plots import correlation, plot
-from probekit import atomic, yamlfile
+from probekit import yamlfile
+from probekit.outputs import atomic
 from probekit.errors import DataError
 
 PUBLISHED = Path(__file__).with_name("published.yaml")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evaluators.shared.api import Run, params_file
 from probekit.device import resolve_device
-from probekit.outpaths import out_folder
+from probekit.outputs.paths import out_folder
 from probekit.params import section
 
 
@@ -19,7 +19,7 @@ def pararel(model: str, data, out, *, params=None, device: str = "auto", force: 
             dtype: str | None = None) -> list[Run]:
     """Every (pattern, tuple) query of a cloze set (``data``) scored over its relation's candidates; Accuracy,
     Consistency, Consistent-Acc... per relation and macro-averaged. ``relations``: only these (P19, ...)."""
-    out_folder(out, "predictions.jsonl and metrics.json are written inside it", force=force)
+    out_folder(out, "predictions.jsonl and metrics.json are written inside it", kind="results", force=force)
     from evaluators.shared.params import ParaRelEvalParams, ScoringParams
     from probekit.data.cloze import read_cloze_set
 
@@ -53,7 +53,8 @@ def consistency(model: str, data, out, *, params=None, device: str = "auto", for
                 eval_relations=None) -> list[Run]:
     """ParaRel §8: continued MLM pretraining with the consistency loss on the params' relations, ParaRel before
     and after; ``eval_relations``: the test relations (default: the params', else every N-1 relation left)."""
-    out_folder(out, "metrics.json, history.jsonl and the trained model are written inside it", force=force)
+    out_folder(out, "metrics.json, history.jsonl and the trained model are written inside it", kind="results",
+               force=force)
     from evaluators.engine.models import load_lm
     from evaluators.shared.params import ScoringParams
     from evaluators.pararel.consistency_training import ConsistencyParams, run

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from probekit import outputs, protocols
+from probekit.outputs import overlap
 from probekit.errors import UsageError
 from probekit.device import check_device, resolve_device  # noqa: F401  (the runs import them from here)
 from probekit.params import ParamsFile, read_params
@@ -44,7 +45,9 @@ def evaluate(protocol: str, model: str, data: Any, out: str | Path, *, params: A
         raise UsageError(f"protocol {protocol!r} has no run of its own (the protocols evaluate runs: {runnable})")
     check_device(device)
     run = protocols.function(record.run)
-    with outputs.claims():   # a folder claimed with force: replaced by this call only
+    reads = [(flag, p) for flag, values in (("--data", data), ("--model", model)) for p in listed(values)]
+    # a folder claimed with force: replaced by this call only; no output may overlap what it reads
+    with outputs.claims(), overlap.reading(reads):
         return run(model, data, out, params=params, device=device, force=force, **options)
 
 

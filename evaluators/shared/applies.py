@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.protocols import PROTOCOLS as REGISTRY
 from probekit.scoring import FAMILIES, FAMILY_WORDS
 
@@ -74,7 +74,7 @@ def write_skipped(outs: Iterable[Path], metrics: Mapping) -> None:
     """Each of ``outs`` (a stage's output folders) replaced, atomically, by a folder holding only ``metrics``
     as ``metrics.json``."""
     for out in outs:
-        with atomic.atomic_path(out) as tmp:
+        with atomic.atomic_path(out, kind="results") as tmp:
             tmp.mkdir()
             atomic.write_json(tmp / "metrics.json", dict(metrics))
 

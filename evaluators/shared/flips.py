@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from evaluators.shared.bootstrap import accuracy_statistic, paired_bootstrap
+from probekit.data.jsonl import decoded
 from probekit.errors import UsageError
 
 SHOWN = 20
@@ -67,12 +68,15 @@ def parse_predictions(text: str, label: str, meta: dict | None = None) -> Predic
     return Predictions(label, rows, meta or {})
 
 
-def read_predictions(path: str | Path) -> Predictions:
-    """A ``predictions.jsonl`` file and the ``metrics.json`` beside it (when there is one)."""
+def read_predictions(path: str | Path | Predictions) -> Predictions:
+    """A ``predictions.jsonl`` file and the ``metrics.json`` beside it (when there is one); one read already is
+    returned as it is."""
+    if isinstance(path, Predictions):
+        return path
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = decoded(path.read_bytes(), path)
+    except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc.__class__.__name__})") from None
     meta = {}
     if (path.parent / "metrics.json").is_file():
@@ -184,9 +188,16 @@ def compare(sd, old: dict[str, dict], new: dict[str, dict], *, resamples: int = 
                             "new": sum(1 for r in rows if r[1] != "removed" and r[0] not in new)}}
 
 
-def _from_files(result, old_path, new_path, resamples: int, seed: int) -> list[dict]:
+def read_pair(old_path, new_path) -> tuple[Predictions, Predictions]:
+    """Two prediction files (or two read already), read and checked to be one model's on one dataset: what
+    ``probes diff`` checks before any diff work."""
     old, new = read_predictions(old_path), read_predictions(new_path)
     check_pair(old, new)
+    return old, new
+
+
+def _from_files(result, old_path, new_path, resamples: int, seed: int) -> list[dict]:
+    old, new = read_pair(old_path, new_path)
     sd, sd_new = locate(result, old, "old"), locate(result, new, "new")
     if sd is not sd_new:
         raise UsageError(f"prediction files of different datasets: {old.label} holds {sd.record['config']} "
@@ -195,6 +206,14 @@ def _from_files(result, old_path, new_path, resamples: int, seed: int) -> list[d
     return [{"config": sd.record["config"], "split": sd.record["split"],
              "model": old.meta.get("model") or new.meta.get("model"), "source": "prediction files",
              "predictions": {"old": old.label, "new": new.label}, **stats}]
+
+
+def scores_formats(model: str, formats) -> None:
+    """A model scores MC-MLM datasets only: a diff of ``formats`` without one is an error (``probes diff`` checks
+    its sides' formats before any diff work)."""
+    if "mc_mlm" not in formats:
+        raise UsageError(f"--model {model}: scores MC-MLM datasets only, and this diff holds "
+                         f"{', '.join(sorted(formats)) or 'no dataset'}")
 
 
 def effect_of(result, *, old_predictions=None, new_predictions=None, model: str | None = None, params=None,
@@ -219,10 +238,7 @@ def effect_of(result, *, old_predictions=None, new_predictions=None, model: str 
         raise TypeError("effect_of(model=...) needs scorer= (evaluators.olmpics.rescore.load)")
     picked = [sd for sd in result.splits if sd.record["format"] == "mc_mlm" and sd.record["split"] == split]
     if not picked:
-        formats = sorted({sd.record["format"] for sd in result.splits})
-        if "mc_mlm" not in formats:
-            raise UsageError(f"--model {model}: scores MC-MLM datasets only, and this diff holds "
-                             f"{', '.join(formats) or 'no dataset'}")
+        scores_formats(model, {sd.record["format"] for sd in result.splits})
         raise UsageError(f"--model {model}: no MC-MLM config of this diff has a {split} split")
     given = read_predictions(old_predictions) if old_predictions is not None else None
     given_sd = locate(result, given, "old") if given is not None else None

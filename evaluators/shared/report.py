@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 
 from evaluators.shared import applies  # noqa: E402
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
-from probekit import atomic  # noqa: E402
+from probekit.outputs import atomic  # noqa: E402
 from probekit.data.jsonl import read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Mapping
 
 from generators.shared.build import register
-from generators.shared.number_tuples import NumberParams, instantiate
+from generators.shared.number_tuples import VARIANT_OPTIONS, NumberParams, instantiate
 from probekit.probes.templates import ProbeSpec, Variant
+
+
+OUTCOMES = ("less", "greater")   # the first value is the smaller / the larger
 
 
 def outcome(pair: tuple[int, int]) -> str:
@@ -14,7 +17,7 @@ def outcome(pair: tuple[int, int]) -> str:
     return "less" if pair[0] < pair[1] else "greater"
 
 
-@register("age_comparison", version="1", params=NumberParams)
+@register("age_comparison", version="1", params=NumberParams, outcomes=OUTCOMES, options=VARIANT_OPTIONS)
 def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, tables: Mapping) -> dict[str, list[dict]]:
     """Pairs of distinct values in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=2, outcome=outcome)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import DataError, shown
 from generators.always_never.annotations import GOLD_COLUMNS, Gold, Key, _key_of, _read_csv, annotated_template, outcome_of
 from probekit.probes.templates import MASK, ProbeSpec, Template

@@ -50,9 +50,10 @@ from probekit.probes.lexicon import zipf
 from probekit.probes.templates import ProbeSpec, Variant
 
 log = logging.getLogger("probekit.always_never")
+OUTCOMES = ("never", "rarely", "sometimes", "often", "always")   # the gold of an annotation: how often it holds
 
 
-@register("always_never", version="1", params=AlwaysNeverParams, sources=("olmpics",))
+@register("always_never", version="1", params=AlwaysNeverParams, sources=("olmpics",), outcomes=OUTCOMES)
 def generate(spec: ProbeSpec, variant: Variant, params: AlwaysNeverParams, tables: Mapping) -> dict[str, list[dict]]:
     """One row per annotated statement of the variant's templates, in its annotation's split."""
     ids = list(variant.templates)
@@ -189,9 +190,8 @@ def release_problems(rows_by_split: Mapping[str, list[dict]]) -> dict[str, Count
 @functools.lru_cache(maxsize=None)
 def _spec() -> ProbeSpec:
     from generators.shared import registry
-    from probekit.probes.spec import load_probe_spec
 
-    return load_probe_spec(registry.get("always_never").template_path)
+    return registry.get("always_never").probe_spec()
 
 
 @functools.lru_cache(maxsize=None)

@@ -33,6 +33,8 @@ from probekit import yamlfile
 from probekit.data.card import CardText, render
 from probekit.data.writer import Dataset, Part
 from probekit.errors import DataError, ParamsError
+from probekit.names import Name
+from probekit.probes.schema import validation_line
 from probekit.params import ParamsFile, section
 from probekit.probes import controls
 
@@ -59,7 +61,7 @@ class Language(BaseModel):
     model_config = ConfigDict(extra="forbid")
     benchmark: str  # as the dataset card names the task's source (GLUE, KLUE)
     tables: str  # the table set (probes tables NAME) holding the tasks' ``pairs``
-    tasks: dict[str, Task]
+    tasks: dict[Name, Task]  # a task is a folder (data/calum/<task>) and in its Hub configs' names
 
 
 class VariantSpec(BaseModel):
@@ -73,7 +75,7 @@ class Spec(DatasetSpec):
     """``generators/calum/probe.yaml``, with ``languages`` from ``generators/calum/<language>.yaml``."""
 
     styles: dict[str, str]
-    variants: dict[str, VariantSpec]
+    variants: dict[Name, VariantSpec]  # a variant is a folder (<task>/<variant>/) and in its Hub config's name
     params: dict
     languages: dict[str, Language]  # by language code, the stem of its file
 
@@ -141,18 +143,14 @@ def load_spec(path: Path | None = None) -> Spec:
         except yaml.YAMLError as err:
             raise DataError(f"{file}: not YAML ({err})") from None
         except ValidationError as err:
-            raise DataError(f"{file}: " + "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}"
-                                                    for e in err.errors())) from None
+            raise DataError(validation_line(err, Language, str(file))) from None
         for task in lang.tasks:
             if task in seen:
                 raise DataError(f"{file}: task {task!r} is already defined in {seen[task]}")
             seen[task] = file
     if not languages:
         raise DataError(f"{path.parent}: no language files (<language>.yaml with the tasks)")
-    try:
-        return Spec.model_validate({**yamlfile.load(path), "languages": languages})
-    except yaml.YAMLError as err:
-        raise DataError(f"{path}: not YAML ({err})") from None
+    return Spec.read(path, languages=languages)
 
 
 def draw_test(pairs: pd.DataFrame, tables: str, task: str, source: str, size: float | int,

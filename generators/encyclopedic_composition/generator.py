@@ -138,9 +138,8 @@ def availability(tables: Mapping, params: CompositionParams | None = None) -> di
     distractor rules used, questions asked and built per split (JSON-able). ``params``: the YAML defaults."""
     if params is None:
         from generators.shared.registry import get
-        from probekit.probes.spec import load_probe_spec
 
-        params = CompositionParams.model_validate(load_probe_spec(get(PROBE).template_path).params)
+        params = CompositionParams.model_validate(get(PROBE).probe_spec().params)
     return make_plan(tables, params, list(KINDS)).counts
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from generators.shared.build import register
-from generators.shared.number_tuples import NumberParams, instantiate
+from generators.shared.number_tuples import VARIANT_OPTIONS, NumberParams, instantiate
 from probekit.probes.templates import ProbeSpec, Variant
 
 ORDINALS = ("first", "second", "third")
@@ -16,7 +16,7 @@ def outcome(ages: tuple[int, int, int]) -> str:
     return ORDINALS[ages.index(max(ages))]
 
 
-@register("multihop_comparison", version="1", params=NumberParams)
+@register("multihop_comparison", version="1", params=NumberParams, outcomes=ORDINALS, options=VARIANT_OPTIONS)
 def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, tables: Mapping) -> dict[str, list[dict]]:
     """Triples of distinct ages in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=3, outcome=outcome)

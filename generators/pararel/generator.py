@@ -35,6 +35,7 @@ from probekit.data.card import CardText, render
 from probekit.data.cloze import FILES, OBJECT, SUBJECT
 from probekit.data.writer import Dataset, Part
 from probekit.errors import DataError, ParamsError, UsageError, shown
+from probekit.names import Name
 from probekit.params import ParamsFile, section
 from probekit.tokens.one_token import load_tokenizer, single_token_objects
 
@@ -53,7 +54,7 @@ class Spec(DatasetSpec):
 
     patterns: str
     tables: str
-    classes: dict[str, list[str]]
+    classes: dict[str, list[Name]]   # a relation is a Hub config (pararel-<relation>) and a pattern file's name
     excluded: dict[str, str]
     mixed_objects: dict[str, list[str]]   # relation -> objects whose tuples footnote 11 removes
     params: dict
@@ -79,8 +80,7 @@ class ParaRelParams(BaseModel):
 
 
 def load_spec(path: Path | None = None) -> Spec:
-    path = path or HERE / "probe.yaml"
-    return Spec.model_validate(yamlfile.read(path))
+    return Spec.read(path or HERE / "probe.yaml")
 
 
 def read_patterns(path: Path) -> list[dict]:

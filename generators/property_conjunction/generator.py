@@ -60,9 +60,8 @@ def availability(tables: Mapping, params: ConjunctionParams | None = None) -> di
     and built per split, distinct answers, predicate uses per split. ``params``: the YAML defaults."""
     if params is None:
         from generators.shared.registry import get
-        from probekit.probes.spec import load_probe_spec
 
-        params = ConjunctionParams.model_validate(load_probe_spec(get(PROBE).template_path).params)
+        params = ConjunctionParams.model_validate(get(PROBE).probe_spec().params)
     return make_plan(tables, params).counts
 
 
@@ -75,9 +74,6 @@ def check_variant(spec: ProbeSpec, variant: Variant) -> str:
         raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: gold must be one of {list(GOLDS)} (both: the "
                             f"concept with both properties; first_only: the first property and not the second), "
                             f"got {shown(gold)}")
-    unknown = sorted(set(variant.options) - {"gold"})
-    if unknown:
-        raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: unknown option(s) {unknown} (known: gold)")
     ids = tuple(getattr(variant, "templates", None) or (variant.template,))
     if len(ids) != 1:
         raise TemplateError(f"{spec.path}: variant {shown(variant.name)}: fills exactly one template (its gold is one "
@@ -89,7 +85,7 @@ def check_variant(spec: ProbeSpec, variant: Variant) -> str:
     return gold
 
 
-@register(PROBE, version="1", params=ConjunctionParams, tables=("conceptnet",))
+@register(PROBE, version="1", params=ConjunctionParams, tables=("conceptnet",), options=("gold",))
 def generate(spec: ProbeSpec, variant: Variant, params: ConjunctionParams, tables: Mapping) -> dict[str, list[dict]]:
     """The planned questions, worded by the variant's template, with the variant's gold."""
     gold = check_variant(spec, variant)

@@ -7,12 +7,12 @@ from functools import partial
 from typing import Callable, Mapping
 
 from generators.shared import registry
+from generators.shared.single_token import check_answer_words
 from probekit.data.examples import check_unique_ids
 from probekit.params import ParamsFile, ProbeParams, probe_section
 from probekit.probes import controls
 from probekit.data.writer import Dataset
 from probekit.probes.dataset import BuiltProbe, probe_dataset
-from probekit.probes.spec import load_probe_spec
 
 
 def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = None,
@@ -20,7 +20,7 @@ def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = No
     """Every variant the probe YAML declares, or those that ``<section>.variants`` selects, in that order;
     ``section``: the params section to read (default: the probe's)."""
     generator = registry.get(probe)
-    spec = load_probe_spec(generator.template_path)
+    spec = generator.probe_spec()
     section = section or probe
     params = probe_section(params_file, spec, generator.params, section)
     if hasattr(params, "with_models"):  # params read against the file's `models` (a one-token filter's tokenizers)
@@ -49,6 +49,7 @@ def variants_dataset(generator: registry.Generator, request: registry.Request) -
     """The dataset of a probe registered with :func:`generators.register`: every variant :func:`build_probe`
     builds, a part each."""
     built = build_probe(generator.probe, request.params, request.tables, request.section)
+    check_answer_words(built, request.params)
     dataset = probe_dataset(built, generator_version=generator.version)
     if built.not_built:
         skipped = (f"{generator.probe}: declared in {built.spec.path.name} but not selected by {request.params.label} "
@@ -58,17 +59,20 @@ def variants_dataset(generator: registry.Generator, request: registry.Request) -
 
 
 def register(probe: str, *, version: str, params: type[ProbeParams] = ProbeParams, tables: tuple[str, ...] = (),
-             sources: tuple[str, ...] = ()) -> Callable:
+             sources: tuple[str, ...] = (), outcomes: tuple[str, ...] = (), options: tuple[str, ...] = ()) -> Callable:
     """Decorator: register ``fn(spec, variant, params, tables) -> {split: [row, ...]}``, the rows of one base
     variant, as ``probe``'s generator (MC-MLM and MC-QA probes); the control variants and the dataset are made
     here (:func:`variants_dataset`).
 
     ``params`` is the probe's typed params model; ``tables`` names the table sets it reads (``fn`` gets
     ``{set: {table: DataFrame}}``, read once per run); ``sources`` names raw sources it reads directly
-    (their licence and citation go into the dataset card).
+    (their licence and citation go into the dataset card). ``outcomes``: the outcomes its rows are answered by,
+    which every template's ``answers`` must map exactly (none: the choices come from the data, and no template
+    has ``answers``); ``options``: the keys a base variant of its YAML may set besides ``template(s)`` and
+    ``role`` (:meth:`~generators.shared.registry.Generator.probe_spec` refuses others).
     """
     return registry.registrar(probe, version=version, build=partial(_generate, probe), params=params,
-                                tables=tables, sources=sources)
+                                tables=tables, sources=sources, outcomes=outcomes, options=options)
 
 
 def _generate(probe: str, request: registry.Request) -> Dataset:

@@ -15,6 +15,7 @@ from probekit.params import ProbeParams, SplitSizes
 from probekit.probes.templates import ProbeSpec, TemplateError, Variant
 
 Split = Literal["train", "dev"]
+VARIANT_OPTIONS = ("values",)   # a base variant's `values`: the key of params `values` it fills its template with
 
 
 class NumberParams(ProbeParams):
@@ -41,6 +42,10 @@ class NumberParams(ProbeParams):
         spec: ProbeSpec | None = (info.context or {}).get("spec")
         if spec is not None:  # the keys are exactly the ones the probe's variants use
             used = {v.name: v.options.get("values") for v in spec.variants.values() if not v.control}
+            unset = sorted(n for n, u in used.items() if u is None)
+            if unset:
+                raise ValueError(f"{spec.path}: variant(s) {unset} set no `values` (the key of these values their "
+                                 f"template is filled with: {', '.join(values)})")
             missing = {n: u for n, u in used.items() if u not in values}
             if missing:
                 raise ValueError(f"no key {sorted(set(missing.values()))}, used by variant(s) {sorted(missing)} "

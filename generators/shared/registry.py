@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from probekit.data.writer import Dataset
-from probekit.errors import UsageError, shown
+from probekit.errors import DataError, UsageError, shown
+from probekit.names import Name, check_name
+from probekit.probes.schema import read_mapping, validation_line
+from probekit.probes.spec import load_probe_spec
+from probekit.probes.templates import ProbeSpec, TemplateError
 from probekit.params import ParamsFile, ProbeParams, probes_in
 
 HERE = Path(__file__).resolve().parent.parent   # generators/: one folder per probe
@@ -31,10 +35,19 @@ class DatasetSpec(BaseModel):
     :class:`probekit.probes.spec.ProbeSpec`): its name, format, version and citation."""
 
     model_config = ConfigDict(extra="forbid")
-    probe: str
+    probe: Name
     format: str
     version: str
     citation: str | None = None
+
+    @classmethod
+    def read(cls, path: Path, **extra) -> "DatasetSpec":
+        """The YAML at ``path`` (with ``extra``: what other files add to it) as this model; what does not fit is
+        one line naming the file and the key (an unknown key with the closest known one)."""
+        try:
+            return cls.model_validate({**read_mapping(path, DataError), **extra})
+        except ValidationError as exc:
+            raise DataError(validation_line(exc, cls, str(path))) from None
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,8 @@ class Generator:
     sources: tuple[str, ...] = ()  # raw sources it reads directly (raw/sources.yaml names), for provenance
     build: Callable[[Request], Dataset] | None = None  # the one call shape: build(request) -> Dataset
     tasks: bool = False  # whether the generator takes a task (Request.task)
+    outcomes: tuple[str, ...] = ()  # an MC probe's: the outcomes every template's `answers` maps (): open choices
+    options: tuple[str, ...] = ()  # an MC probe's: what a base variant may set besides its templates
 
     @property
     def template_path(self) -> Path:
@@ -74,6 +89,15 @@ class Generator:
         from probekit import yamlfile
 
         return yamlfile.read(self.template_path).get("format", "")
+
+    def probe_spec(self) -> ProbeSpec:
+        """An MC-MLM or MC-QA probe's YAML (:func:`probekit.probes.spec.load_probe_spec`), checked against what the
+        generator declares: its outcomes, its variants' options and its name."""
+        spec = load_probe_spec(self.template_path, outcomes=self.outcomes, options=self.options)
+        if spec.probe != self.probe:
+            raise TemplateError(f"{self.template_path}: probe: {shown(spec.probe)} must be the name of its folder, "
+                                f"{self.probe}")
+        return spec
 
     @property
     def module(self):
@@ -96,9 +120,10 @@ def register_dataset(probe: str, *, version: str, tables: tuple[str, ...] = (), 
 
 def registrar(probe: str, *, version: str, build: Callable[[Request], Dataset] | None = None,
               params: type[ProbeParams] = ProbeParams, tables: tuple[str, ...] = (), sources: tuple[str, ...] = (),
-              tasks: bool = False):
+              tasks: bool = False, outcomes: tuple[str, ...] = (), options: tuple[str, ...] = ()):
     """The decorator that records ``fn`` as ``probe``'s generator, called by ``build(request)`` (None: ``fn`` is
-    that call); the module must be ``generators/<probe>/generator.py``."""
+    that call); the module must be ``generators/<probe>/generator.py``. ``outcomes`` and ``options``: an MC
+    probe's (:func:`generators.shared.build.register`)."""
 
     def wrap(fn: Callable) -> Callable:
         module = importlib.import_module(fn.__module__)
@@ -107,7 +132,7 @@ def registrar(probe: str, *, version: str, build: Callable[[Request], Dataset] |
             raise ValueError(f"{path}: registers probe {probe!r}; a probe's generator is "
                              f"generators/<probe>/{MODULE}.py, in the folder named after it")
         _REGISTRY[probe] = Generator(probe, version, fn, path, params, tuple(tables), tuple(sources), build or fn,
-                                     tasks)
+                                     tasks, tuple(outcomes), tuple(options))
         return fn
 
     return wrap
@@ -128,5 +153,6 @@ def get(probe: str) -> Generator:
     """The registered generator of ``probe`` (imports its module on first use)."""
     if probe not in available():
         raise UsageError(f"no generator for probe {shown(probe)}; available: {', '.join(available())}")
+    check_name(probe, f"{HERE / probe}: the probe's folder name", UsageError)
     importlib.import_module(_module(probe))
     return _REGISTRY[probe]

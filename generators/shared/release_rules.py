@@ -51,9 +51,7 @@ class Context:
 
 def spec_of(probe: str) -> ProbeSpec:
     """The probe's YAML definition."""
-    from probekit.probes.spec import load_probe_spec
-
-    return load_probe_spec(registry.get(probe).template_path)
+    return registry.get(probe).probe_spec()
 
 
 def _pattern(template: Template, slot: str) -> re.Pattern:

@@ -1,11 +1,12 @@
 """A new probe made from an existing one (``probes new NAME --from PROBE``): ``generators/PROBE/`` copied to
 ``generators/NAME/`` with the probe renamed inside, NAME added to PROBE's list ``probes.<format>`` and given an
 empty section in conf/config.yaml (:mod:`.conf_text`: its probe.yaml's defaults apply), and params.yaml composed
-again. All or nothing: on any error no
-folder is left and neither params file changes."""
+again, its hand edits kept (:mod:`probekit.recompose`). All or nothing: on any error no folder is left and neither
+params file changes; a read-only one is refused before any change."""
 
 from __future__ import annotations
 
+import copy
 import keyword
 import os
 import re
@@ -19,8 +20,10 @@ import yaml
 from generators.shared.conf_text import add_probe
 from generators.shared.registry import MODULE, TEMPLATE
 from probekit import yamlfile
+from probekit.outputs import atomic
 from probekit.errors import ParamsError, UsageError
 from probekit.params import SECTIONS, compose, probes_in
+from probekit.recompose import hand_edits, listed_once, made_with, reapplied, yaml_text
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 FORMATS = ("mc_mlm", "mc_qa")
@@ -59,16 +62,16 @@ def _check_name(name: str, root: Path, conf: dict, params: dict) -> None:
     if (root / "generators" / name).exists():
         raise UsageError(f"{name}: generators/{name} already exists (a probe folder or module of that name)")
     taken = {str(CONF): conf, str(PARAMS): params}
+    taken |= {str(p.relative_to(root)): _read(p, str(p.relative_to(root)))
+              for p in sorted((root / "conf" / "profile").glob("*.yaml"))}   # a profile's list too: no second list
     for label, data in taken.items():
+        data = data if isinstance(data, dict) else {}
         lists = data.get("probes") if isinstance(data.get("probes"), dict) else {}
         where = [f"probes.{fmt}" for fmt, names in lists.items() if name in (names or [])]
         if name in data:
             where.append(f"section {name}")
         if where:
             raise UsageError(f"{name}: already in {label} ({', '.join(where)})")
-    for profile in sorted((root / "conf" / "profile").glob("*.yaml")):
-        if name in _read(profile, str(profile.relative_to(root))):
-            raise UsageError(f"{name}: already a section of {profile.relative_to(root)}")
     if name in SECTIONS:
         raise UsageError(f"{name}: the name of a params section probekit reads ({SECTIONS[name]})")
 
@@ -89,7 +92,8 @@ def _fresh_spec(text: str, source: str, name: str) -> str:
 
 
 def _copy(source: Path, target: Path, name: str) -> None:
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                    copy_function=shutil.copyfile)   # the user's own mode bits are not copied: a new file is writable
     for path in sorted(p for p in target.rglob("*") if p.is_file()):
         try:
             text = path.read_text(encoding="utf-8")
@@ -108,20 +112,55 @@ def _copy(source: Path, target: Path, name: str) -> None:
                          f"name {source.name}; fix it first")
 
 
-def _compose(root: Path, conf_text: str, out: Path, overrides: Sequence[str]) -> None:
-    """params.yaml composed as ``dvc exp run`` does, from a copy of conf/ with ``conf_text`` as its config.yaml."""
-    with tempfile.TemporaryDirectory(prefix="probes-new-") as tmp:
-        conf = Path(tmp) / "conf"
-        shutil.copytree(root / "conf", conf)
-        (conf / "config.yaml").write_text(conf_text, encoding="utf-8", newline="\n")
-        compose(conf, overrides, out)
+def _compose(root: Path, conf_text: str, work: Path, overrides: Sequence[str]) -> dict:
+    """params as ``dvc exp run`` composes them, from a copy of conf/ in ``work`` with ``conf_text`` as its config.yaml
+    (links followed; a broken one left out, as Hydra cannot read it either)."""
+    conf = work / "conf"
+    shutil.copytree(root / "conf", conf, copy_function=shutil.copyfile, ignore_dangling_symlinks=True)
+    (conf / "config.yaml").write_text(conf_text, encoding="utf-8", newline="\n")
+    return compose(conf, overrides)
 
 
-def new_probe(name: str, source: str, root: Path | str = ".", overrides: Sequence[str] = ()) -> list[Path]:
-    """Make probe ``name`` from probe ``source`` in the project at ``root``; returns what it wrote:
-    ``generators/<name>/``, conf/config.yaml and params.yaml (composed with ``overrides``, Hydra's ``-S``: e.g. the
-    profile params.yaml was made with). Refuses a bad or taken name and a source that is not an MC-MLM or MC-QA
-    probe of the params lists."""
+def _writable(paths: Sequence[Path]) -> None:
+    """Refuse a read-only file ``probes new`` would replace (no write permission for anyone, or none for this
+    user), before any change: it is the user's way of saying keep it."""
+    for path in paths:
+        if path.is_file() and (not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222):
+            raise UsageError(f"{path}: read-only; probes new rewrites it (adding the probe): make it writable "
+                             f"(chmod u+w) and run probes new again, or add the probe by hand (docs/adding-a-probe.md)")
+
+
+def _theirs(exc: BaseException, copies: dict[Path, Path]) -> BaseException:
+    """``exc`` (raised while working on the temporary ``copies``) as the user's paths say it: a copy's path replaced
+    by the path it stands for, a failed copy said of the user's file."""
+    def said(text):
+        if not isinstance(text, str):
+            return text
+        for tmp, theirs in copies.items():
+            text = text.replace(str(tmp.resolve()), str(theirs)).replace(str(tmp), str(theirs))
+        return text
+
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        source, _, why = exc.args[0][0]
+        more = f" (and {len(exc.args[0]) - 1} more)" if len(exc.args[0]) > 1 else ""
+        return UsageError(f"{source}: cannot copy it{more}: {said(str(why))}; fix or remove it and run probes new "
+                          f"again")
+    try:
+        out = copy.copy(exc)
+        out.args = tuple(said(a) for a in exc.args)
+    except Exception:   # an exception that cannot be copied: as it is
+        return exc
+    if isinstance(exc, OSError):
+        out.filename, out.filename2 = said(exc.filename), said(exc.filename2)
+    return out
+
+
+def new_probe(name: str, source: str, root: Path | str = ".") -> tuple[Path, Path, Path, list[str]]:
+    """Make probe ``name`` from probe ``source`` in the project at ``root``; returns what it wrote,
+    ``generators/<name>/``, conf/config.yaml and params.yaml, and the keys of params.yaml's hand edits it kept.
+    params.yaml is composed again with the profile it names, and every hand edit of it (:mod:`probekit.recompose`)
+    applied again, or refused naming the keys where the new composition changes them too. Refuses a bad or taken
+    name, a source that is not an MC-MLM or MC-QA probe of the params lists, and a read-only params file."""
     root = Path(root)
     conf_path, params_path = root / CONF, root / PARAMS
     if not conf_path.is_file():
@@ -130,30 +169,39 @@ def new_probe(name: str, source: str, root: Path | str = ".", overrides: Sequenc
     if source not in probes:
         raise UsageError(f"--from {source}: no probe folder generators/{source} (with {TEMPLATE} and {MODULE}.py); "
                          f"the probes are {', '.join(probes)}")
+    _writable([conf_path, params_path])
     conf_text = conf_path.read_text(encoding="utf-8")
     conf = _read(conf_path, str(CONF))
     params = _read(params_path, str(PARAMS)) if params_path.is_file() else {}
     _check_name(name, root, conf, params)
     fmt = _format_of(conf, source)
     edited = add_probe(conf_text, fmt, name, source, str(CONF))
+    sets, before = made_with(root / "conf", params)
+    edits = hand_edits(params, before) if params_path.is_file() else []
     folder = root / "generators" / name
-    work = Path(tempfile.mkdtemp(prefix=f".probes-new-{name}-", dir=root))
     try:
-        _copy(root / "generators" / source, work / name, name)
-        _compose(root, edited, work / PARAMS.name, overrides)
-        composed = _read(work / PARAMS.name, str(PARAMS))
-        if name not in ((composed.get("probes") or {}).get(fmt) or []):
-            raise ParamsError(f"{CONF}: {name} added to probes.{fmt}, but the composed params do not list it "
-                              f"(a profile overrides probes.{fmt}?): add it there by hand")
-        os.replace(work / name, folder)
+        work = Path(tempfile.mkdtemp(prefix=f".probes-new-{name}-", dir=root))
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(root.resolve())) from None
+    try:
         try:
-            (work / CONF.name).write_text(edited, encoding="utf-8", newline="\n")
-            os.replace(work / CONF.name, conf_path)
-            os.replace(work / PARAMS.name, params_path)
+            _copy(root / "generators" / source, work / name, name)
+            composed = reapplied(edits, before, _compose(root, edited, work, sets), str(params_path), "probes new")
+            if name not in ((composed.get("probes") or {}).get(fmt) or []):
+                raise ParamsError(f"{CONF}: {name} added to probes.{fmt}, but the composed params do not list it "
+                                  f"(a profile overrides probes.{fmt}?): add it there by hand")
+            listed_once(composed, f"{params_path} as probes new would write it")
+            text = yaml_text(composed)
+            os.replace(work / name, folder)
+        except Exception as exc:
+            raise _theirs(exc, {work / name: folder, work / "conf": root / "conf", work: root}) from exc
+        try:
+            atomic.write_text(conf_path, edited, edit=True)
+            atomic.write_text(params_path, text, edit=True)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
-            conf_path.write_text(conf_text, encoding="utf-8", newline="\n")
+            atomic.write_text(conf_path, conf_text, edit=True)
             raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return [folder, conf_path, params_path]
+    return folder, conf_path, params_path, [e.key for e in edits]

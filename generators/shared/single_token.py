@@ -1,7 +1,8 @@
 """The one-token filters of the generators: whose tokenizers they read (:func:`masked_lms`, the masked LMs among
-the params' models that run a protocol: ParaRel's objects, TAXONOMY CONJUNCTION's choices) and :class:`OneToken`,
-whether a word is one token at the mask for every tokenizer listed, as the zero-shot evaluator tokenizes a
-candidate (TAXONOMY CONJUNCTION's ``single_token``); tokenizers are loaded (``transformers``) on first use only."""
+the params' models that run a protocol: ParaRel's objects, TAXONOMY CONJUNCTION's choices, the MC-MLM probes' answer
+words) and :class:`OneToken`, whether a word is one token at the mask for every tokenizer listed, as the zero-shot
+evaluator tokenizes a candidate (TAXONOMY CONJUNCTION's ``single_token``; :func:`check_answer_words`, at a row's own
+mask); tokenizers are loaded (``transformers``) on first use only."""
 
 from __future__ import annotations
 
@@ -9,24 +10,26 @@ from typing import Mapping
 
 from probekit.errors import DataError, ParamsError, UsageError, shown
 from probekit.params import ParamsFile
+from probekit.probes.templates import TemplateError
 from probekit.tokens.family import family_of
 from probekit.tokens.one_token import load_tokenizer
 from probekit.tokens.refs import resolve_model
 
 
-def masked_lms(params_file: ParamsFile, protocol: str, key: str) -> list[str]:
+def masked_lms(params_file: ParamsFile, protocol: str, key: str, why: str | None = None) -> list[str]:
     """The aliases of the masked LMs among the models that run ``protocol`` (``olmpics`` or ``pararel``:
     :meth:`~probekit.params.ParamsFile.evaluated_models`), whose mask-logit rule reads one token (causal and
     seq2seq LMs score a multi-token word by its log-likelihood, so they narrow nothing). The family comes from
-    each model's config and tokenizer, no weights read. ``key``: the param whose null asked (named in errors)."""
+    each model's config and tokenizer, no weights read. ``key``: the param whose null asked (named in errors);
+    ``why``: what reads them, where no param asked."""
     aliases, masked = params_file.models(), []
     for alias in params_file.evaluated_models(protocol):
         try:
             if family_of(resolve_model(alias, aliases, params_file.label, needs="tokenizer")) == "mlm":
                 masked.append(alias)
         except UsageError as exc:
-            raise ParamsError(f"{params_file.label}: models.{alias} ({key}: null reads every masked LM of models): "
-                              f"{exc}") from None
+            raise ParamsError(f"{params_file.label}: models.{alias} "
+                              f"({why or f'{key}: null reads every masked LM of models'}): {exc}") from None
     return masked
 
 
@@ -53,13 +56,58 @@ class OneToken:
         return tokenizers
 
     def __call__(self, word: str) -> bool:
-        if not self.specs:
-            return True
-        if word not in self._memo:
+        return not self.not_one_token(word)
+
+    def not_one_token(self, word: str, stem: str | None = None) -> dict[str, list[str]]:
+        """``{spec: the word's tokens}`` of the tokenizers that do not read ``word`` as one token at the mask of
+        ``stem`` (default :data:`STEM`); empty when every one does."""
+        key = (word, stem or self.STEM)
+        if self.specs and key not in self._memo:
             from probekit.tokens.statements import encode_statements
 
             if self._tokenizers is None:
                 self._tokenizers = self._load()
-            self._memo[word] = all(encode_statements(tokenizer, [self.STEM], [[word]], [word]).single[0]
-                                   for tokenizer in self._tokenizers)
-        return self._memo[word]
+            self._memo[key] = {}
+            for spec, tokenizer in zip(self.specs, self._tokenizers):
+                st = encode_statements(tokenizer, [key[1]], [[word]], [word])
+                if not st.single[0]:
+                    self._memo[key][spec] = st.pieces(tokenizer, 0)
+        return self._memo.get(key, {})
+
+
+def check_answer_words(built, params_file: ParamsFile) -> None:
+    """An MC-MLM probe's closed answer words (its templates' ``answers``, ``controls.nolang_answers``) in the rows
+    ``built`` (:class:`~probekit.probes.dataset.BuiltProbe`) are one token at each row's mask for the tokenizer of
+    every masked LM of the params' models that runs oLMpics, as the zero-shot mask-logit rule reads a choice; a word
+    the YAML lists under ``multi_token`` is not checked. So a multi-token answer word is refused by ``probes
+    generate``, naming the file, the key and the model, not later by the zero-shot stage. One row per variant and
+    template is read (the text around the mask is the template's). A model whose tokenizer cannot be read (not a
+    folder, not cached, the Hub unreachable) is an error naming it, as ParaRel's one-token filter's."""
+    spec = built.spec
+    words = {w for t in spec.templates.values() for w in t.answers.values()} | set(spec.nolang_answers.values())
+    words -= set(spec.multi_token)
+    if spec.format != "mc_mlm" or not words:
+        return
+    rows = {}   # (variant, template id) -> its first row
+    for variant, splits in built.variants.items():
+        for split_rows in splits.values():
+            for row in split_rows:
+                rows.setdefault((variant, row["template_id"]), row)
+    if not rows:
+        return
+    aliases = masked_lms(params_file, "olmpics", "models", f"{spec.probe}'s answer words are read by every "
+                                                           f"masked LM of models that runs olmpics")
+    one_token = OneToken(aliases, "models", params_file.models())
+    for (variant, template_id), row in rows.items():
+        for word in (c["text"] for c in row["question"]["choices"] if c["text"] in words):
+            failing = one_token.not_one_token(word, row["question"]["stem"])
+            if failing:
+                alias, pieces = next(iter(failing.items()))
+                template = spec.templates.get(template_id)
+                key = (f"template {shown(template_id)}: answers" if template and word in template.answers.values()
+                       else "controls.nolang_answers")
+                raise TemplateError(f"{spec.path}: {key}: {shown(word)} is not one token at the mask for the "
+                                    f"tokenizer of {alias}, a masked LM of params models (variant {shown(variant)}: "
+                                    f"{shown(pieces)}), so zero-shot's mask-logit rule cannot score it: choose a "
+                                    f"one-token word, or list it under multi_token: (then score it with --rule pll, "
+                                    f"--multi-token first or a causal LM)")

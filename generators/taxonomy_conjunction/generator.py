@@ -97,9 +97,8 @@ def availability(tables: Mapping, params: TaxonomyParams | None = None) -> dict:
     if params is None:
         from generators.shared.registry import get
         from probekit.params import ParamsFile
-        from probekit.probes.spec import load_probe_spec
 
-        params = TaxonomyParams.model_validate(load_probe_spec(get(PROBE).template_path).params)
+        params = TaxonomyParams.model_validate(get(PROBE).probe_spec().params)
         params = params.with_models(ParamsFile(None), PROBE)
     return make_plan(tables, params).counts
 
@@ -159,7 +158,7 @@ def facts_of(tax: Taxonomy, pick: Pick) -> list[dict]:
     return [f.as_dict() for f in sorted(facts, key=lambda f: (f.concept != pick.x, f.hypernym, f.source, f.via))]
 
 
-@register(PROBE, version="1", params=TaxonomyParams, tables=("wordnet", "conceptnet"))
+@register(PROBE, version="1", params=TaxonomyParams, tables=("wordnet", "conceptnet"), options=("articles",))
 def generate(spec: ProbeSpec, variant: Variant, params: TaxonomyParams, tables: Mapping) -> dict[str, list[dict]]:
     """The planned (x, y, gold, distractors) of each split in the variant's templates."""
     mode, ids = variant_templates(spec, variant)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.data.licence import licence_id
 from probekit.errors import DataError
 
@@ -48,7 +48,7 @@ def write_dataset(out: str | Path, dataset: Dataset, sources: Mapping[str, Mappi
     licence = licence_id(sources) or dataset.license
     if not licence:
         raise DataError(f"{dataset.definition}: a probe that reads no sources must state its 'license'")
-    with atomic.atomic_path(Path(out)) as tmp:
+    with atomic.atomic_path(Path(out), kind="dataset") as tmp:
         for part in dataset.parts:
             texts = {path: atomic.jsonl_text(rows) for path, rows in part.files.items()}
             meta = {**part.meta, "license": licence, "sources": sources}

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.data.card import papers_of
 from probekit.hub import changelog
 from probekit.hub.export import CARD, Export
@@ -301,7 +301,7 @@ def write_folder(exports: Iterable[Export], out: str | Path, repo_id: str | None
     out = Path(out)
     card = Card.empty()
     old = previous.card if previous is not None else Card.empty()
-    with atomic.atomic_path(out) as tmp:
+    with atomic.atomic_path(out, kind="dry-run") as tmp:
         tmp.mkdir(parents=True)
         for exp in exports:
             block = changelog.with_history(exp.block, changelog.history(

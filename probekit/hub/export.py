@@ -21,7 +21,9 @@ from typing import Callable, Iterable, Mapping
 
 from probekit import yamlfile
 from probekit.data.card import papers_of
+from probekit.data.jsonl import decoded
 from probekit.errors import DataError, UsageError, shown
+from probekit.names import LONGEST_CONFIG, check_name
 
 HERE = Path(__file__).resolve().parent
 CARD = "README.md"
@@ -67,8 +69,9 @@ class Export:
 # --- reading the dataset folders -----------------------------------------------------------------------------
 
 def _read_json(path: Path) -> dict:
+    text = decoded(path.read_bytes(), path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON: {exc}") from None
 
@@ -224,6 +227,7 @@ def discover(data: str | Path, probes: Iterable[str] | None = None) -> list[Conf
                 raise DataError(f"{meta_path}: no '{field}'")
         datasets.append(folder)
         for config in exporter(folder, meta):
+            check_name(config.name, f"{meta_path}: the Hub config name it makes", DataError, LONGEST_CONFIG)
             if config.name in configs:
                 raise DataError(f"config {config.name}: built from both {configs[config.name].folder} and {folder}")
             configs[config.name] = config

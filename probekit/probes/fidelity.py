@@ -221,7 +221,7 @@ def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path
     import importlib
     import json
 
-    from probekit import atomic
+    from probekit.outputs import atomic
     from probekit.data.jsonl import read_jsonl
     from probekit.errors import UsageError
 

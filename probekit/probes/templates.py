@@ -15,6 +15,8 @@ from typing import Any, Mapping
 
 from probekit.data.examples import MASK
 from probekit.errors import ProbekitError, shown
+from probekit.names import check_name
+from probekit.probes import schema
 
 FORMATS = ("mc_mlm", "mc_qa")  # MC-MLM: one [MASK] filled by a choice; MC-QA: a question, choices apart
 SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -99,6 +101,7 @@ class ProbeSpec:
     license: str | None = None  # of a synthetic probe's data; a probe with sources takes theirs
     citation: str | None = None  # a key of probekit/data/papers.yaml or a BibTeX entry; None: the card cites none
     params: Mapping[str, Any] = field(default_factory=dict)  # built-in defaults of the probe's params
+    multi_token: tuple[str, ...] = ()  # answer words meant to be several tokens: generate does not refuse them
 
     def template(self, template_id: str) -> Template:
         try:
@@ -109,11 +112,16 @@ class ProbeSpec:
 
 
 def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=(), format: str = "mc_mlm") -> Template:
-    """Validate one template mapping from a YAML file."""
+    """Validate one template mapping from a YAML file (its keys: :data:`probekit.probes.schema.TEMPLATE`)."""
+    if not isinstance(raw, Mapping):
+        raise TemplateError(f"{source}: templates: each template must be a mapping {{id: ..., text: ...}}, got "
+                            f"{shown(raw)}")
     tid = raw.get("id")
     if not isinstance(tid, str) or not tid:
         raise TemplateError(f"{source}: a template has no 'id'")
     where = f"{source}: template {shown(tid)}"
+    schema.refuse_unknown(raw, schema.TEMPLATE, where, TemplateError)
+    check_name(tid, f"{source}: templates: id", TemplateError)
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
         raise TemplateError(f"{where}: 'text' must be a non-empty string")

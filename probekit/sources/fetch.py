@@ -22,7 +22,9 @@ from requests.adapters import HTTPAdapter
 from tqdm import tqdm
 from urllib3.util import Retry
 
-from probekit.atomic import atomic_path
+from probekit import outputs
+from probekit.outputs.atomic import atomic_path
+from probekit.outputs import overlap
 from probekit.sources.manifest import (
     ChecksumError,
     FetchError,
@@ -65,7 +67,8 @@ def make_session(retries: int = 5, backoff_factor: float = 0.5) -> requests.Sess
 
 
 def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike | None = None,
-          session: requests.Session | None = None, progress: bool = True, unverified: bool = False) -> list[Path]:
+          session: requests.Session | None = None, progress: bool = True, unverified: bool = False,
+          force: bool = False) -> list[Path]:
     """Store every file of ``source`` in ``dest_dir``, verified; files already good are left alone.
 
     A file without a sha256 (``unconfirmed`` in the manifest, none recorded: see :func:`cmd_fetch`) is a
@@ -74,15 +77,22 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
     Copies from ``mirror`` when given, else downloads each file's URL. A mirror file ending in ``.gz`` is
     gunzipped; for a ``compression: zip`` file the mirror holds the plain member (or, ending in ``.zip``,
     the archive). A zip archive is downloaded once per call however many of its members are stored (kept
-    as ``<name>.<hash>.part`` beside them while in use, removed at the end; an interrupted download is
+    as ``.<name>.<hash>.probekit.part`` beside them while in use, removed at the end; an interrupted download is
     resumed by the next call). A failure leaves every stored file as it was. Files in ``dest_dir`` that the
-    manifest does not list are named, not deleted. Returns the stored paths."""
+    manifest does not list are named, not deleted; a file at a manifest's path whose bytes are not the manifest's is
+    replaced only when probekit wrote it (:mod:`probekit.outputs`; ``force``: any), checked before any download.
+    Returns the stored paths."""
     unconfirmed = [f.path for f in source.files if f.sha256 is None]
     if unconfirmed and not unverified:
         raise FetchError(f"{source.name}: {_some(unconfirmed)}: no sha256 to verify against (unconfirmed in the "
                          f"manifest, none recorded here); run `probes sources fetch {source.name} "
                          "--record-checksums` once to download it unverified and record what it got")
     dest_dir = Path(dest_dir)
+    for f in source.files:   # before any download: what would be replaced must be probekit's
+        target = dest_dir / f.path
+        if (target.exists() or target.is_symlink()) and not (f.sha256 is not None and target.is_file()
+                                                             and sha256_file(target) == f.sha256):
+            outputs.claim_file(target, "--dest", force=force)
     dest_dir.mkdir(parents=True, exist_ok=True)
     stored = []
     archives: dict[str, Path] = {}  # url -> zip downloaded in this call
@@ -110,7 +120,7 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
                     _place(archives[f.url], "zip", f, target)
                 else:
                     session = session or make_session()
-                    part = target.with_name(target.name + ".part")
+                    part = target.with_name(f".{target.name}.probekit.part")
                     _download_checked(f, part, session, progress)
                     try:
                         if f.download_sha256:
@@ -131,7 +141,7 @@ def fetch(source: Source, dest_dir: str | os.PathLike, mirror: str | os.PathLike
 def _archive_part_name(url: str) -> str:
     """Where a zip downloaded from ``url`` is kept during a fetch: its name plus a short hash of the URL."""
     name = Path(urlsplit(url).path).name or "download"
-    return f"{name}.{hashlib.sha256(url.encode()).hexdigest()[:8]}.part"
+    return f".{name}.{hashlib.sha256(url.encode()).hexdigest()[:8]}.probekit.part"
 
 
 def _download_checked(f: SourceFile, part: Path, session: requests.Session, progress: bool) -> None:
@@ -242,7 +252,7 @@ def cmd_list(manifest_path, dest_root=None, mirror=None) -> int:
     return 0
 
 
-def cmd_fetch(manifest_path, name, dest=None, mirror=None, record: bool = False) -> int:
+def cmd_fetch(manifest_path, name, dest=None, mirror=None, record: bool = False, force: bool = False) -> int:
     """`probes sources fetch NAME`: every file verified in place, or a ``FetchError``/``ManifestError``.
 
     A file ``unconfirmed`` in the manifest is verified against the sha256 this checkout recorded for it; with
@@ -254,8 +264,9 @@ def cmd_fetch(manifest_path, name, dest=None, mirror=None, record: bool = False)
     source = with_recorded(manifest[name], manifest_path)
     dest = Path(dest) if dest else Path(manifest_path).parent / name
     mirror, origin = resolve_mirror(mirror, manifest_path)
+    overlap.check([("--dest", dest)], [(f"the mirror ({origin})", mirror)])
     try:
-        paths = fetch(source, dest, mirror=mirror, unverified=record)
+        paths = fetch(source, dest, mirror=mirror, unverified=record, force=force)
         seen = {f.path: sha256_file(dest / f.path) for f in source.files if f.sha256 is None}
     except OSError as e:
         raise FetchError(f"{name}: {e}") from None

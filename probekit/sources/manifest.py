@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from probekit import yamlfile
-from probekit.atomic import write_text
+from probekit.outputs.atomic import write_text
 from probekit.errors import SHOWN, ProbekitError, clipped, shown
 
 COMPRESSIONS = (None, "gzip", "zip")
@@ -172,7 +172,7 @@ def _read_local(manifest: str | os.PathLike) -> tuple[Path, dict]:
 def _write_local(local: Path, data: dict) -> Path:
     """Write (atomically) or, when ``data`` is empty, remove this checkout's local settings."""
     if data:
-        write_text(local, _LOCAL_HEADER + yaml.safe_dump(data, sort_keys=False))
+        write_text(local, _LOCAL_HEADER + yaml.safe_dump(data, sort_keys=False), edit=True)   # this checkout's settings
     else:
         local.unlink(missing_ok=True)
     return local

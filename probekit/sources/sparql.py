@@ -10,7 +10,7 @@ from pathlib import Path
 
 import requests
 
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import DataError
 from probekit.sources.fetch import make_session
 from probekit.sources.manifest import FetchError

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from probekit.data.jsonl import decoded
 from probekit.errors import DataError, ProbekitError, UsageError, shown
 
 HUB = re.compile(r"^hf://datasets/(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>.+))?$")
@@ -79,10 +81,21 @@ def _names(name: str, fmt: str, probe: str, role: str) -> tuple[str, str]:
 
 # --- a folder -----------------------------------------------------------------------------------------------------
 
+def _configs(path: Path) -> list:
+    """The configs (:class:`probekit.hub.export.Config`) of the dataset folders under the folder ``path``: those
+    whose ``meta.json`` has a dataset format; [] when it holds none (an lm-eval export, cached features)."""
+    from probekit.hub import export as hub_export
+
+    try:
+        return hub_export.discover(path)
+    except UsageError:   # no dataset folder in it (the only UsageError of a folder that exists)
+        return []
+
+
 def folder_side(path: str | Path, label: str | None = None) -> Side:
     """The configs of the dataset folders under ``path`` (none when ``path`` does not exist: every config is
-    added or removed)."""
-    from probekit.hub import export as hub_export
+    added or removed); a folder holding none (an lm-eval export) is an error."""
+    from probekit.hub.export import EXPORTERS
 
     path = Path(path)
     label = label or str(path)
@@ -90,8 +103,9 @@ def folder_side(path: str | Path, label: str | None = None) -> Side:
         return Side(label, {})
     if not path.is_dir():
         raise UsageError(f"{path}: not a folder (give a dataset folder or a data tree)")
-    if not any(path.rglob("meta.json")):
-        raise UsageError(f"{path}: no dataset folders in it (a meta.json with a format)")
+    configs = _configs(path)
+    if not configs:
+        raise UsageError(f"{path}: no dataset folders in it (a meta.json with format {', '.join(EXPORTERS)})")
     entries, digests = {}, {}
 
     def digest(folder: Path) -> str:
@@ -102,7 +116,7 @@ def folder_side(path: str | Path, label: str | None = None) -> Side:
             digests[folder] = h.hexdigest()
         return digests[folder]
 
-    for config in hub_export.discover(path):
+    for config in configs:
         meta = config.meta
         dataset, variant = _names(config.name, meta["format"], config.probe, config.role)
         base = (meta.get("definition") or {}).get("base")
@@ -113,13 +127,29 @@ def folder_side(path: str | Path, label: str | None = None) -> Side:
 
 # --- a git revision, through DVC ----------------------------------------------------------------------------------
 
+def _git_root(folder: Path) -> Path | None:
+    for f in [folder, *folder.parents]:
+        if (f / ".git").exists():
+            return f
+    return None
+
+
 def project_root(path: Path) -> Path:
-    """The git work tree ``path`` lies in (``path`` need not exist)."""
-    here = path.absolute()
-    for folder in [here, *here.parents]:
-        if (folder / ".git").exists():
-            return folder
-    raise UsageError(f"{path}: not inside a git project, so a revision cannot be read (give a folder instead)")
+    """The git work tree ``path`` lies in, ``..`` and links resolved (``path`` need not exist). A path outside the
+    current folder's project (beside it, or its parent) is refused unless it lies in a project of its own: a git
+    revision is read inside its project only."""
+    here = path.resolve()
+    root, current = _git_root(here), _git_root(Path.cwd().resolve())
+    if current is not None and here in current.parents:   # the project's parent holds more than the project
+        root = None
+    if root is None:
+        where = str(path) if str(path) == str(here) else f"{path} ({here})"
+        if current is None:
+            raise UsageError(f"{where}: not inside a git project, so a revision cannot be read (give --old and "
+                             f"--new as folders)")
+        raise UsageError(f"{where}: outside the git project at {current}, so a revision cannot be read there (give "
+                         f"--old and --new as folders to compare plain folders)")
+    return root
 
 
 def _remote_hint(root: Path) -> str:
@@ -144,13 +174,49 @@ def _within(path: str, folders: list[str]) -> bool:
     return any(path == d or path.startswith(d + "/") for d in folders)
 
 
+def _own_names(fn: Callable, copy: Path, own: str) -> Callable:
+    """``fn`` whose errors name ``own`` (``REV:PATH``, as git names a file at a revision) for the temporary
+    ``copy`` its files were read from."""
+    def call(*args):
+        try:
+            return fn(*args)
+        except (DataError, UsageError) as exc:
+            raise type(exc)(str(exc).replace(str(copy), own)) from None
+    return call
+
+
+def _missing_datasets(root: Path, rev: str, rel: str, unread: list[str], folders: list[str]) -> list[str]:
+    """What among ``unread`` (what the DVC cache cannot list at a revision, so its files are not known) holds
+    dataset folders: one inside a dataset folder; one the working tree holds with dataset folders in it (one without,
+    an lm-eval export or cached features, is not compared); one it lacks when it is PATH (``rel``) or holds it. Any
+    other is not known to hold datasets: not compared, and logged."""
+    out = []
+    for u in sorted(unread):
+        local = root / u
+        if _within(u, folders):
+            out.append(u)
+        elif local.is_dir():
+            if _configs(local):
+                out.append(u)
+        elif _within(rel, [u]):
+            out.append(rel)
+        else:
+            logging.getLogger("probekit").warning(
+                f"{u} at {rev} is not in this project's DVC cache, nor in the working tree: whether it holds dataset "
+                f"folders is not known, so it is not compared")
+    return out
+
+
 def git_side(path: Path, rev: str) -> Side:
-    """PATH as it was at ``rev``: its dataset folders copied out of git and the DVC cache into a temporary folder."""
+    """PATH as it was at ``rev``: its dataset folders copied out of git and the DVC cache into a temporary folder
+    (only those: other DVC outputs under PATH are not read)."""
     from dvc.api import DVCFileSystem
     from dvc.scm import RevError
 
+    from probekit.hub.export import EXPORTERS
+
     root = project_root(path)
-    rel = path.absolute().relative_to(root).as_posix()
+    rel = path.resolve().relative_to(root).as_posix()
     try:
         fs = DVCFileSystem(str(root), rev=rev)
         fs.ls("/", detail=False)
@@ -158,47 +224,54 @@ def git_side(path: Path, rev: str) -> Side:
         raise UsageError(f"--old/--new {rev}: no such revision in the git project at {root}") from None
     except Exception as exc:  # noqa: BLE001
         raise UsageError(f"{root} at {rev}: cannot be read with DVC: {' '.join(str(exc).split())[:200]}") from None
+    files: list[str] = []
+    unread: list[str] = []   # DVC directories whose manifest is not cached: their files are not known
 
-    def walk(p: str, out: list[str]) -> None:
+    def walk(p: str) -> None:
         try:
             info = fs.info(p)
         except FileNotFoundError:
             return
-        except Exception:  # noqa: BLE001 - a DVC directory whose manifest is not cached
-            raise _missing(root, rev, p) from None
-        if info["type"] != "directory":
-            out.append(p)
+        except Exception:  # noqa: BLE001 - inside a DVC directory whose manifest is not cached
+            unread.append(p)
             return
-        if (info.get("dvc_info") or {}).get("isout"):
-            try:
-                out.extend(fs.find(p, detail=False))
-            except Exception:  # noqa: BLE001
-                raise _missing(root, rev, p) from None
+        if info["type"] != "directory":
+            files.append(p)
             return
         try:
-            children = fs.ls(p, detail=False)
+            if (info.get("dvc_info") or {}).get("isout"):
+                files.extend(fs.find(p, detail=False))
+                return
+            children = sorted(fs.ls(p, detail=False))
         except Exception:  # noqa: BLE001
-            raise _missing(root, rev, p) from None
+            unread.append(p)
+            return
         for child in children:
-            walk(child, out)
+            walk(child)
 
-    from probekit.hub.export import EXPORTERS
-
-    files: list[str] = []
-    walk(rel, files)
+    walk(rel)
     label = f"{rel} at {rev}"
-    metas = sorted(f for f in files if f.rsplit("/", 1)[-1] == "meta.json")
     folders: list[str] = []   # the dataset folders: the outermost with a meta.json of a known format
-    for meta_path in metas:
+    for meta_path in sorted(f for f in files if f.rsplit("/", 1)[-1] == "meta.json"):
         folder = meta_path.rsplit("/", 1)[0]
         if _within(folder, folders):
             continue
         try:
-            meta = json.loads(fs.cat_file(meta_path))
-        except Exception:  # noqa: BLE001
-            raise _missing(root, rev, meta_path) from None
-        if meta.get("format") in EXPORTERS:
+            data = fs.cat_file(meta_path)
+        except Exception:  # noqa: BLE001 - not in the cache: whether it is a dataset's is decided with the others
+            unread.append(folder)
+            continue
+        text = decoded(data, f"{rev}:{meta_path}")
+        try:
+            meta = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{rev}:{meta_path}: not valid JSON: {exc}") from None
+        if isinstance(meta, dict) and meta.get("format") in EXPORTERS:
             folders.append(folder)
+    missing = _missing_datasets(root, rev, rel, unread, folders)
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise _missing(root, rev, missing[0] + more)
     tmp = Path(tempfile.mkdtemp(prefix="probekit-diff-"))
     local = tmp / Path(rel).name
     try:
@@ -210,19 +283,22 @@ def git_side(path: Path, rev: str) -> Side:
                     fs.get_file(f, str(target))
                 except Exception:  # noqa: BLE001
                     raise _missing(root, rev, f) from None
-        side = folder_side(local, label) if folders else Side(label, {})
+        side = _own_names(folder_side, local, f"{rev}:{rel}")(local, label) if folders else Side(label, {})
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     side.cleanup.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
+    for entry in side.entries.values():
+        entry.load = _own_names(entry.load, local, f"{rev}:{rel}")
 
     def read(rel_file: str) -> str | None:
         try:
-            return fs.cat_file(rel_file).decode("utf-8")
+            data = fs.cat_file(rel_file)
         except FileNotFoundError:
             return None
         except Exception:  # noqa: BLE001
             raise _missing(root, rev, rel_file) from None
+        return decoded(data, f"{rev}:{rel_file}")
     side.project_file = read
     return side
 
@@ -294,8 +370,19 @@ def _worktree_file(path: Path) -> Callable[[str], str | None]:
 
     def read(rel: str) -> str | None:
         f = root / rel
-        return f.read_text(encoding="utf-8") if f.is_file() else None
+        return decoded(f.read_bytes(), f) if f.is_file() else None
     return read
+
+
+def _revision(spec: str | None) -> bool:
+    return spec is not None and not spec.startswith("hf://") and not Path(spec).is_dir()
+
+
+def check_path(path: Path, *specs: str | None) -> None:
+    """``path`` lies in its git project when one of ``specs`` is a git revision (:func:`project_root`): checked
+    before any side is read, so that a PATH outside the project (its parent) is not read whole first."""
+    if any(_revision(spec) for spec in specs):
+        project_root(path)
 
 
 def open_side(spec: str | None, path: Path) -> Side:
@@ -304,8 +391,6 @@ def open_side(spec: str | None, path: Path) -> Side:
         side = folder_side(path, f"{path} ({WORKTREE})")
         side.project_file = _worktree_file(path)
         return side
-    if spec.startswith("hf://"):
-        return hub_side(spec)
-    if Path(spec).is_dir():
-        return folder_side(Path(spec))
+    if not _revision(spec):
+        return hub_side(spec) if spec.startswith("hf://") else folder_side(Path(spec))
     return git_side(path, spec)

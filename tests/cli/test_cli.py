@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from generators.shared import registry as generators
+from probekit.outputs import LEDGER
 from probes.main import main, parser
 
 from helpers import MIRROR, PAIRS, REPO, fake_result
@@ -47,10 +48,11 @@ def test_report_writes_only_the_paths_it_is_given(tmp_path, monkeypatch):
     monkeypatch.chdir(project)  # the tracked defaults of old were relative to the current folder
     assert main(["report", "results/zeroshot", "--out", str(elsewhere / "only_zs.md")]) == 0
     assert {p: p.read_bytes() for p in files_under(project)} == before
-    assert files_under(elsewhere) == {elsewhere / "only_zs.md"}
+    # and, beside it, the ledger that proves its bytes probekit's (probekit.outputs: replaced only while unchanged)
+    assert files_under(elsewhere) == {elsewhere / "only_zs.md", elsewhere / LEDGER}
     monkeypatch.chdir(elsewhere)  # and from another folder, nothing appears there either
     assert main(["report", str(project / "results/zeroshot"), "--out", str(tmp_path / "b.md")]) == 0
-    assert files_under(elsewhere) == {elsewhere / "only_zs.md"}
+    assert files_under(elsewhere) == {elsewhere / "only_zs.md", elsewhere / LEDGER}
 
 
 def test_dvc_plots_output_is_ignored():

@@ -26,7 +26,7 @@ FOLDER_IS_FILE = [
     ("evaluate features --model m --data {dir} --out {file}", "--out {file}: is a file; give a folder (the features "
                                                               "are written inside it)"),
     ("evaluate curve --model m --setting mlp --data {dir} --out {file}", "--out {file}: is a file; give a folder"),
-    ("evaluate curve --model m --setting mlp --data {dir} --out {dir}/o --features {file}",
+    ("evaluate curve --model m --setting mlp --data {dir} --out o --features {file}",
      "--features {file}: is a file; give a folder (the features are cached inside it)"),
     ("evaluate mcqa --model m --data {dir} --out {file}", "--out {file}: is a file; give a folder"),
     ("evaluate pararel --model m --data {dir} --out {file}", "--out {file}: is a file; give a folder "
@@ -34,8 +34,8 @@ FOLDER_IS_FILE = [
                                                              "inside it)"),
     ("train consistency --model m --data {dir} --out {file}", "--out {file}: is a file; give a folder"),
     ("evaluate calum --model m --task rte --out {file}", "--out {file}: is a file; give a folder"),
-    ("report {dir} --out {dir}/r.md --heatmaps {file}", "--heatmaps {file}: is a file; give a folder"),
-    ("olmpics-report {dir} --out {dir}/r.md --plots {file}", "--plots {file}: is a file; give a folder"),
+    ("report {dir} --out r.md --heatmaps {file}", "--heatmaps {file}: is a file; give a folder"),
+    ("olmpics-report {dir} --out r.md --plots {file}", "--plots {file}: is a file; give a folder"),
     ("grid --spec s.yaml --out {file}", "--out {file}: is a file; give a folder (the results store"),
     ("publish --dry-run {file}", "--dry-run {file}: is a file; give a folder"),
     ("generate age_comparison --out {file}/sub/g", "--out {file}/sub/g: {file} is a file, so no folder can be made "
@@ -48,12 +48,12 @@ FILE_IS_FOLDER = [
     ("audit --model m --data {dir} --out {dir}/r.md", "--out {dir}/r.md: {dir}/r.json, written beside it, is a "
                                                       "folder; give a file name (the markdown report)"),
     ("report {dir} --out {dir}", "--out {dir}: is a folder; give a file name (the markdown report)"),
-    ("report {dir} --out {dir}/r.md --metrics {dir}", "--metrics {dir}: is a folder; give a file name"),
-    ("report {dir} --out {dir}/r.md --plot {dir}", "--plot {dir}: is a folder; give a file name (the PNG plot)"),
+    ("report {dir} --out r.md --metrics {dir}", "--metrics {dir}: is a folder; give a file name"),
+    ("report {dir} --out r.md --plot {dir}", "--plot {dir}: is a folder; give a file name (the PNG plot)"),
     ("olmpics-report {dir} --out {dir}", "--out {dir}: is a folder; give a file name"),
     ("pararel-report {dir} --out {dir}/d.md", "--out {dir}/d.md: is a folder; give a file name"),
-    ("pararel-report {dir} --out {dir}/p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
-    ("calum-report {dir} --out {dir}/p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
+    ("pararel-report {dir} --out p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
+    ("calum-report {dir} --out p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
     ("calum-report {dir} --out {file}/r.md", "--out {file}/r.md: {file} is a file, so no folder can be made"),
     ("annotate export --out {dir}", "--out {dir}: is a folder; give a file name (the CSV of statements to annotate)"),
     ("annotate import a.csv --out {dir}", "--out {dir}: is a folder; give a file name (the gold CSV)"),
@@ -105,9 +105,10 @@ def test_an_alias_bomb_in_params_is_quoted_short(where, command, tmp_path, capsy
     params.write_text(alias_bomb() + f"owned_by: {{this test: [{anchors}]}}\n" + where)
     example = {"id": "a", "answerKey": "A", "question": {"stem": "He is [MASK] .", "choices": [
         {"label": "A", "text": "older"}, {"label": "B", "text": "younger"}]}}
-    (tmp_path / "dev.jsonl").write_text(json.dumps(example) + "\n")
-    (tmp_path / "spec.yaml").write_text(f"protocol: zeroshot\nmodels: [m]\ndata: [{tmp_path}]\n")
-    argv = command.format(out=tmp_path / "o", data=tmp_path, spec=tmp_path / "spec.yaml").split()
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "dev.jsonl").write_text(json.dumps(example) + "\n")
+    (tmp_path / "spec.yaml").write_text(f"protocol: zeroshot\nmodels: [m]\ndata: [{tmp_path / 'd'}]\n")
+    argv = command.format(out=tmp_path / "o", data=tmp_path / "d", spec=tmp_path / "spec.yaml").split()
     start = time.perf_counter()
     assert main([*argv, "--params", str(params)]) in (1, 2)
     assert time.perf_counter() - start < 5

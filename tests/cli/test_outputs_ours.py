@@ -48,7 +48,7 @@ FORBIDDEN = [
     ("/proc/self/cwd", "is the current folder"),  # the kernel's link to it
     ("..", "is the project"),                      # proj/ holds dvc.yaml
     ("../..", "holds the current folder"),
-    ("~", "is the home folder"),
+    ("~", "starts with '~', which the shell did not expand"),   # probekit would write ./~
     ("/", "is the root folder"),
     ("{tmp}/repo", "is a repository (it holds .git)"),
     ("{tmp}/homes", "holds the home folder"),
@@ -128,7 +128,9 @@ def test_a_folder_of_someone_elses_is_refused(command, world, capsys):
     assert main(argv_of(command, world, str(mine))) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{mine}: holds notes.txt, sub/, which probekit did not write" in err, err
-    assert "--force" in err and tree_digest(world) == before
+    # --force is suggested where it would be allowed: never to start a results store in a folder of someone else's
+    assert ("--force does not apply" if command[0] == "grid" else "or give --force") in err
+    assert tree_digest(world) == before
 
 
 PARAMS = "age_comparison:\n  size: {train: 6, dev: 4}\n"
@@ -144,7 +146,9 @@ def test_our_folder_is_replaced_byte_identical_and_an_added_file_is_kept(world, 
     assert generate(world, out) == 0
     marker = json.loads((out / ".probekit.json").read_text())
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != ".probekit.json")
-    assert marker["written_by"] == "probekit" and [e for e in marker["entries"] if not e.endswith("/")] == files
+    assert marker["written_by"] == "probekit" and marker["kind"] == "dataset" and sorted(marker["files"]) == files
+    assert all(marker["files"][f] == {"size": (out / f).stat().st_size,
+                                      "sha256": hashlib.sha256((out / f).read_bytes()).hexdigest()} for f in files)
     first = tree_digest(out)
     assert generate(world, out) == 0 and tree_digest(out) == first     # a re-run: the same bytes, marker included
     (out / "original" / "notes.txt").write_text("mine\n")
@@ -166,19 +170,42 @@ def test_force_replaces_a_folder_of_someone_elses(world):
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".mine.")]   # no temporary left beside it
     (out / "notes.txt").write_text("again\n")   # --force held for that command only
     with pytest.raises(outputs.OutputError, match="holds notes.txt"):
-        outputs.check_replace(out)
+        outputs.check_replace(out, "dataset")
 
 
-def test_a_dataset_folder_written_before_markers_is_still_ours(world):
-    """A DVC stage keeps (persists) a generated dataset between runs: one an earlier probekit wrote (no marker) is
-    replaced; with a file of someone else's in it, it is not."""
-    out = world / "gen"
+def test_a_dataset_folder_written_before_markers_is_ours_only_where_dvc_lock_records_its_bytes(world, capsys):
+    """A DVC stage keeps (persists) a generated dataset between runs. One an earlier probekit wrote (no marker, or an
+    older marker that proves no bytes) counts as ours only when the project's dvc.lock records its bytes as that
+    stage's output (checked against the DVC cache's listing of the folder); any file of someone else's in it, or a
+    changed byte, and it is not."""
+    import subprocess
+    import sys
+
+    from helpers import dvc_env
+
+    project = world / "proj"
+    out = project / "gen"
     assert generate(world, out) == 0
-    (out / ".probekit.json").unlink()
-    assert generate(world, out) == 0
-    (out / ".probekit.json").unlink()
+    (out / ".probekit.json").write_text(json.dumps({"written_by": "probekit", "entries": ["original/"]}) + "\n")
+    (project / "dvc.yaml").write_text("stages:\n  gen:\n    cmd: probes generate age_comparison --out gen\n"
+                                      "    outs: [gen]\n")
+    env, dvc = dvc_env(), str(Path(sys.executable).parent / "dvc")
+    subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=project, check=True, env=env)
+    subprocess.run([dvc, "commit", "--force", "-q"], cwd=project, check=True, env=env)   # dvc.lock and the cache
+    digest = tree_digest(out)
+    assert outputs.not_ours(out) == [] and outputs.inventory(out).kinds == {"dataset"}
+    (out / "original" / "dev.jsonl").write_bytes(b"edited\n")   # a byte the lock does not record
+    assert outputs.not_ours(out) == ["original/dev.jsonl"]
+    capsys.readouterr()
+    assert generate(world, out) == 2 and "holds original/dev.jsonl, which probekit did not write" in \
+        capsys.readouterr().err
+    (out / "original" / "dev.jsonl").unlink()
     (out / "original" / "notes.txt").write_text("mine\n")
     assert generate(world, out) == 2 and (out / "original" / "notes.txt").is_file()
+    (out / "original" / "notes.txt").unlink()
+    subprocess.run([dvc, "checkout", "--force", "-q"], cwd=project, check=True, env=env)
+    assert tree_digest(out) == digest and generate(world, out) == 0   # as the lock records it: replaced
+    assert json.loads((out / ".probekit.json").read_text())["kind"] == "dataset"
 
 
 def test_the_refusal_comes_before_any_work(world, monkeypatch, capsys):
@@ -242,12 +269,22 @@ def test_a_full_disk_during_the_write_names_the_output_and_leaves_nothing(world,
     assert tree_digest(world) == before   # the last dataset in place, no temporary folder left
 
 
-def test_the_grid_store_is_marked_and_a_store_written_before_markers_is_kept(world, capsys):
+def test_a_store_is_only_added_to_and_a_folder_shaped_like_one_is_not_ours(world, capsys):
+    """A folder with cells/ and a summary is not a store unless a marker says so: its files are the user's. A store
+    is only ever added to: no other command replaces it, even with --force, and the files of someone else's in it are
+    kept."""
     store = world / "store"
     (store / "cells").mkdir(parents=True)
     (store / "summary.jsonl").write_text("")
-    (store / "notes.md").write_text("my notes on the grid\n")
-    assert outputs.not_ours(store) == []            # a store: added to, never replaced
-    outputs.mark_store(store, "grid")
-    assert json.loads((store / ".probekit.json").read_text())["store"] == "grid"
-    assert outputs.not_ours(store) == [] and (store / "notes.md").is_file()
+    (store / "thesis.tex").write_text("my thesis\n")
+    assert outputs.not_ours(store) == ["cells/", "summary.jsonl", "thesis.tex"]
+    assert generate(world, store) == 2 and "holds cells/, summary.jsonl, thesis.tex" in capsys.readouterr().err
+    store = world / "store2"
+    outputs.mark_store(store)
+    (store / "thesis.tex").write_text("my thesis\n")
+    assert json.loads((store / ".probekit.json").read_text())["kind"] == "store"
+    for more in ([], ["--force"]):
+        assert generate(world, store, *more) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is a results store (probes grid), which probekit only adds to" in err, err
+    assert (store / "thesis.tex").read_text() == "my thesis\n"

@@ -4,6 +4,7 @@ an interrupted write left behind is cleaned at the next write of the same target
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from probekit import atomic, outputs
+from probekit import outputs
+from probekit.outputs import atomic
 
 
 def listing(folder: Path) -> dict[str, bytes | None]:
@@ -36,7 +38,7 @@ def test_a_target_without_a_name_is_refused_and_nothing_is_removed(target, cwd):
     the current folder, with everything in it."""
     before = listing(cwd.parent)
     with pytest.raises(Exception) as caught:
-        with atomic.atomic_path(target) as tmp:
+        with atomic.atomic_path(target, kind="results") as tmp:
             tmp.mkdir(exist_ok=True)
             (tmp / "f").write_text("new\n")
     assert listing(cwd.parent) == before
@@ -48,7 +50,7 @@ def test_a_failed_write_leaves_the_target_and_its_siblings_as_they_were(cwd):
     atomic.write_text(cwd / "out" / "a.txt", "old\n")
     before = listing(cwd)
     with pytest.raises(RuntimeError):
-        with atomic.atomic_path(cwd / "out") as tmp:
+        with atomic.atomic_path(cwd / "out", kind="results") as tmp:
             tmp.mkdir()
             (tmp / "a.txt").write_text("new\n")
             raise RuntimeError("the generator failed")
@@ -65,14 +67,14 @@ def test_a_folder_of_someone_elses_is_never_replaced_by_a_writer(cwd):
         write_dataset(cwd / "sub", Dataset((Part("", {"rows.jsonl": [{"a": 1}]}, {"params": {}}, lambda meta: "card\n"),),
                                            "other"))
     with pytest.raises(outputs.OutputError, match=r"is the current folder; probekit will not replace it"):
-        with atomic.atomic_path(cwd) as tmp:
+        with atomic.atomic_path(cwd, kind="results") as tmp:
             tmp.mkdir()
     assert listing(cwd.parent) == before
 
 
 def test_a_folder_of_ours_is_replaced_and_marked_with_what_was_written(cwd):
     for text in ("one\n", "two\n"):
-        with atomic.atomic_path(cwd / "out") as tmp:
+        with atomic.atomic_path(cwd / "out", kind="results") as tmp:
             (tmp / "v").mkdir(parents=True)
             (tmp / "v" / "rows.jsonl").write_text(text)
     assert (cwd / "out" / "v" / "rows.jsonl").read_text() == "two\n"
@@ -91,7 +93,7 @@ def test_a_full_disk_names_the_output_the_user_asked_for(cwd, monkeypatch):
     before = listing(cwd)
     monkeypatch.setattr(Path, "write_text", full)
     with pytest.raises(atomic.OutputError) as caught:
-        with atomic.atomic_path(cwd / "out") as tmp:
+        with atomic.atomic_path(cwd / "out", kind="results") as tmp:
             atomic.write_text(tmp / "v" / "rows.jsonl", "x\n")
     assert str(caught.value) == f"{cwd / 'out'}: cannot write it: the disk is full (no space left on the device)"
     monkeypatch.setattr(Path, "write_text", real)
@@ -104,27 +106,41 @@ def _dead_pid() -> int:
     return proc.pid
 
 
+def _leftover(path: Path, pid: int, host: str, name: str = "out") -> Path:
+    """A temporary folder as :func:`probekit.outputs.atomic.atomic_path` leaves it, with its note."""
+    (path / name).mkdir(parents=True)
+    (path / atomic._NOTE).write_text(json.dumps({"written_by": "probekit", "temporary_of": name, "pid": pid,
+                                                  "host": host}) + "\n")
+    return path
+
+
 def test_what_an_interrupted_write_left_is_removed_at_the_next_write(cwd):
+    """Removed: a temporary folder of this target with probekit's note, of a process of this host that is gone. Kept:
+    one of a live process, of another host, of another target, and anything without the note (a user's hidden files
+    named like a temporary, an older probekit's leftovers: their bytes are not proven probekit's)."""
     host = atomic._HOST
     dead, alive = _dead_pid(), os.getpid()
-    stale = [cwd / f".out.{dead}-{host}.abc123.tmp", cwd / f".out.{dead}-{host}.old", cwd / ".out.k2j3h4g5.tmp",
-             cwd / f".out.old-{dead}"]
-    kept = [cwd / f".out.{alive}-{host}.abc123.tmp",        # a write in progress (this process)
-            cwd / f".out.{dead}-0badc0de.abc123.tmp",       # another host's: its processes are not ours to see
-            cwd / ".out.fresh123.tmp",                      # an older probekit's, touched just now
-            cwd / ".outer.1-00000000.x.tmp"]                # another target's
-    for path in stale + kept:
-        (path / "out").mkdir(parents=True)
+    stale = [_leftover(cwd / f".out.{dead}-{host}.abc123.tmp", dead, host)]
+    kept = [_leftover(cwd / f".out.{alive}-{host}.abc123.tmp", alive, host),      # a write in progress (this process)
+            _leftover(cwd / f".out.{dead}-0badc0de.abc123.tmp", dead, "0badc0de"),  # another host's
+            _leftover(cwd / f".outer.{dead}-{host}.x.tmp", dead, host, "outer"),    # another target's
+            _leftover(cwd / f".out.{dead}-{host}.forged.tmp", alive, host)]         # a note that is not its own
+    users = [cwd / f".out.{dead}-{host}.abc123x.tmp", cwd / ".out.k2j3h4g5.tmp", cwd / f".out.old-{dead}",
+             cwd / f".out.{dead}-{host}.old"]
+    for path in users:   # no note: a user's, whatever its name says
+        (path / "notes.txt").parent.mkdir(parents=True)
+        (path / "notes.txt").write_text("mine\n")
     hour_ago = time.time() - 2 * 3600
     os.utime(cwd / ".out.k2j3h4g5.tmp", (hour_ago, hour_ago))
     atomic.write_json(cwd / "out", {"a": 1})
-    assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in kept)
+    assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in kept + users)
+    assert all((p / "notes.txt").read_text() == "mine\n" for p in users)
 
 
 WRITER = """
 import sys, time
-from probekit import atomic
-with atomic.atomic_path(sys.argv[1]) as tmp:
+from probekit.outputs import atomic
+with atomic.atomic_path(sys.argv[1], kind="results") as tmp:
     tmp.mkdir()
     (tmp / "rows.jsonl").write_text(sys.argv[2])
     print("writing", flush=True)
@@ -144,7 +160,7 @@ def test_a_killed_write_leaves_the_last_complete_folder_and_the_next_write_clean
     left = [p.name for p in cwd.iterdir() if p.name.startswith(".out.")]
     assert len(left) == 1 and left[0].startswith(f".out.{proc.pid}-")
     assert outputs.not_ours(out) == []
-    with atomic.atomic_path(out) as tmp:
+    with atomic.atomic_path(out, kind="results") as tmp:
         tmp.mkdir()
         (tmp / "rows.jsonl").write_text("third\n")
     assert (out / "rows.jsonl").read_text() == "third\n"

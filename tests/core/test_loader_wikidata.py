@@ -24,7 +24,7 @@ from probekit.sources.loaders._wikidata_readers import (
 )
 from probekit.sources.manifest import FetchError
 
-from helpers import LoopbackServer
+from helpers import LoopbackServer, listed
 
 TEMPLATES = {"P26": "Who is [X] married to?", "P159": "Where is the headquarter of [X]?",
              "P159_similar": "Where is [X] headquartered?"}
@@ -265,7 +265,7 @@ def test_sparql_retries_429_then_caches(sparql, tmp_path):
     assert loaded.report["dropped"] == {"P571 value not a year in 1000-9999": 1, "no English label (bare Q-id)": 1}
     assert loaded.report["repeats_merged"] == {"wikidata_sparql": 1}
     cache = tmp_path / "wikidata_sparql"
-    assert sorted(p.name for p in cache.iterdir()) == ["P26.json", "P571.json"]
+    assert listed(cache) == ["P26.json", "P571.json"]
     stored = json.loads((cache / "P26.json").read_text())
     assert stored["query"] == reqs[1]["query"] and stored["response"] == CANNED["P26"]
     assert stored["endpoint"] == sparql.url

@@ -17,7 +17,7 @@ from probekit.sources import manifest as sources
 from probekit.sources.manifest import ChecksumError, FetchError, ManifestError
 from probes.main import main
 
-from helpers import MIRROR, REPO, LoopbackServer
+from helpers import MIRROR, REPO, LoopbackServer, listed
 
 PROBES = {"always_never", "age_comparison", "objects_comparison", "antonym_negation",
           "property_conjunction", "taxonomy_conjunction", "encyclopedic_composition", "multihop_comparison"}
@@ -158,7 +158,7 @@ def test_fetch_from_mirror_copies_plain_and_gunzips_gz(tmp_path):
     paths = fetching.fetch(src, tmp_path / "out", mirror=mirror)
     assert paths == [tmp_path / "out" / "a.jsonl", tmp_path / "out" / "b.jsonl"]
     assert all(p.read_bytes() == DATA for p in paths)
-    assert sorted(os.listdir(tmp_path / "out")) == ["a.jsonl", "b.jsonl"]
+    assert listed(tmp_path / "out") == ["a.jsonl", "b.jsonl"]
 
 
 def test_fetch_real_olmpics_from_shared_mirror(tmp_path):
@@ -191,7 +191,7 @@ def test_checksum_mismatch_keeps_previous_good_copy(tmp_path):
         fetching.fetch(src, out, mirror=mirror)
     assert "a.jsonl" in str(err.value) and sha(new) in str(err.value) and sha(new[:-3]) in str(err.value)
     assert (out / "a.jsonl").read_bytes() == DATA
-    assert os.listdir(out) == ["a.jsonl"]
+    assert listed(out) == ["a.jsonl"]
     assert [s for _, s in fetching.status(src, out)] == ["corrupt"]
 
 
@@ -249,7 +249,7 @@ def gz_source(tmp_path, server, **extra) -> sources.Source:
 def test_download_gunzips_and_verifies(tmp_path, server):
     paths = fetching.fetch(gz_source(tmp_path, server), tmp_path / "out", progress=False)
     assert paths[0].read_bytes() == DATA
-    assert os.listdir(tmp_path / "out") == ["a.jsonl"]
+    assert listed(tmp_path / "out") == ["a.jsonl"]
 
 
 def test_download_checksum_mismatch_leaves_nothing_behind(tmp_path, server):
@@ -259,7 +259,7 @@ def test_download_checksum_mismatch_leaves_nothing_behind(tmp_path, server):
     src = gz_source(tmp_path, server, sha256="1" * 64)
     with pytest.raises(ChecksumError, match="1" * 64):
         fetching.fetch(src, tmp_path / "out", progress=False)
-    assert os.listdir(tmp_path / "out") == []
+    assert listed(tmp_path / "out") == []
 
 
 def test_download_retries_after_503(tmp_path, server):
@@ -272,17 +272,17 @@ def test_download_retries_after_503(tmp_path, server):
 def test_download_resumes_partial_file_with_range(tmp_path, server):
     src = gz_source(tmp_path, server)
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "a.jsonl.part").write_bytes(DATA_GZ[:40])
+    (tmp_path / "out" / ".a.jsonl.probekit.part").write_bytes(DATA_GZ[:40])
     assert fetching.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
     assert server.requests == [("/c/a.jsonl.gz", "bytes=40-")]
-    assert os.listdir(tmp_path / "out") == ["a.jsonl"]
+    assert listed(tmp_path / "out") == ["a.jsonl"]
 
 
 def test_download_restarts_when_server_ignores_range(tmp_path, server):
     server.ranges = False
     src = gz_source(tmp_path, server)
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "a.jsonl.part").write_bytes(b"stale bytes from another file")
+    (tmp_path / "out" / ".a.jsonl.probekit.part").write_bytes(b"stale bytes from another file")
     assert fetching.fetch(src, tmp_path / "out", progress=False)[0].read_bytes() == DATA
 
 
@@ -296,7 +296,7 @@ def test_download_error_says_how_to_use_a_mirror_and_keeps_good_files(tmp_path, 
     with pytest.raises(FetchError, match=r"b.jsonl: cannot download .*/nope.gz: HTTPError: 404.*"
                                          r"probes sources mirror DIR"):
         fetching.fetch(src, out, progress=False)
-    assert sorted(os.listdir(out)) == ["a.jsonl"] and (out / "a.jsonl").read_bytes() == DATA
+    assert listed(out) == ["a.jsonl"] and (out / "a.jsonl").read_bytes() == DATA
 
 
 def test_unreachable_host_is_a_fetch_error(tmp_path):
@@ -343,7 +343,7 @@ def test_zip_downloaded_once_for_all_its_members(tmp_path, server):
     paths = fetching.fetch(zip_source(tmp_path, server), out, progress=False)
     assert [p.read_bytes() for p in paths] == [DATA, DATA_B]
     assert server.requests == [("/pkg/w.zip", None)]
-    assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]  # the archive is not kept
+    assert listed(out) == ["a.jsonl", "b.txt"]  # the archive is not kept
     # all good: nothing is downloaded again
     assert fetching.fetch(zip_source(tmp_path, server), out, progress=False) == paths
     assert len(server.requests) == 1
@@ -360,7 +360,7 @@ def test_zip_member_checksum_mismatch_keeps_previous_good_copy(tmp_path, server)
         fetching.fetch(src, out, progress=False)
     assert "b.txt" in str(err.value) and sha(new) in str(err.value) and sha(new[:-3]) in str(err.value)
     assert (out / "b.txt").read_bytes() == DATA_B and (out / "a.jsonl").read_bytes() == DATA
-    assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]
+    assert listed(out) == ["a.jsonl", "b.txt"]
     assert [s for _, s in fetching.status(src, out)] == ["ok", "corrupt"]
 
 
@@ -369,17 +369,17 @@ def test_zip_download_checksum_and_missing_member_are_errors(tmp_path, server):
     src = zip_source(tmp_path, server, a_extra={"download_sha256": "3" * 64})
     with pytest.raises(ChecksumError, match=r"a.jsonl \(download .*/pkg/w.zip\).*" + "3" * 64):
         fetching.fetch(src, out, progress=False)
-    assert os.listdir(out) == []
+    assert listed(out) == []
     src = zip_source(tmp_path, server, member="w/nope.txt")
     with pytest.raises(FetchError, match=r"b.txt: archive .* has no member 'w/nope.txt'"):
         fetching.fetch(src, out, progress=False)
-    assert os.listdir(out) == ["a.jsonl"]
+    assert listed(out) == ["a.jsonl"]
     server.files["/pkg/w.zip"] = b"not a zip" * 10
     src = load_toy(tmp_path, entry(**{"a.jsonl": {"url": server.url + "/pkg/w.zip", "compression": "zip",
                                                   "member": "w/a.jsonl"}}))
     with pytest.raises(FetchError, match="a.jsonl: cannot decompress"):
         fetching.fetch(src, tmp_path / "out2", progress=False)
-    assert os.listdir(tmp_path / "out2") == []
+    assert listed(tmp_path / "out2") == []
 
 
 def test_zip_download_resumes_partial_archive(tmp_path, server):
@@ -389,7 +389,7 @@ def test_zip_download_resumes_partial_archive(tmp_path, server):
     (out / fetching._archive_part_name(server.url + "/pkg/w.zip")).write_bytes(ZIP[:100])
     assert [p.read_bytes() for p in fetching.fetch(src, out, progress=False)] == [DATA, DATA_B]
     assert server.requests == [("/pkg/w.zip", "bytes=100-")]
-    assert sorted(os.listdir(out)) == ["a.jsonl", "b.txt"]
+    assert listed(out) == ["a.jsonl", "b.txt"]
 
 
 def test_zip_from_mirror_plain_member_or_archive(tmp_path, server):

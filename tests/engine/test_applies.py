@@ -11,7 +11,7 @@ import pytest
 
 from evaluators.shared import applies
 from evaluators.engine.models import load_lm
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.tokens.family import family_of
 from probekit.errors import ParamsError, UsageError
 from probekit.params import ParamsFile
@@ -44,7 +44,8 @@ def test_the_family_is_read_from_config_and_tokenizer(fixture, family, request):
 
 def test_a_skipped_run_writes_its_record_and_the_reports_read_it(tmp_path, tiny_gpt2):
     ref = ModelRef("gpt", str(tiny_gpt2), str(tiny_gpt2))
-    with atomic.atomic_path(tmp_path / "a") as tmp:   # an earlier run's results: replaced (they are ours)
+    # an earlier run's results: replaced (they are ours)
+    with atomic.atomic_path(tmp_path / "a", kind="results") as tmp:
         tmp.mkdir()
         (tmp / "stale.jsonl").write_text("{}\n")
     assert applies.skip("consistency", ref, "cpu", [tmp_path / "a", tmp_path / "b"])

@@ -10,6 +10,8 @@ import pytest
 from evaluators.engine.audit import audit, audit_examples, markdown
 from probes.main import main
 
+from helpers import listed
+
 
 def example(id_: str, stem: str, *choices: str) -> dict:
     return {"id": id_, "answerKey": "A",
@@ -109,7 +111,7 @@ def test_cli_writes_exactly_out_and_its_json_and_says_where(tmp_path, tiny_bert,
     code = main(["audit", "--model", str(tiny_bert), "--model", str(tiny_roberta), "--data", str(data),
                  "--out", str(out / "audit.md")])
     assert code == 0
-    assert {p.name for p in out.rglob("*")} == {"audit.md", "audit.json"}
+    assert set(listed(out)) == {"audit.md", "audit.json"}
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["dev.jsonl"]
     printed = capsys.readouterr().out
     assert f"wrote {out / 'audit.md'} and {out / 'audit.json'}" in printed
@@ -142,4 +144,4 @@ def test_argument_errors_are_one_line_usage_errors(args, message, tmp_path, tiny
     code = main(["audit", "--model", str(tiny_bert)] + [x for kv in base.items() for x in kv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl"]
+    assert listed(tmp_path) == ["dev.jsonl"]

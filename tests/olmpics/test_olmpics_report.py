@@ -17,7 +17,7 @@ from evaluators.olmpics.metrics import ws_summary
 from evaluators.olmpics.report import write_olmpics_report
 from evaluators.olmpics.results import align, analyse, load, medal
 from evaluators.shared.report import iter_metrics
-from probekit.atomic import write_json, write_jsonl
+from probekit.outputs.atomic import write_json, write_jsonl
 from probekit.errors import DataError, ParamsError
 
 N = 20

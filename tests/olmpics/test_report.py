@@ -9,7 +9,7 @@ import pytest
 
 from evaluators.shared import report
 from evaluators.olmpics import heatmap
-from probekit.atomic import write_jsonl
+from probekit.outputs.atomic import write_jsonl
 from probekit.errors import DataError
 
 from helpers import PAIRS, fake_result

@@ -19,7 +19,7 @@ from evaluators.olmpics import metrics
 from evaluators.olmpics import results as olmpics_results
 from evaluators.olmpics.report import write_olmpics_report
 from evaluators.shared.report import iter_metrics
-from probekit.atomic import write_json, write_jsonl
+from probekit.outputs.atomic import write_json, write_jsonl
 
 N_DEV, SIZES, SEEDS = 20, [62, 125], [1, 2]
 W = np.array([0.23, 0.2]) / 0.43

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from probekit import atomic
+from probekit.outputs import atomic
 from probekit.errors import DataError, UsageError, shown
 
 if TYPE_CHECKING:  # pandas is imported where tables are read, not by the CLI's parser
@@ -87,7 +87,7 @@ def write_tables(loaded: Loaded, out: Path) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with atomic.atomic_path(out) as tmp:
+    with atomic.atomic_path(out, kind="tables") as tmp:
         tmp.mkdir(parents=True)
         for name, df in loaded.tables.items():
             table = pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False).replace_schema_metadata()

@@ -1,0 +1,180 @@
+"""Atomic writes: an interrupted run never leaves a half-written file or folder in place."""
+
+from __future__ import annotations
+
+import errno
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from probekit import outputs
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike, *, kind: str | None = None, edit: bool = False) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; on success move it onto ``target``: the output appears whole or
+    not at all. A folder is marked as ``kind``'s output (:func:`probekit.outputs.write_marker`: every file with its
+    size and sha256) and replaces only a folder of ours of that kind; a file replaces only a loose file of ours and
+    is recorded in its folder's ledger (:mod:`probekit.outputs`; ``--force`` claims lift that). ``edit``: a file the
+    user edits too (``params.yaml``), which the caller read and keeps: replaced whatever it holds, not recorded.
+    Inside a folder being written, paths are written as they are (the outer folder is checked and marked whole).
+
+    The one thing ever removed is this call's own temporary folder (holding, once the new output is in place, the
+    old one it replaced), and such a folder that an interrupted write of the same target left (its process gone,
+    proven by the note probekit put in it). A full disk or a read-only folder is an :class:`OutputError` naming
+    ``target``."""
+    text = os.fspath(target)
+    target = outputs.normal(target)
+    if not text or target.name in ("", ".", ".."):
+        raise outputs.OutputError(f"{text or repr('')}: not a name to write to; give a file or folder name")
+    inner = outputs.inside_writing(target)
+    with staging(target.parent, target.name, clean=not inner) as tmp:
+        holder = tmp.parent
+        try:
+            with outputs.writing(holder):
+                yield tmp
+            folder = tmp.is_dir() and not tmp.is_symlink()
+            if folder and not inner:
+                if kind is None:
+                    raise ValueError(f"{target}: a folder output needs its kind (one of {', '.join(outputs.KINDS)})")
+                outputs.write_marker(tmp, kind)
+            if not inner and not edit and (target.exists() or target.is_symlink()):
+                outputs.check_replace(target, kind) if folder else outputs.check_file(target)
+            if target.is_symlink():
+                os.unlink(target)   # claimed with --force: the link is replaced, never what it points to
+            elif target.is_dir():
+                os.replace(target, holder / _OLD)
+            os.replace(tmp, target)
+            if not folder and not inner and not edit:
+                outputs.record_loose(target)
+        except OutputError as exc:
+            raise exc.at(target) from exc.__cause__
+        except OSError as exc:
+            if exc.errno not in _DISK:
+                raise
+            raise _disk_error(target, exc) from exc
+
+
+@contextmanager
+def staging(parent: Path, name: str, *, clean: bool = True) -> Iterator[Path]:
+    """A new temporary folder in ``parent`` for what becomes ``parent / name``, holding the note that proves it
+    probekit's (:data:`_NOTE`); yields the path to build inside it (``<holder>/<name>``, not yet made) and removes the
+    holder with whatever is left in it. ``clean``: first remove what an interrupted write of the same name left
+    (:func:`_remove_stale`). A full disk or a read-only folder is an :class:`OutputError` naming ``parent / name``."""
+    target = parent / name
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        if clean:
+            _remove_stale(parent, name)
+        holder = Path(tempfile.mkdtemp(prefix=f".{name}.{_tag()}.", suffix=".tmp", dir=parent))
+    except OSError as exc:
+        raise _disk_error(target, exc) from exc
+    try:
+        (holder / _NOTE).write_text(json.dumps({"written_by": "probekit", "temporary_of": name, "pid": os.getpid(),
+                                                "host": _HOST}) + "\n", encoding="utf-8")
+        yield holder / name
+    except OSError as exc:
+        if exc.errno not in _DISK:
+            raise
+        raise _disk_error(target, exc) from exc
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+_NOTE = ".probekit-temporary.json"
+"""The note inside each temporary folder of :func:`atomic_path`: whose it is, so that only probekit's own leftovers
+are ever removed (a user's ``.draft.md.tmp`` is not)."""
+_OLD = ".old"
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _tag() -> str:
+    """This process, in the names of its temporary files: ``<pid>-<host hash>`` (a forked worker has its own)."""
+    return f"{os.getpid()}-{_HOST}"
+
+
+_DISK = {errno.ENOSPC: "the disk is full (no space left on the device)", errno.EDQUOT: "the disk quota is exceeded",
+         errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+         errno.EPERM: "permission denied"}
+
+
+class OutputError(outputs.OutputError):
+    """A write that failed on the disk (full, read-only, not permitted); names the output the user asked for."""
+
+    def __init__(self, target: Path, reason: str):
+        super().__init__(f"{target}: cannot write it: {reason}")
+        self.target, self.reason = target, reason
+
+    def at(self, target: Path) -> "OutputError":
+        """The same failure, said of ``target`` (an outer write holding this one: what the user named)."""
+        return OutputError(target, self.reason)
+
+
+def _disk_error(target: Path, exc: OSError) -> OSError | OutputError:
+    reason = disk_reason(exc)
+    return OutputError(target, reason) if reason else exc
+
+
+def disk_reason(exc: OSError) -> str | None:
+    """What a failed write ran into, in the user's words (the disk is full, the file system is read-only,
+    permission denied), or None for another error."""
+    return _DISK.get(exc.errno)
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    """Remove the temporary folders an interrupted write of ``parent / name`` left in ``parent``: named as
+    :func:`atomic_path` names them, holding its note for this target, of a process of this host that is gone."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.(?P<pid>\d+)-(?P<host>[0-9a-f]{{8}})\.[\w-]+\.tmp")
+    for entry in parent.glob(f".{glob.escape(name)}.*"):
+        found = pattern.fullmatch(entry.name)
+        if not found or entry.is_symlink() or not entry.is_dir():
+            continue
+        try:
+            note = json.loads((entry / _NOTE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        ours = isinstance(note, dict) and note == {"written_by": "probekit", "temporary_of": name,
+                                                   "pid": int(found["pid"]), "host": found["host"]}
+        if ours and found["host"] == _HOST and not _alive(int(found["pid"])):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def write_text(target: str | os.PathLike, text: str, *, edit: bool = False) -> None:
+    """Write ``text`` to ``target`` atomically (UTF-8, ``\\n`` newlines); ``edit``: :func:`atomic_path`'s."""
+    with atomic_path(target, edit=edit) as tmp:
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+
+
+def write_json(target: str | os.PathLike, obj) -> None:
+    """Write ``obj`` as indented, key-sorted JSON, atomically."""
+    write_text(target, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def jsonl_text(rows) -> str:
+    """One compact JSON object per line: what :func:`write_jsonl` writes."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def write_jsonl(target: str | os.PathLike, rows) -> None:
+    """Write one compact JSON object per line, atomically."""
+    write_text(target, jsonl_text(rows))
