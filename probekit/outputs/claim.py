@@ -170,9 +170,14 @@ def file_verdict(path: Path, force: bool = False) -> str | None:
         said = ("its bytes changed since probekit wrote it" if why == "changed"
                 else "exists, and probekit did not write it")
         return f"{said}; give a new file name, move it away, or --force to replace it"
-    if kind != "file":
+    if kind not in LOOSE:
         return f"is a file of {KINDS[kind]}; give a file name outside it, or --force to replace it"
     return None
+
+
+LOOSE = ("file", "store")
+"""The kinds of file a file output may replace: a loose file probekit wrote, and a store's own (its summary, its
+report), which ``dvc.lock`` records as files of the store."""
 
 
 def check_replace(target: Path, kind: str) -> None:

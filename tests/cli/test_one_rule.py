@@ -289,3 +289,30 @@ def test_the_legacy_temp_names_and_dead_writers_leave_nothing_of_theirs_behind(p
     (project / ".out.mine.tmp").write_text("mine\n")
     atomic.write_text(project / "out", "done\n")
     assert not left[0].exists() and (project / ".out.mine.tmp").read_text() == "mine\n"
+
+
+def test_a_store_an_older_probekit_wrote_is_added_to_and_pruned_where_dvc_lock_records_it(project, capsys):
+    """The upgrade of a workspace: the grid stage's store (persisted) holds an older probekit's marker, cells without
+    markers and a summary; dvc.lock records their bytes, so the grid prunes the old cells and replaces its summary,
+    and keeps a file of the user's. (A first run of the new code stopped there: the summary is a file of the store.)"""
+    from helpers import dvc_env
+
+    store = project / "results" / "grid"
+    (store / "cells" / "oldkey" / "result").mkdir(parents=True)
+    (store / "cells" / "oldkey" / "cell.json").write_text('{"key": "oldkey"}\n')
+    (store / "cells" / "oldkey" / "result" / "metrics.json").write_text("{}\n")
+    (store / "summary.jsonl").write_text('{"key": "oldkey"}\n')
+    (store / ".probekit.json").write_text(json.dumps({"written_by": "probekit", "store": "grid"}) + "\n")
+    (project / "dvc.yaml").write_text("stages:\n  grid:\n    cmd: probes grid --spec spec.yaml --out results/grid\n"
+                                      "    outs:\n    - results/grid:\n        persist: true\n")
+    dvc = str(Path(sys.executable).parent / "dvc")
+    subprocess.run([dvc, "commit", "--force", "-q"], cwd=project, check=True, env=dvc_env())
+    (store / "cells" / "mine.txt").write_text("mine\n")   # after the lock: the user's
+    data = project / "data" / "d"
+    data.mkdir(parents=True)
+    (project / "spec.yaml").write_text(f"protocol: zeroshot\nmodels: [nosuchmodel]\ndata: [{data}]\n")
+    capsys.readouterr()
+    assert main(["grid", "--spec", "spec.yaml", "--out", "results/grid", "--prune"]) == 1   # its cell fails
+    assert "pruned 1 stored cell(s)" in capsys.readouterr().out
+    assert not (store / "cells" / "oldkey").exists() and (store / "cells" / "mine.txt").read_text() == "mine\n"
+    assert "oldkey" not in (store / "summary.jsonl").read_text()
