@@ -15,6 +15,7 @@ import sys
 from probekit import __version__, outputs
 from probekit.outputs import overlap
 from probekit.errors import ProbekitError, UsageError, clipped
+from probes.project import check_project_code
 from probes.options import PARAMS_HELP, check_device, io_paths
 
 MESSAGE = 2000
@@ -36,8 +37,17 @@ EVALUATE = ("evaluate", "olmpics-report", "pararel-report", "train", "calum-repo
 """The commands whose modules add ``probes evaluate`` setups too (or, ``grid``, read every setup's parser)."""
 COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity"), "harness": ("export",),
             "harness_run": ("lm-eval",), "zeroshot": ("audit", "report"), "run": ("run",), "rehearse": ("rehearse",),
-            "annotate": ("annotate",), "new": ("new",), "diff": ("diff",)}
+            "annotate": ("annotate",), "new": ("new",), "diff": ("diff",), "code": ("code",)}
 """The top-level commands each ``probes.<module>`` adds besides :data:`EVALUATE`'s."""
+EVALUATE_MODULES = ("zeroshot", "olmpics", "pararel", "calum", "grid", "publish")
+"""The modules that add :data:`EVALUATE`'s commands, in the order :func:`parser` adds them."""
+
+
+def modules_of(command: str) -> list[str]:
+    """The ``probes.<module>`` names :func:`parser` imports for top-level ``command`` (their top level and the
+    functions that add its options run for every call of it)."""
+    found = list(EVALUATE_MODULES) if command in EVALUATE else []
+    return found + [name for name, names in COMMANDS.items() if command in names and name not in found]
 
 
 def _cli(name: str):
@@ -65,17 +75,14 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
         ev = command_(sub, "evaluate", "evaluate a model on probe data")
         ev_sub = ev.add_subparsers(dest="setup", required=True, metavar="SETUP")
         _cli("zeroshot").add_evaluate(ev_sub, command_)
-        _cli("olmpics").add_commands(sub, ev_sub, command_, PARAMS_HELP)
-        _cli("pararel").add_commands(sub, ev_sub, command_, PARAMS_HELP)
-        _cli("calum").add_commands(sub, ev_sub, command_, PARAMS_HELP)
-        _cli("grid").add_commands(sub, ev_sub, command_, PARAMS_HELP)
-        _cli("publish").add_commands(sub, ev_sub, command_, PARAMS_HELP)
+        for name in EVALUATE_MODULES[1:]:
+            _cli(name).add_commands(sub, ev_sub, command_, PARAMS_HELP)
     for name in ("harness", "harness_run"):
         if wants(*COMMANDS[name]):
             _cli(name).add_commands(sub, command_)
     if wants(*COMMANDS["zeroshot"]):
         _cli("zeroshot").add_commands(sub, command_)
-    for name in ("run", "rehearse", "annotate", "new", "diff"):   # probes rehearse (probes/rehearse.py) and the others
+    for name in ("run", "rehearse", "annotate", "new", "diff", "code"):   # probes rehearse (probes/rehearse.py) and the others
         if wants(*COMMANDS[name]):
             _cli(name).add_commands(sub, command_)
     return p
@@ -155,6 +162,7 @@ def _main(argv: list[str]) -> int:
     log.propagate = False
     where = f"probes {args.command}"
     try:
+        check_project_code()   # inside a project, only its own generators/ and evaluators/ run
         check_device(args.__dict__.get("_device"))   # a GPU torch does not see: before anything loads
         # a folder claimed with --force: replaced by this command only; no output may overlap what it reads
         with outputs.claims(), overlap.reading(io_paths(args)[1]):

@@ -35,15 +35,17 @@ GENERATE = "generate-mc_mlm@age_comparison"
 GENERATE_GRID = "generate-age_grid"
 FIDELITY = "fidelity"
 FETCH_OLMPICS = "fetch@olmpics"
+IMPORT_LOG = "imports.jsonl"   # beside the project: each `probes` process's argv and the project modules it imported
 
 
 def _env(mirror: Path | None, project: Path | None = None) -> dict:
     """PATH with the venv's commands; PYTHONPATH the project copy, so its generators and templates run (not the
-    installed checkout's); the mirror, or none."""
+    installed checkout's), and the import log's hook; the mirror, or none."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     env.pop("PROBES_MIRROR", None)
-    if project is not None:
-        env["PYTHONPATH"] = str(project)
+    if project is not None:   # and every process logs the project modules it imported (tests/importlog)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "importlog"), str(project)])
+        env["PROBEKIT_TEST_IMPORT_LOG"] = str(project.parent / IMPORT_LOG)
     if mirror:
         env["PROBES_MIRROR"] = str(mirror)
     return env
@@ -144,7 +146,10 @@ def new_template(second_run, pipeline) -> SimpleNamespace:
 variants:
   reworded: {template: reworded, values: ages}""", 1)
         template.write_text(text)
-        readers = _stages_reading(project, TEMPLATE)
+        keys = _hashes(project / "code")
+        run(["dvc", "repro", "code"], project)   # the code each command runs: the files of the commands reading it
+        changed = sorted(k for k, h in _hashes(project / "code").items() if keys.get(k) != h and k.endswith(".txt"))
+        readers = set().union(*(_stages_reading(project, f"code/{k}") for k in changed))
         status = run(["dvc", "status"], project)
         run(["dvc", "repro", *sorted(readers)], project)   # the datasets; what reads them ran in the first repro
         after = _hashes(probe)
@@ -155,7 +160,7 @@ variants:
     finally:
         hub.close()
     return SimpleNamespace(probe=probe, template=template, text=text, original=original, before=before,
-                           after=after, readers=readers, status=status, published=published,
+                           after=after, readers=readers, changed=changed, status=status, published=published,
                            first_commits=first_commits, first=first, versions=versions, commits=commits, last=last)
 
 
@@ -164,7 +169,7 @@ def template_error(new_template, pipeline) -> SimpleNamespace:
     """A template with an unknown slot, its generate stage re-run; then the template as it was."""
     template = new_template.template
     template.write_text(new_template.text.replace("than someone aged {age2}.", "than someone aged {age3}."))
-    failed = subprocess.run(["dvc", "repro", "-s", GENERATE], cwd=pipeline.project,
+    failed = subprocess.run(["dvc", "repro", GENERATE], cwd=pipeline.project,
                             env=_env(MIRROR, pipeline.project), capture_output=True, text=True)
     hashes = _hashes(new_template.probe)
     template.write_text(new_template.original)
@@ -238,6 +243,31 @@ def test_the_grid_stage_stores_every_cell(pipeline):
 
 # --- a second run ------------------------------------------------------------------------------------------------
 
+def test_every_command_imports_only_the_code_its_stage_depends_on(pipeline):
+    """Every `probes` process of the run (each stage's command, `probes run`'s too) imported only modules that its
+    command's key file lists (code/<command>.txt, what the stage depends on): an edit to any other file cannot
+    change what it wrote."""
+    from probes.code import commands, key_name
+    from probes.main import parser
+
+    project, known, checked = pipeline.project, commands(parser()), set()
+    for line in (project.parent / IMPORT_LOG).read_text().splitlines():
+        entry = json.loads(line)
+        if not entry["argv"] or Path(entry["argv"][0]).name != "probes":
+            continue
+        key = key_name(entry["argv"][1:], known)
+        if key in (None, "code", "run"):
+            continue
+        listed = {row.split()[1] for row in (project / "code" / f"{key}.txt").read_text().splitlines()
+                  if not row.startswith("#")}
+        imported = {Path(f).resolve().relative_to(project.resolve()).as_posix() for f in entry["modules"].values()}
+        assert imported - listed == set(), f"{key}: {' '.join(entry['argv'][1:])}"
+        checked.add(key)
+    assert {"sources-fetch", "tables/wordnet", "generate/age_comparison", "fidelity", "evaluate-zeroshot", "report",
+            "evaluate-curve", "evaluate-mcqa", "olmpics-report", "evaluate-pararel", "train-consistency",
+            "pararel-report", "evaluate-calum", "calum-report", "export-lm-eval", "grid"} <= checked
+
+
 def test_a_second_repro_has_nothing_to_do(second_run):
     assert UP_TO_DATE in second_run.again
 
@@ -261,8 +291,9 @@ def test_a_new_template_reruns_exactly_the_stages_reading_it_and_adds_only_its_v
     """`dvc status` names exactly the stages whose deps hold the YAML, `dvc repro` builds the new variant and leaves
     every other variant's files as they were."""
     t = new_template
-    # the two datasets of the probe, and the fidelity report (its construction rules read every probe's YAML:
-    # it depends on the generators' folder)
+    # the two datasets of the probe, and the fidelity report (its construction rules read every probe's YAML: its
+    # command's code lists every generator's folder)
+    assert t.changed == ["fidelity.txt", "generate/age_comparison.txt"]
     assert t.readers == {GENERATE, GENERATE_GRID, FIDELITY}
     assert _changed_stages(t.status) == t.readers
     assert {f for f in t.after if f not in t.before} == {f"reworded/{name}" for name in
@@ -319,7 +350,7 @@ def versions(causal, pipeline) -> SimpleNamespace:
     of the last commit against the working tree; (2) the template as it was and the train age range narrowed in
     params instead: `probes diff` again, and the train rows before and after for a hand count."""
     project = pipeline.project
-    run(["dvc", "repro", "-s", GENERATE], project)
+    run(["dvc", "repro", GENERATE], project)   # with the `code` stage above it
     commit = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm"]
     subprocess.run(["git", "add", "-A"], cwd=project, check=True)
     subprocess.run([*commit, "versions"], cwd=project, check=True, capture_output=True)
@@ -327,7 +358,7 @@ def versions(causal, pipeline) -> SimpleNamespace:
     original = template.read_text()
     assert original.count("than me in age, If I am") == 1
     template.write_text(original.replace("than me in age, If I am", "than I am in age, if I am"))
-    run(["dvc", "repro", "-s", GENERATE], project)
+    run(["dvc", "repro", GENERATE], project)   # with the `code` stage above it
     reworded = run(["probes", "diff", "data/probes/age_comparison", "--json", "reworded.json"], project)
     template.write_text(original)
     before = {s: (project / f"data/probes/age_comparison/original/{s}.jsonl").read_text() for s in ("train", "dev")}
@@ -335,7 +366,7 @@ def versions(causal, pipeline) -> SimpleNamespace:
     values = {"ages": {"train": [60, 90], "dev": [15, 38]}, "years": {"train": [1830, 1919], "dev": [1920, 2000]}}
     params["age_comparison"]["values"] = values
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    run(["dvc", "repro", "-s", GENERATE], project)
+    run(["dvc", "repro", GENERATE], project)   # with the `code` stage above it
     narrowed = run(["probes", "diff", "data/probes/age_comparison", "--json", "narrowed.json"], project)
     after = {s: (project / f"data/probes/age_comparison/original/{s}.jsonl").read_text() for s in ("train", "dev")}
     return SimpleNamespace(project=project, reworded=reworded, narrowed=narrowed, before=before, after=after,

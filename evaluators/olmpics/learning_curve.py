@@ -10,12 +10,12 @@ same original examples (``source_id``), so the control curve differs from the fu
 from __future__ import annotations
 
 import logging
-from collections import defaultdict, deque
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from evaluators.olmpics.pairing import pair_rows
 from evaluators.olmpics.metrics import WS_WEIGHTS, max_summary, sensitivity_summary, summary, ws_summary, ws_weights
 from probekit.outputs import atomic
 from probekit.errors import DataError, UsageError
@@ -74,15 +74,6 @@ def curve_train_rows(variants: Mapping[str, dict], sizes: Sequence[int], seeds: 
         derived = control_rows(original_ids, v["train"])[used]
         rows[name] = np.unique(derived[derived >= 0])
     return rows
-
-
-def pair_rows(ids: Sequence[str], keys: Sequence[str]) -> np.ndarray:
-    """For each of ``ids``, the position in ``keys`` of its partner, or -1: the k-th occurrence of an id pairs
-    with its k-th occurrence in ``keys`` (release files repeat ids)."""
-    queues: dict[str, deque] = defaultdict(deque)
-    for j, key in enumerate(keys):
-        queues[key].append(j)
-    return np.asarray([queues[i].popleft() if queues[i] else -1 for i in ids], np.int64)
 
 
 def control_rows(original_ids: Sequence[str], control: Sequence[Mapping]) -> np.ndarray:

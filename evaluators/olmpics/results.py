@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
-from evaluators.olmpics.learning_curve import pair_rows
+from evaluators.olmpics.pairing import pair_rows
 from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
 from evaluators.shared.params import Medals
 from probekit.errors import DataError, ParamsError

@@ -39,6 +39,7 @@ KINDS = {
     "dry-run": "a publish dry run (probes publish --dry-run)",
     "store": "a results store (probes grid), which probekit only adds to",
     "cell": "a cell of a results store (probes grid)",
+    "code": "the code of each command (probes code)",
     "file": "a file written by a probes command",
 }
 """Every kind of output, as a refusal names it. A command replaces only a folder of its own kind (else ``--force``);
