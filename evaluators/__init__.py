@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def evaluate(protocol: str, model: str, data, out, **options):
-    """Run ``protocol`` (:data:`probekit.protocols.PROTOCOLS`) for ``model`` on ``data``, writing ``out``:
+    """Run ``protocol`` (:data:`probekit.protocols.REGISTRY`) for ``model`` on ``data``, writing ``out``:
     :func:`evaluators.shared.api.evaluate` (imported on the first call, so that importing any evaluator does not
     import the library's entry point)."""
     from evaluators.shared.api import evaluate as run

@@ -13,7 +13,6 @@ misspelt ``zeroshoot:`` is not run on the defaults.
 from __future__ import annotations
 
 import difflib
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence, TypeVar
@@ -69,15 +68,19 @@ def probes_in(folder: Path) -> list[str]:
     return sorted(p.parent.name for p in Path(folder).glob(f"*/{definition}") if (p.parent / module).is_file())
 
 
+def generators_folder() -> Path | None:
+    """The ``generators/`` package installed beside this probekit (the probes of this install), found by its place,
+    never imported: it sits in a layer above this one. None where there is none."""
+    folder = Path(__file__).resolve().parent.parent / "generators"
+    return folder if (folder / "__init__.py").is_file() else None
+
+
 def probe_folders() -> set[str] | None:
-    """The probes of this install read from its files, without importing ``generators`` (``probes evaluate`` never
-    does): the sections a params file may have besides :data:`SECTIONS`. None where no ``generators`` package is
-    installed: a name that is not a known section is then taken for a probe's unless it is near one
-    (:data:`NEAR`)."""
-    spec = importlib.util.find_spec("generators")   # finds the package, imports nothing
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return {name for root in spec.submodule_search_locations for name in probes_in(Path(root))}
+    """The probes of this install read from its files (:func:`generators_folder`), nothing imported: the sections a
+    params file may have besides :data:`SECTIONS`. None where no ``generators`` package is installed: a name that is
+    not a known section is then taken for a probe's unless it is near one (:data:`NEAR`)."""
+    folder = generators_folder()
+    return None if folder is None else set(probes_in(folder))
 
 
 def of_probe(name: str, probe: str) -> bool:

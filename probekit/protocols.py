@@ -32,7 +32,7 @@ class Protocol:
     report: str | None = None          # "module:function": the report of a grid's stored runs (None: no grid)
 
 
-PROTOCOLS = {p.name: p for p in (
+REGISTRY = {p.name: p for p in (
     Protocol("audit", "the tokenization audit", FAMILIES, "olmpics", "olmpics", stages=("audit@{key}",),
              results=("reports/tokenization",)),
     Protocol("zeroshot", "zero-shot MC", FAMILIES, "olmpics", "olmpics", sections=("scoring", "zeroshot"),
@@ -60,14 +60,14 @@ PROTOCOLS = {p.name: p for p in (
 )}
 """protocol name -> its record."""
 
-PAPERS = tuple(dict.fromkeys(p.paper for p in PROTOCOLS.values()))
+PAPERS = tuple(dict.fromkeys(p.paper for p in REGISTRY.values()))
 """The keys of the params' ``runs`` (the models each runs): the three papers, and ParaRel §8's consistency training
 apart from ParaRel's evaluation (the paper trains BERT-base only: "the baseline, BERT base, and our model")."""
 
-REPORTED = tuple(dict.fromkeys(p.reported for p in PROTOCOLS.values()))
+REPORTED = tuple(dict.fromkeys(p.reported for p in REGISTRY.values()))
 """``probes run --probes``' choices: the reports, each reproducing the runs of its protocols."""
 
-GRID = tuple(name for name, p in PROTOCOLS.items() if p.report)
+GRID = tuple(name for name, p in REGISTRY.items() if p.report)
 """The protocols an evaluation grid runs (those with a report of stored runs)."""
 
 SECTION_MODELS = {
@@ -83,9 +83,9 @@ SECTION_MODELS = {
 def get(name: str) -> Protocol:
     """The record of protocol ``name``; a :class:`UsageError` naming the protocols when there is none."""
     try:
-        return PROTOCOLS[name]
+        return REGISTRY[name]
     except KeyError:
-        raise UsageError(f"no protocol {name!r}; the protocols are {', '.join(PROTOCOLS)}") from None
+        raise UsageError(f"no protocol {name!r}; the protocols are {', '.join(REGISTRY)}") from None
 
 
 def function(dotted: str) -> Callable:
@@ -96,4 +96,4 @@ def function(dotted: str) -> Callable:
 
 def of_report(reported: str) -> list[Protocol]:
     """The protocols whose runs ``reported`` (a ``probes run --probes`` choice) reproduces, in registry order."""
-    return [p for p in PROTOCOLS.values() if p.reported == reported]
+    return [p for p in REGISTRY.values() if p.reported == reported]

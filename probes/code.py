@@ -53,7 +53,7 @@ def key_name(argv: list[str], known: dict[tuple[str, ...], object] | None = None
 def entries(words: tuple[str, ...], handler, graph) -> dict[str, list[str]]:
     """The key files of command ``words``: file name -> the entries (:meth:`probekit.imports.Graph.closure`) of what
     it runs. ``generate`` and ``tables`` have one file per probe and per table set."""
-    from probekit.protocols import PROTOCOLS
+    from probekit.protocols import REGISTRY
     from probes.main import modules_of
 
     base = ["probes.__main__", "probes.main:main"]
@@ -62,10 +62,10 @@ def entries(words: tuple[str, ...], handler, graph) -> dict[str, list[str]]:
         base += [f"probes.{name}:{fn}" for fn in ("add_commands", "add_evaluate") if fn in module.functions]
     base.append(f"{handler.__module__}:{handler.__name__}")
     name = "-".join(words)
-    if words[0] in ("evaluate", "train") and words[-1] in PROTOCOLS and PROTOCOLS[words[-1]].run:
-        base.append(PROTOCOLS[words[-1]].run)
+    if words[0] in ("evaluate", "train") and words[-1] in REGISTRY and REGISTRY[words[-1]].run:
+        base.append(REGISTRY[words[-1]].run)
     if words == ("grid",):
-        base += [f for p in PROTOCOLS.values() for f in (p.run, p.report) if f]
+        base += [f for p in REGISTRY.values() for f in (p.run, p.report) if f]
     if words == ("generate",):
         probes = sorted(m.split(".")[1] for m in graph.modules
                         if m.count(".") == 1 and m.startswith("generators.")

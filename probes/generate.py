@@ -4,6 +4,7 @@ fidelity`` (generated probes next to the original release). Argparse and checks 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from probekit.errors import DataError, UsageError
@@ -66,7 +67,10 @@ def _fidelity(args) -> int:
                              f"read to check the release by our construction rules")
         return TableSets(Path(args.tables), names)
 
-    report = fidelity.run(Path(args.probes), release_path, Path(args.out), tables)
+    from generators.shared import release_rules
+
+    report = fidelity.run(Path(args.probes), release_path, Path(args.out), tables, release_rules=release_rules,
+                          generator=lambda probe: importlib.import_module(f"generators.{probe}.generator"))
     ours_broken = 0
     for probe, splits in report.items():
         if splits == fidelity.NO_RELEASE:

@@ -110,6 +110,27 @@ def test_generators_and_evaluators_never_import_each_other_and_nothing_imports_t
     assert sideways == []
 
 
+def test_the_core_names_no_package_above_it_not_even_by_a_string():
+    """probekit imports nothing of generators/, evaluators/ or probes/, also not by name (``import_module``,
+    ``find_spec``): what it needs of them (a probe's generator, the release rules) its caller gives it."""
+    import ast
+
+    found = []
+    for module, path in MODULES.items():
+        if not module.startswith("probekit"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                    "import_module", "find_spec", "__import__") and node.args:
+                arg = node.args[0]
+                text = arg.value if isinstance(arg, ast.Constant) else (
+                    arg.values[0].value if isinstance(arg, ast.JoinedStr) and arg.values
+                    and isinstance(arg.values[0], ast.Constant) else "")
+                if str(text).split(".")[0] in ("generators", "evaluators", "probes"):
+                    found.append(f"{module}: {text}")
+    assert found == []
+
+
 def test_no_import_circle():
     index, low, stack, on, circles = {}, {}, [], set(), []
 
@@ -178,7 +199,7 @@ def stage_modules(cmd: str, cli: bool = True) -> set[str]:
     protocol it evaluates: :mod:`probekit.protocols`), and all they import. ``cli=False``: from what it imports by
     name only (the CLI module's own imports are read handler by handler by ``probes code``, which the import log of
     tests/core/test_code_keys.py and of the pipeline test checks)."""
-    from probekit.protocols import GRID, PROTOCOLS
+    from probekit.protocols import GRID, REGISTRY
 
     args = cmd.split()[cmd.split().index("probes") + 1:]
     starts = ["probes.main", next(m for key, m in COMMANDS.items() if tuple(args[:len(key)]) == key)] if cli else []
@@ -190,11 +211,11 @@ def stage_modules(cmd: str, cli: bool = True) -> set[str]:
         starts += [m for m in MODULES if m.startswith("generators.")
                    and (cli or m.endswith(".generator") or m == "generators.shared.release_rules")]
     if args[0] in ("evaluate", "train"):
-        starts.append(PROTOCOLS[args[1]].run.partition(":")[0])
+        starts.append(REGISTRY[args[1]].run.partition(":")[0])
     if args[0] in ("evaluate", "train") and not cli:   # the CLI's one way into the library
         starts.append("evaluators.shared.api")
     if args[0] == "grid":
-        starts += [getattr(PROTOCOLS[p], f).partition(":")[0] for p in GRID for f in ("run", "report")]
+        starts += [getattr(REGISTRY[p], f).partition(":")[0] for p in GRID for f in ("run", "report")]
     seen, todo = set(), list(starts)
     while todo:
         module = todo.pop()

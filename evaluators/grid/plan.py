@@ -36,10 +36,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from probekit import yamlfile
 from probekit.errors import DataError, UsageError, clipped, shown
 from probekit.params import ParamsFile
-from probekit.protocols import GRID
-from probekit.protocols import PROTOCOLS as REGISTRY
+from probekit.protocols import GRID, REGISTRY
 
-PROTOCOLS = GRID
 SECTIONS = {name: REGISTRY[name].sections for name in GRID}
 """The params sections each protocol's command reads where its command line is silent."""
 PROFILED = tuple(name for name in GRID if REGISTRY[name].profiled)

@@ -41,7 +41,7 @@ def evaluate(protocol: str, model: str, data: Any, out: str | Path, *, params: A
     when the protocol does not apply to the model (its skipped ``metrics.json`` written, a line printed)."""
     record = protocols.get(protocol)
     if record.run is None:
-        runnable = ", ".join(name for name, p in protocols.PROTOCOLS.items() if p.run)
+        runnable = ", ".join(name for name, p in protocols.REGISTRY.items() if p.run)
         raise UsageError(f"protocol {protocol!r} has no run of its own (the protocols evaluate runs: {runnable})")
     check_device(device)
     run = protocols.function(record.run)

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from probekit.outputs import atomic
-from probekit.protocols import PROTOCOLS as REGISTRY
+from probekit.protocols import REGISTRY
 from probekit.scoring import FAMILIES, FAMILY_WORDS
 
-PROTOCOLS: dict[str, tuple[str, ...]] = {name: p.families for name, p in REGISTRY.items()}
-"""protocol -> the model families it applies to (:data:`probekit.protocols.PROTOCOLS`)."""
+FAMILIES_OF: dict[str, tuple[str, ...]] = {name: p.families for name, p in REGISTRY.items()}
+"""protocol -> the model families it applies to (:data:`probekit.protocols.REGISTRY`)."""
 TITLES = {name: p.title for name, p in REGISTRY.items()}
 PAPER = {name: p.paper for name, p in REGISTRY.items()}
 """protocol -> the paper it belongs to (the params' ``runs`` lists each paper's models)."""
@@ -42,7 +42,7 @@ def left_out(protocol: str, alias: str, params) -> str | None:
 
 def reason(protocol: str, family: str, model: str) -> str | None:
     """Why ``protocol`` does not apply to ``model`` of ``family``; None when it applies."""
-    families = PROTOCOLS[protocol]
+    families = FAMILIES_OF[protocol]
     if family in families:
         return None
     needs = " or ".join(FAMILY_WORDS[f] for f in families)
@@ -50,7 +50,7 @@ def reason(protocol: str, family: str, model: str) -> str | None:
 
 
 def applies_to_all(protocol: str) -> bool:
-    return set(PROTOCOLS[protocol]) >= set(FAMILIES)
+    return set(FAMILIES_OF[protocol]) >= set(FAMILIES)
 
 
 def check(protocol: str, ref) -> tuple[str | None, str | None]:

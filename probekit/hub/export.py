@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import importlib.util
 import json
 import re
 from dataclasses import dataclass
@@ -299,8 +298,9 @@ def paper(citation: str | None) -> str | None:
 
 
 def _generators_dir() -> Path | None:
-    spec = importlib.util.find_spec("generators")
-    return Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
+    from probekit.params import generators_folder
+
+    return generators_folder()
 
 
 def _template(rel: str | None) -> tuple[str | None, str | None]:

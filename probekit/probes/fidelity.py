@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from probekit.data.examples import SPLITS, answer_text, example_problem
 from probekit.probes.templates import MASK
@@ -211,15 +211,18 @@ def _code(examples: list[str]) -> str:
 
 
 def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path,
-        tables: Callable[[tuple[str, ...]], Mapping] | None = None) -> dict:
+        tables: Callable[[tuple[str, ...]], Mapping] | None = None, *, release_rules=None,
+        generator: Callable[[str], Any] | None = None) -> dict:
     """Compare every probe folder under ``probes`` (its ``release_phrasing`` variant where it has one, else
     ``original``) with its release files: the generic rules, the probe module's ``rule`` (ours) and
     ``release_problems`` (the release), and our construction rules where :data:`release_rules.CHECKS` has
     the probe (``tables(names)``: our table sets, for the checks that read them); write ``out`` (markdown)
     and the same report as JSON beside it (``.json``). A probe the release does not have (``release_path``
-    gives None) is reported as :data:`NO_RELEASE` and not compared."""
-    import importlib
+    gives None) is reported as :data:`NO_RELEASE` and not compared. ``release_rules`` (the module
+    ``generators.shared.release_rules``) and ``generator`` (a probe's name -> its generator module) are the
+    generators' own, given by the caller: this layer sits below them and imports none."""
     import json
+    from types import SimpleNamespace
 
     from probekit.outputs import atomic
     from probekit.data.jsonl import read_jsonl
@@ -228,7 +231,7 @@ def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path
     def no_tables(names):
         raise UsageError(f"the fidelity check of {', '.join(names)} needs our table sets (--tables)")
 
-    release_rules = importlib.import_module("generators.shared.release_rules")  # by name: generators sit above probekit
+    release_rules = release_rules or SimpleNamespace(CHECKS={})
     report = {}
     for meta_path in sorted(Path(probes).glob("*/original/meta.json")):
         probe = json.loads(meta_path.read_text(encoding="utf-8"))["probe"]
@@ -238,7 +241,7 @@ def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path
         name = LIKE_FOR_LIKE if (meta_path.parent.parent / LIKE_FOR_LIKE / "meta.json").is_file() else "original"
         folder = meta_path.parent.parent / name
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        module = importlib.import_module(f"generators.{probe}.generator")
+        module = generator(probe) if generator else None
         rule, fixed = getattr(module, "rule", None), getattr(module, "release_problems", None)
         ours = {s: read_jsonl(folder / f"{s}.jsonl") for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
         release = {s: read_jsonl(release_path(probe, s)) for s in SPLITS}

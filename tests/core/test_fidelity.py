@@ -92,9 +92,8 @@ def test_run_calls_a_generators_release_problems_hook(tmp_path, monkeypatch):
 
     module = types.ModuleType("generators.fake_probe.generator")
     module.release_problems = release_problems
-    monkeypatch.setitem(sys.modules, "generators.fake_probe", types.ModuleType("generators.fake_probe"))
-    monkeypatch.setitem(sys.modules, "generators.fake_probe.generator", module)
-    report = fidelity.run(tmp_path / "probes", lambda probe, split: release[split], tmp_path / "f.md")
+    report = fidelity.run(tmp_path / "probes", lambda probe, split: release[split], tmp_path / "f.md",
+                          generator={"fake_probe": module}.__getitem__)   # the probe's module, given by the CLI
     assert {s: len(r) for s, r in seen.items()} == {"train": 1, "dev": 2}  # the release rows, per split
     assert {s: r["release"]["problems"] for s, r in report["fake_probe"].items()} == {
         "train": {"typo fixed": 1}, "dev": {"typo fixed": 2}}

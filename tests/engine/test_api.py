@@ -47,12 +47,12 @@ def test_an_unknown_protocol_names_the_protocols():
 def test_one_registry_serves_params_applicability_the_grid_and_probes_run():
     from evaluators.shared import applies
     from evaluators.grid import plan
-    from probekit import params, protocols
+    from probekit import protocols
 
-    assert params.PROTOCOLS == protocols.PAPERS == ("olmpics", "pararel", "consistency", "calum")
-    assert set(applies.PROTOCOLS) == set(protocols.PROTOCOLS)
-    assert plan.PROTOCOLS == protocols.GRID == ("zeroshot", "curve", "mcqa", "pararel", "calum")
-    for record in protocols.PROTOCOLS.values():
+    assert protocols.PAPERS == ("olmpics", "pararel", "consistency", "calum")
+    assert set(applies.FAMILIES_OF) == set(protocols.REGISTRY)
+    assert tuple(plan.SECTIONS) == protocols.GRID == ("zeroshot", "curve", "mcqa", "pararel", "calum")
+    for record in protocols.REGISTRY.values():
         for dotted in filter(None, (record.run, record.report)):
             assert callable(protocols.function(dotted)), dotted
         for name in record.sections:
