@@ -222,8 +222,10 @@ class ParamsFile:
 
     def protocols_of(self, alias: str) -> tuple[str, ...]:
         """The papers the model ``alias`` runs (:meth:`runs`): those whose list holds it, and those ``runs`` leaves
-        out."""
+        out; a model that is no alias of :meth:`models` (a folder or Hub id given to a command) runs every paper."""
         runs = self.runs()
+        if alias not in self.models():
+            return PAPERS
         return tuple(p for p in PAPERS if p not in runs or alias in runs[p])
 
     def _model_entry(self, alias, value) -> str | dict:

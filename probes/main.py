@@ -11,6 +11,7 @@ import importlib
 import logging
 import signal
 import sys
+import time
 
 from probekit import __version__, outputs
 from probekit.outputs import overlap
@@ -165,8 +166,13 @@ def _main(argv: list[str]) -> int:
         check_project_code()   # inside a project, only its own generators/ and evaluators/ run
         check_device(args.__dict__.get("_device"))   # a GPU torch does not see: before anything loads
         # a folder claimed with --force: replaced by this command only; no output may overlap what it reads
+        started = time.perf_counter()
         with outputs.claims(), overlap.reading(io_paths(args)[1]):
-            return args.func(args)
+            code = args.func(args)
+        if code == 0:   # each stage's time in `dvc repro`'s output: the durations the docs quote come from it
+            log.info("%s: done in %.1f s", " ".join(filter(None, (where, args.__dict__.get("setup")))),
+                     time.perf_counter() - started)
+        return code
     except KeyboardInterrupt as exc:
         return _interrupted(where, exc)
     except Exception as exc:

@@ -301,3 +301,13 @@ def test_generate_reads_another_section_for_a_second_dataset_of_the_probe(tmp_pa
     assert main(["generate", "age_comparison", "--section", "nope", "--params", str(params),
                  "--out", str(tmp_path / "x")]) == 2
     assert "--section nope: no such section" in capsys.readouterr().err
+
+
+def test_a_command_that_succeeds_logs_its_time_and_one_that_fails_does_not(tmp_path, capsys):
+    """Each stage's duration is in `dvc repro`'s output (the durations the docs quote come from it)."""
+    import re
+
+    assert main(["sources", "list", "--manifest", str(REPO / "raw" / "sources.yaml")]) == 0
+    assert re.search(r"^probes: INFO: probes sources: done in \d+\.\d s$", capsys.readouterr().err, re.M)
+    assert main(["sources", "list", "--manifest", str(tmp_path / "none.yaml")]) != 0
+    assert "done in" not in capsys.readouterr().err

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,13 +147,30 @@ def _under(rel: str, out: str, root: Path) -> bool:
     return path == target or target in path.parents
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(planted=entries, ours=st.booleans(), prior=st.sampled_from(["none", "grid", "generate", "export"]),
-       command=st.sampled_from(sorted(COMMANDS)),
-       target=st.sampled_from(TARGETS), form=st.sampled_from(FORMS), force=st.booleans(),
-       link=st.sampled_from(["none", "project", "outside", "git"]))
+WORLDS = dict(planted=entries, ours=st.booleans(), prior=st.sampled_from(["none", "grid", "generate", "export"]),
+              command=st.sampled_from(sorted(COMMANDS)), target=st.sampled_from(TARGETS),
+              form=st.sampled_from(FORMS), force=st.booleans(), link=st.sampled_from(["none", "project", "outside",
+                                                                                          "git"]))
+"""What a world is drawn from: the user's files, a prior output, the command, its --out as spelled, --force, a link."""
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(**WORLDS)
 def test_nothing_probekit_did_not_write_changes(planted, ours, prior, command, target, form, force, link,
                                                 monkeypatch, capsys):
+    """25 worlds in README's test command; the slow lane draws 300 more (below)."""
+    _in_a_world(planted, ours, prior, command, target, form, force, link, monkeypatch, capsys)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(**WORLDS)
+def test_nothing_probekit_did_not_write_changes_in_many_more_worlds(planted, ours, prior, command, target, form,
+                                                                    force, link, monkeypatch, capsys):
+    _in_a_world(planted, ours, prior, command, target, form, force, link, monkeypatch, capsys)
+
+
+def _in_a_world(planted, ours, prior, command, target, form, force, link, monkeypatch, capsys) -> None:
     start = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

@@ -131,6 +131,7 @@ def test_runs_lists_the_models_each_paper_runs():
     assert params.evaluated_models("calum") == ["uncased", "cased", "large", "any"]   # not in runs: every model
     assert params.protocols_of("any") == ("olmpics", "pararel", "consistency", "calum")
     assert params.protocols_of("uncased") == ("olmpics", "calum")
+    assert params.protocols_of("/models/tiny") == ("olmpics", "pararel", "consistency", "calum")   # no alias: all
     assert params.models()["cased"] == {"id": "bert-base-cased", "revision": "main"}
 
 
