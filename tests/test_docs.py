@@ -12,7 +12,7 @@ DOC_FILES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 SETUP = ("python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e '.[offline,dev]' "
          "&& probes sources mirror ../shared/raw && dvc repro")
-TEST = ".venv/bin/python -m pytest -n 2"
+TEST = ".venv/bin/python -m pytest -n 2 -m \"not slow\""
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -115,11 +115,17 @@ def test_readme_opens_with_the_setup_and_test_commands():
     assert blocks[:2] == [SETUP, TEST]
 
 
+SLOW_LANE = ".venv/bin/python -m pytest -n 2 -m slow"
+
+
 def test_ci_runs_the_readme_commands():
     setup, test = _bash_blocks(README.read_text(encoding="utf-8"))[:2]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    pytest_lines = [line.strip() for line in ci if re.search(r"-m pytest\b", line)]
-    assert pytest_lines == [test], f".ci/run runs {pytest_lines}, the README says {test!r}"
+    pytest_lines = [line.split("#")[0].strip() for line in ci if re.search(r"-m pytest\b", line)]
+    assert pytest_lines[:1] == [test], f".ci/run runs {pytest_lines}, the README says {test!r}"
+    # and the slow lane, which README names with its command (README's command leaves it out)
+    assert test.endswith('-m "not slow"') and pytest_lines[1:] == [SLOW_LANE], pytest_lines
+    assert f"`{SLOW_LANE}`" in README.read_text(encoding="utf-8")
     # .ci/run installs as the README says (quietly): the set-up up to the install, with pip's -q dropped
     install = setup.split(" && probes ")[0]
     installs = [re.sub(r"\s-q\b", "", line.strip()) for line in ci if "pip install" in line]

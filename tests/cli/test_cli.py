@@ -269,6 +269,7 @@ def test_version_help_and_probe_choices(capsys):
     assert "zeroshot.split, else dev" in zeroshot and "scoring.seed" in zeroshot and "scoring.batch_size, else auto" in zeroshot
 
 
+@pytest.mark.slow   # three `probes` processes end to end, one of them scoring a model
 def test_commands_work_outside_the_project_root(tmp_path, tiny_bert):
     """From an empty folder: built-in params, the checkout's manifest, nothing written but --out."""
     env = dict(os.environ, PROBES_MIRROR=str(MIRROR), PATH=f"{Path(sys.executable).parent}{os.pathsep}"

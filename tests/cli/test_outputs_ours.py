@@ -261,6 +261,7 @@ def test_a_full_disk_during_the_write_names_the_output_and_leaves_nothing(world,
     out = world / "gen"
     assert generate(world, out) == 0
     before = tree_digest(world)
+    capsys.readouterr()
     monkeypatch.setattr(Path, "write_text", full)
     assert generate(world, out) == 1
     err = capsys.readouterr().err

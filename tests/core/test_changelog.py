@@ -233,6 +233,7 @@ def test_the_fake_hub_tags_a_revision_once_and_resolves_revisions_by_tag(data, h
 
     _write(data, "dev", _rows(data, "dev", "nolang")[1:], "nolang")   # a new version; its tag refused
     hub.fail("tag", -1)
+    capsys.readouterr()
     assert main(["publish", "--repo-id", repo, "--data", str(data), "--probes", "age_comparison-nolang"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "gave up after 5 attempts" in err[0] and "HTTP 503 on POST" in err[0]

@@ -168,7 +168,7 @@ def test_a_misspelt_section_is_refused_with_the_closest_known_one(tmp_path, caps
     with pytest.raises(ParamsError) as caught:
         read_params(params)
     assert str(caught.value).startswith(f"{params}: zeroshoot: unknown section (did you mean zeroshot?); probekit "
-                                        f"reads profile, models, tables, probes, scoring, zeroshot, curve,")
+                                        f"reads profile, models, runs, tables, probes, scoring, zeroshot, curve,")
     assert main(["evaluate", "zeroshot", "--model", "m", "--data", str(tmp_path), "--out", str(tmp_path / "o"),
                  "--params", str(params)]) == 1
     err = capsys.readouterr().err

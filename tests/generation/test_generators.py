@@ -114,6 +114,7 @@ def test_answers_and_choice_positions_are_balanced(age, multihop):
     assert set(age_keys) == {"A", "B"} and min(age_keys.values()) >= 35  # of 100: the gold is not always first
 
 
+@pytest.mark.slow   # two `probes generate` processes end to end
 def test_same_params_give_the_same_files_in_two_processes(tmp_path):
     """Determinism across processes (hash seeds differ), not only within one."""
     import os

@@ -12,6 +12,8 @@ import pytest
 from evaluators.harness.cli import check_tasks, task_args
 from probes.main import main
 
+pytestmark = pytest.mark.slow   # lm-evaluation-harness's own task index, built for real (the slow lane)
+
 
 @pytest.fixture
 def include(tmp_path):
