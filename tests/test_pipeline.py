@@ -81,6 +81,7 @@ def pipeline(tmp_path_factory, tiny_bert) -> SimpleNamespace:
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     params = yaml.safe_load((project / "params.yaml").read_text())
     params["models"] = {"tiny": str(tiny_bert)}
+    params["runs"] = {paper: ["tiny"] for paper in params["runs"]}   # each paper's models: the tiny BERT
     params["curve"].update(sizes=[4, 8], seeds=[1])
     params["mcqa"].update(sizes=[4], seeds=[1])
     params["age_comparison_grid"]["values"] = {"ages": {"train": [40, 42], "dev": [15, 18]},
