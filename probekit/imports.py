@@ -37,7 +37,7 @@ class _Module:
     top: set[str] = field(default_factory=set)                      # modules imported at the module's level
     functions: dict[str, set[str]] = field(default_factory=dict)    # top-level def/class -> modules it imports
     calls: dict[str, set[str]] = field(default_factory=dict)        # top-level def/class -> names it uses
-    by_name: dict[str, tuple[str, str]] = field(default_factory=dict)   # a name imported from a module -> (module, name)
+    by_name: dict[str, tuple[str, str]] = field(default_factory=dict)   # an imported name -> (module, name)
 
 
 class Graph:
@@ -46,6 +46,7 @@ class Graph:
     def __init__(self, root: Path, packages: tuple[str, ...] = PACKAGES):
         self.root = Path(root)
         self.modules: dict[str, _Module] = {}
+        self._data_files: dict[Path, set[Path]] = {}
         for package in packages:
             for path in sorted((self.root / package).rglob("*.py")):
                 rel = path.relative_to(self.root)
@@ -169,8 +170,14 @@ class Graph:
                 if parent in self.modules:
                     path = self.modules[parent].path
                     found.add(path)
-                    found |= {p for p in path.parent.iterdir() if p.is_file() and _data(p)}
+                    found |= self._data_beside(path.parent)
         return sorted(found)
+
+    def _data_beside(self, folder: Path) -> set[Path]:
+        """The data files of ``folder`` (:func:`_data`), listed once per graph."""
+        if folder not in self._data_files:
+            self._data_files[folder] = {p for p in folder.iterdir() if p.is_file() and _data(p)}
+        return self._data_files[folder]
 
 
 def _data(path: Path) -> bool:

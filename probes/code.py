@@ -67,9 +67,9 @@ def entries(words: tuple[str, ...], handler, graph) -> dict[str, list[str]]:
     if words == ("grid",):
         base += [f for p in REGISTRY.values() for f in (p.run, p.report) if f]
     if words == ("generate",):
-        probes = sorted(m.split(".")[1] for m in graph.modules
-                        if m.count(".") == 1 and m.startswith("generators.")
-                        and (graph.modules[m].path.parent / "probe.yaml").is_file())
+        from probekit.params import probes_in
+
+        probes = probes_in(graph.root / "generators")
         return {f"{name}/{probe}": base + [m for m in graph.modules if m.startswith(f"generators.{probe}.")
                                            or m == f"generators.{probe}"] for probe in probes}
     if words == ("tables",):
@@ -86,13 +86,14 @@ def keys(root: Path | None = None) -> dict[str, str]:
 
     root = root or project_code()
     graph = Graph(root)
-    texts = {}
+    texts, digests = {}, {}   # each file hashed once, whatever number of commands run it
     for words, handler in sorted(commands(parser()).items()):
         for name, entry in entries(words, handler, graph).items():
             lines = []
             for path in graph.files(graph.closure(entry)):
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-                lines.append(f"{digest}  {path.relative_to(root).as_posix()}\n")
+                if path not in digests:
+                    digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                lines.append(f"{digests[path]}  {path.relative_to(root).as_posix()}\n")
             shown = " ".join(["probes", *words] + ([name.partition("/")[2]] if "/" in name else []))
             texts[name] = HEADER.format(command=shown) + "".join(lines)
     return texts

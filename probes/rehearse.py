@@ -64,8 +64,9 @@ def add_commands(sub, command) -> None:
 def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_size: int | None = None) -> dict:
     """The paper profile's params (``paper``: conf/ composed with ``profile=paper``) for the rehearsal: ``models``
     in place of the papers', each running every paper (every stage family of the profile), on ``device``, every
-    protocol capped at ``limit`` examples, the paper's sizes, seeds, relations, tasks and groups kept. Epochs are cut (one, or three where early stopping must get its chance), and
-    GLUE is read from the raw sources (stand-ins added) instead of the Hub."""
+    protocol capped at ``limit`` examples, the paper's sizes, seeds, relations, tasks and groups kept. Epochs are
+    cut (one, or three where early stopping must get its chance), and GLUE is read from the raw sources (stand-ins
+    added) instead of the Hub."""
     p = copy.deepcopy(paper)
     p |= {"profile": "rehearsal", "device": device, "models": models,
           "runs": {paper: list(models) for paper in paper.get("runs") or {}}}   # each model runs every paper

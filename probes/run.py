@@ -147,13 +147,14 @@ def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = No
     targets = [t.format(key=key) for p in args.probes for r in of_report(p) for t in r.stages]
     own = f"++models.{key}="
     renewed = any(s.startswith(own) for s in sets)
-    listed = {s.partition("=")[0] for s in sets if s.startswith("++runs.")}
-    sets = [s for s in keep if not (renewed and s.startswith(own)) and s.partition("=")[0] not in listed] + sets
+    relisted = {s.partition("=")[0] for s in sets if s.startswith("++runs.")}
+    sets = [s for s in keep if not (renewed and s.startswith(own)) and s.partition("=")[0] not in relisted] + sets
     # this run's entry for the model, and its papers' lists, win
     return key, ["dvc", "exp", "run", *(a for s in sets for a in ("-S", s)), *targets]
 
 
-def _check_project(project: Path) -> dict:
+def _check_project(project: Path):
+    """The project's params file (read and checked once, as a stage's), its models a mapping."""
     from probekit.params import read_params
 
     for name in ("dvc.yaml", "params.yaml"):
@@ -164,11 +165,12 @@ def _check_project(project: Path) -> dict:
     if head.returncode != 0:
         raise UsageError(f"--project {project}: probes run adds the model as a DVC experiment (dvc exp run), which "
                          f"needs a git repository with a commit: git init, git add -A, git commit first")
-    models = read_params(project / "params.yaml").data.get("models") or {}   # its sections checked, as a stage's
+    params = read_params(project / "params.yaml")   # its sections checked, as a stage's
+    models = params.data.get("models") or {}
     if not isinstance(models, dict):
         raise UsageError(f"{project / 'params.yaml'}: `models` must be a mapping of alias to model, got "
                          f"{shown(models)}")
-    return models
+    return params
 
 
 def _check_lists(project: Path, sets: list[str]) -> None:
@@ -186,11 +188,8 @@ def _run(args) -> int:
     from evaluators.shared.model_summary import summary
 
     project = Path(args.project)
-    models = _check_project(project)
-    from probekit.params import read_params
-
-    data = read_params(project / "params.yaml").data
-    key, cmd = dvc_command(args, models, carried(project, data), data.get("runs"))
+    data = _check_project(project).data
+    key, cmd = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"))
     _check_lists(project, [cmd[i + 1] for i, word in enumerate(cmd) if word == "-S"])
     print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:

@@ -134,8 +134,10 @@ def test_the_closure_follows_lazy_imports_and_name_references_but_not_other_hand
         "probekit/c.py": "",
         "probekit/unused.py": "",
         "probes/__init__.py": "",
-        "probes/cli.py": ("from probekit import a\n\ndef _one(args):\n    from probekit import c\n    return _helper()\n\n"
-                          "def _helper():\n    import probekit.b\n\ndef _two(args):\n    from probekit import unused\n\n"
+        "probes/cli.py": ("from probekit import a\n\n"
+                          "def _one(args):\n    from probekit import c\n    return _helper()\n\n"
+                          "def _helper():\n    import probekit.b\n\n"
+                          "def _two(args):\n    from probekit import unused\n\n"
                           "def add(p):\n    p.set_defaults(func=_one)\n    p.set_defaults(func=_two)\n"),
         "probes/data.yaml": "x: 1\n",
     }
