@@ -148,6 +148,8 @@ def _remove_stale(parent: Path, name: str) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host may still write. A zombie (killed, its parent has not waited for it yet:
+    a pool's worker) still answers signal 0, so where ``/proc`` tells, its state ``Z`` or ``X`` counts as gone."""
     if pid == os.getpid():
         return True
     try:
@@ -156,7 +158,12 @@ def _alive(pid: int) -> bool:
         return False
     except (PermissionError, OverflowError):
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:   # no /proc (macOS), or the process ended just now: signal 0 reached it, so say alive
+        return True
+    fields = stat.rpartition(")")[2].split()   # the name in parentheses may hold spaces
+    return not fields or fields[0] not in ("Z", "X")
 
 
 def write_text(target: str | os.PathLike, text: str, *, edit: bool = False) -> None:

@@ -165,3 +165,21 @@ def test_a_killed_write_leaves_the_last_complete_folder_and_the_next_write_clean
         (tmp / "rows.jsonl").write_text("third\n")
     assert (out / "rows.jsonl").read_text() == "third\n"
     assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+
+
+def test_a_killed_writer_its_parent_has_not_reaped_yet_counts_as_gone(cwd):
+    """A worker killed under a pool (Ray, multiprocessing) is a zombie until its parent waits for it: signal 0 still
+    reaches its pid. Its temporary folder is stale all the same, so the retry that runs at once cleans it up."""
+    out = cwd / "out"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(out), "second\n"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "writing\n"
+    os.kill(proc.pid, signal.SIGKILL)
+    deadline = time.time() + 10
+    while Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z" and time.time() < deadline:
+        time.sleep(0.05)
+    try:
+        os.kill(proc.pid, 0)   # the zombie still answers signal 0: the case this test is about
+        atomic.write_json(out, {"a": 1})
+        assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+    finally:
+        proc.wait()
