@@ -22,7 +22,7 @@ PACKAGES = ("probekit", "probes", "evaluators", "generators")
 """The project's top-level packages: the code a stage can run."""
 FUNCTION_LEVEL = ("probes",)
 """The packages read function by function (the CLI: one module holds several commands' handlers)."""
-REGISTRIES = ("probes.main", "probekit.protocols", "probekit.sources.loaders", "generators.shared.registry")
+REGISTRIES = ("probes.main", "evaluators.protocols", "probekit.sources.loaders", "generators.shared.registry")
 """The modules that import by a name the command gives (its subcommand's CLI module, its protocol's run, its table
 set's loader, its probe's generator): their name references are not followed; ``probes code`` adds the one the
 command names."""

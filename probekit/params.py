@@ -23,7 +23,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, PositiveInt, Valida
 
 from probekit import yamlfile
 from probekit.errors import SHOWN, ParamsError, clipped, shown
-from probekit.protocols import PAPERS
+from probekit.papers import PAPERS
 
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
@@ -185,7 +185,7 @@ class ParamsFile:
 
     def runs(self) -> dict[str, list[str]]:
         """The models each paper runs: the file's ``runs`` section, ``{paper: [alias, ...]}`` (a paper of
-        :data:`probekit.protocols.PAPERS`, each alias one of :meth:`models`'). dvc.yaml's stages of a paper run over
+        :data:`probekit.papers.PAPERS`, each alias one of :meth:`models`'). dvc.yaml's stages of a paper run over
         its list, so no stage exists for a model the paper does not run (the paper profile: oLMpics' uncased BERTs,
         ParaRel's cased BERTs and ALBERTs, CALUM's five families). A paper the section leaves out, or a file without
         it, runs every model."""

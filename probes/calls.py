@@ -1,5 +1,5 @@
 """The evaluate commands' one way into the library: the parsed options as a call of
-:func:`evaluators.shared.api.evaluate` (a grid's cell makes the same call)."""
+:func:`evaluators.evaluate` (a grid's cell makes the same call)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ CLI_ONLY = ("func", "command", "setup", "objective", "debug")
 
 
 def call(protocol: str, args) -> list:
-    """``probes evaluate PROTOCOL`` (or ``train consistency``) as a library call: :func:`evaluators.shared.api.evaluate`
+    """``probes evaluate PROTOCOL`` (or ``train consistency``) as a library call: :func:`evaluators.evaluate`
     with every option as its keyword (``--batch-size`` as ``batch_size``), ``--device`` as given (the library
     resolves ``auto`` when the model is about to load). A grid's cell makes the same call."""
-    from evaluators.shared.api import evaluate
+    from evaluators import evaluate
 
     options = {k: v for k, v in vars(args).items() if k not in CLI_ONLY and not k.startswith("_")}
     return evaluate(protocol, **options, device=args.device_given)

@@ -1,5 +1,5 @@
 """The ``probes`` subcommands of CALUM: ``evaluate calum`` and ``calum-report`` (argparse and checks only; the
-work is in ``evaluators.calum.runs`` through :func:`evaluators.shared.api.evaluate`, and ``evaluators.calum.report``)."""
+work is in ``evaluators.calum.runs`` through :func:`evaluators.evaluate`, and ``evaluators.calum.report``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def _evaluate(args) -> int:
     def cells(s: dict) -> str:
         return ", ".join(f"{k} {100 * s[k]['mean']:.1f}" + (f"±{100 * s[k]['std']:.1f}" if s[k]["std"] else "")
                          for k in ("accuracy", "C_R", "C_S", "C_sym") if k in s)
+
+    from evaluators.calum import runs  # noqa: F401  (declares the protocol)
 
     for run in call("calum", args):
         m = run.metrics

@@ -4,9 +4,10 @@ not on whole folders, so an edit re-runs exactly the stages whose commands can r
 code/`` says which file made a stage re-run (docs/pipeline.md "What a stage depends on").
 
 A command's code is the static import closure of what it runs (:mod:`probekit.imports`): ``probes`` itself, the CLI
-functions that build its options and its handler, and what those import; an evaluate command adds its protocol's
-run (named by a string, :mod:`probekit.protocols`), a grid every protocol's; ``probes generate PROBE`` adds that
-probe's folder (its generator and YAML), ``probes tables NAME`` that table set's loader."""
+functions that build its options and its handler, and what those import (an evaluate command's handler imports its
+protocol's ``runs`` module, which declares and runs it); a grid and ``probes run`` add every paper's ``runs`` module
+(they list every protocol); ``probes generate PROBE`` adds that probe's folder (its generator and YAML), ``probes
+tables NAME`` that table set's loader."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from pathlib import Path
 
 from probes.options import Written, add_force, out_folder
 from probes.project import project_code
+
+EVERY_PROTOCOL = (("grid",), ("run",))
+"""The commands that list every protocol (:func:`evaluators.protocols.every`, which imports each paper's ``runs``
+module by name); an evaluate command's handler imports its protocol's ``runs`` module itself."""
+RUNS = "runs"   # evaluators.protocols.RUNS (not imported: this module's import closure stays the CLI's)
 
 HEADER = "# {command}: the files it runs and reads beside its code (written by `probes code`; a stage that runs it " \
          "depends on this file: an edit to one of them re-runs the stage)\n"
@@ -53,7 +59,6 @@ def key_name(argv: list[str], known: dict[tuple[str, ...], object] | None = None
 def entries(words: tuple[str, ...], handler, graph) -> dict[str, list[str]]:
     """The key files of command ``words``: file name -> the entries (:meth:`probekit.imports.Graph.closure`) of what
     it runs. ``generate`` and ``tables`` have one file per probe and per table set."""
-    from probekit.protocols import REGISTRY
     from probes.main import modules_of
 
     base = ["probes.__main__", "probes.main:main"]
@@ -62,10 +67,9 @@ def entries(words: tuple[str, ...], handler, graph) -> dict[str, list[str]]:
         base += [f"probes.{name}:{fn}" for fn in ("add_commands", "add_evaluate") if fn in module.functions]
     base.append(f"{handler.__module__}:{handler.__name__}")
     name = "-".join(words)
-    if words[0] in ("evaluate", "train") and words[-1] in REGISTRY and REGISTRY[words[-1]].run:
-        base.append(REGISTRY[words[-1]].run)
-    if words == ("grid",):
-        base += [f for p in REGISTRY.values() for f in (p.run, p.report) if f]
+    if words in EVERY_PROTOCOL:   # evaluators.protocols.every(): each paper's runs module, imported by name
+        base += [m for m in graph.modules if m.startswith("evaluators.") and m.endswith(f".{RUNS}")
+                 and m.count(".") == 2]
     if words == ("generate",):
         from probekit.params import probes_in
 

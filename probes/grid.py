@@ -1,5 +1,5 @@
 """``probes grid``: expand a grid spec into cells, run the ones the results store lacks, write the summary
-(argparse and checks only; the work is in ``evaluators.grid``). A cell is one :func:`evaluators.shared.api.evaluate` call
+(argparse and checks only; the work is in ``evaluators.grid``). A cell is one :func:`evaluators.evaluate` call
 with the keywords its ``probes evaluate ...`` line would pass (typed by that command's parser, passed down)."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ STORE_FILES = ("summary.jsonl", "summary.md", "report.md", "report.json", "repor
 
 
 def _checked_params(path: str | None, protocol: str):
-    """The params file the cells read, its sections of ``protocol`` validated (the protocol's record,
-    :mod:`probekit.protocols`): a bad value fails here, naming the file and key, before it is hashed into the cells'
-    keys."""
-    from probekit import protocols
+    """The params file the cells read, its sections of ``protocol`` validated by their models (the protocol's
+    record, :mod:`evaluators.protocols`): a bad value fails here, naming the file and key, before it is hashed into
+    the cells' keys."""
+    from evaluators import protocols
     from probekit.params import read_params, section
 
     params = read_params(path)
-    for name in protocols.get(protocol).sections:
-        section(params, name, protocols.function(protocols.SECTION_MODELS[name]))
+    for name, model in protocols.get(protocol).reads.items():
+        section(params, name, model)
     return params
 
 

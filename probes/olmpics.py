@@ -43,12 +43,16 @@ def _seeds(text: str) -> list[int]:
 
 
 def _features(args) -> int:
+    from evaluators.olmpics import runs  # noqa: F401  (declares the protocol)
+
     for run in call("features", args):
         print(f"wrote {args.out}: features {run.metrics['shape']}")
     return 0
 
 
 def _curve(args) -> int:
+    from evaluators.olmpics import runs  # noqa: F401  (declares the protocol)
+
     for run in call("curve", args):
         for curve in (run.metrics.values() if len(args.setting) > 1 else [run.metrics]):
             _print_curve(curve)
@@ -56,6 +60,8 @@ def _curve(args) -> int:
 
 
 def _mcqa(args) -> int:
+    from evaluators.olmpics import runs  # noqa: F401  (declares the protocol)
+
     for run in call("mcqa", args):
         _print_curve(run.metrics)
     return 0

@@ -21,6 +21,8 @@ def _relations(text: str) -> list[str]:
 
 
 def _evaluate(args) -> int:
+    from evaluators.pararel import runs  # noqa: F401  (declares the protocol)
+
     for run in call("pararel", args):
         macro = run.metrics["macro"]
         print(f"{args.model}: {run.metrics['queries']} queries; N-1 macro " + ", ".join(
@@ -30,6 +32,8 @@ def _evaluate(args) -> int:
 
 
 def _train(args) -> int:
+    from evaluators.pararel import runs  # noqa: F401  (declares the protocol)
+
     for run in call("consistency", args):
         m, selection = run.metrics, run.metrics["selection"]
         weights = [c["consistency_weight"] for c in selection["candidates"]]   # every λ tried, in order

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from probekit.errors import ProbekitError, UsageError, shown
-from probekit.protocols import REPORTED, of_report
+from evaluators.protocols import of_report, reported
 from probekit.recompose import listed_once, made_with
 from probes import children
 from probes.options import positive
@@ -51,11 +51,11 @@ def _protocols(text: str) -> tuple[str, ...]:
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if names == ["all"]:
-        return REPORTED
-    unknown = [n for n in names if n not in REPORTED]
+        return reported()
+    unknown = [n for n in names if n not in reported()]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(REPORTED)}, got {shown(text)}")
-    return tuple(p for p in REPORTED if p in names)
+        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(reported())}, got {shown(text)}")
+    return tuple(p for p in reported() if p in names)
 
 
 def model_name(model: str, name: str | None, models: dict) -> str:

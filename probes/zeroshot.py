@@ -26,6 +26,8 @@ from probes.options import (
 
 
 def _evaluate(args) -> int:
+    from evaluators.olmpics import runs  # noqa: F401  (declares the protocol)
+
     runs = call("zeroshot", args)
     for run in runs:
         for variant, m in run.metrics.items():
@@ -37,7 +39,7 @@ def _evaluate(args) -> int:
 
 
 def _audit(args) -> int:
-    from evaluators.shared.api import each_probe
+    from evaluators.shared.calls import each_probe
     from evaluators.olmpics.runs import data_path, released
     from probekit.outputs import atomic
     from probekit.params import read_params

@@ -59,8 +59,7 @@ def layer(module: str) -> tuple[int, str]:
     if parts[0] == "generators":
         return 3, "generators"
     if parts[0] == "evaluators":
-        sub = parts[1] if len(parts) > 2 or (len(parts) == 2 and (ROOT / "evaluators" / parts[1]).is_dir()) else ""
-        return 3, "evaluators." + sub if sub else "evaluators"
+        return 3, ".".join(parts[:2])   # a folder, or a top-level module (the registry); `evaluators`: __init__
     if len(parts) > 1 and parts[1] == "tokens":
         return 2, "probekit.tokens"
     sub = parts[1] if len(parts) > 1 and (ROOT / "probekit" / parts[1]).is_dir() else ""
@@ -77,15 +76,17 @@ BELOW = {
     "probekit.hub": {"probekit", "probekit.outputs", "probekit.data", "probekit.probes"},
     "probekit.versions": {"probekit", "probekit.outputs", "probekit.data", "probekit.hub"},   # the sides read
     # dataset folders and the Hub
+    "evaluators.protocols": set(),   # the protocols' records, declared by the papers' runs modules
     "evaluators.engine": set(),
-    "evaluators.shared": {"evaluators.engine"},   # the API, bootstrap, training, report, params: what papers share
-    "evaluators": {"evaluators.shared"},   # the package's `evaluate`: the API's, imported when called
-    "evaluators.olmpics": {"evaluators.shared", "evaluators.engine"},
-    "evaluators.pararel": {"evaluators.shared", "evaluators.engine"},
-    "evaluators.calum": {"evaluators.shared", "evaluators.engine"},
+    "evaluators.shared": {"evaluators.engine", "evaluators.protocols"},   # calls, bootstrap, training, report,
+    # params, applicability: what papers share
+    "evaluators": {"evaluators.shared", "evaluators.protocols"},   # the package's `evaluate`: one hop to the run
+    "evaluators.olmpics": {"evaluators.shared", "evaluators.engine", "evaluators.protocols"},
+    "evaluators.pararel": {"evaluators.shared", "evaluators.engine", "evaluators.protocols"},
+    "evaluators.calum": {"evaluators.shared", "evaluators.engine", "evaluators.protocols"},
     "evaluators.harness": {"evaluators.shared", "evaluators.engine"},   # lm-evaluation-harness model types
-    "evaluators.grid": {"evaluators.shared", "evaluators.engine", "evaluators.olmpics", "evaluators.pararel",
-                        "evaluators.calum"},
+    "evaluators.grid": {"evaluators", "evaluators.shared", "evaluators.engine", "evaluators.protocols",
+                        "evaluators.olmpics", "evaluators.pararel", "evaluators.calum"},
     "generators": set(),
 }
 
@@ -196,10 +197,11 @@ COMMANDS = {("sources",): "probes.sources", ("tables",): "probes.sources", ("gen
 def stage_modules(cmd: str, cli: bool = True) -> set[str]:
     """Every module a stage's ``probes ...`` command imports: its CLI module and ``probes.main`` (not the other
     command groups), what it imports by name at run time (the generator or loader it names, the run function of the
-    protocol it evaluates: :mod:`probekit.protocols`), and all they import. ``cli=False``: from what it imports by
+    protocol it evaluates: :mod:`evaluators.protocols`), and all they import. ``cli=False``: from what it imports by
     name only (the CLI module's own imports are read handler by handler by ``probes code``, which the import log of
     tests/core/test_code_keys.py and of the pipeline test checks)."""
-    from probekit.protocols import GRID, REGISTRY
+    from evaluators import protocols
+    from evaluators.grid.plan import GRID
 
     args = cmd.split()[cmd.split().index("probes") + 1:]
     starts = ["probes.main", next(m for key, m in COMMANDS.items() if tuple(args[:len(key)]) == key)] if cli else []
@@ -211,11 +213,11 @@ def stage_modules(cmd: str, cli: bool = True) -> set[str]:
         starts += [m for m in MODULES if m.startswith("generators.")
                    and (cli or m.endswith(".generator") or m == "generators.shared.release_rules")]
     if args[0] in ("evaluate", "train"):
-        starts.append(REGISTRY[args[1]].run.partition(":")[0])
+        starts.append(protocols.get(args[1]).run.__module__)
     if args[0] in ("evaluate", "train") and not cli:   # the CLI's one way into the library
-        starts.append("evaluators.shared.api")
+        starts.append("evaluators")
     if args[0] == "grid":
-        starts += [getattr(REGISTRY[p], f).partition(":")[0] for p in GRID for f in ("run", "report")]
+        starts += [protocols.get(p).run.__module__ for p in GRID] + ["evaluators.grid.reports"]
     seen, todo = set(), list(starts)
     while todo:
         module = todo.pop()
@@ -258,8 +260,9 @@ def test_every_stage_depends_on_the_code_its_command_runs():
     assert folders == {}
 
 
-def test_a_stage_imports_the_run_module_of_its_protocol_by_name():
-    """The library finds a protocol's run function by name (probekit.protocols): the stage's code includes it."""
+def test_a_stage_imports_the_run_module_of_its_protocol_and_no_other_paper_s():
+    """The evaluate command's handler imports its protocol's runs module (which declares it, evaluators.protocols):
+    the stage's code includes it, and no other paper's."""
     modules = stage_modules("probes evaluate zeroshot --model m --data d --out o")
     assert {"evaluators.olmpics.runs", "evaluators.olmpics.zeroshot", "evaluators.engine.runner"} <= modules
     assert not any(m.startswith(("evaluators.calum", "evaluators.pararel", "generators")) for m in modules)

@@ -48,7 +48,7 @@ def _typed_fields() -> dict[str, set[str]]:
     from evaluators.calum.params import CalumEvalParams
     from evaluators.shared.params import (CurveParams, McqaParams, MlmBaselineParams, OlmpicsReportParams, ParaRelEvalParams,
                                    ScoringParams, ZeroshotParams)
-    from evaluators.pararel.consistency_training import ConsistencyParams
+    from evaluators.pararel.params import ConsistencyParams
 
     models = {"scoring": ScoringParams, "zeroshot": ZeroshotParams, "curve": CurveParams, "mcqa": McqaParams,
               "mlm_baseline": MlmBaselineParams, "olmpics_report": OlmpicsReportParams,

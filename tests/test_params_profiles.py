@@ -49,7 +49,7 @@ def test_the_committed_params_are_the_default_profile_composed(tmp_path):
 def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     from evaluators.calum.finetune import CalumEvalParams
     from evaluators.shared.params import CurveParams, McqaParams, ParaRelEvalParams, ScoringParams
-    from evaluators.pararel.consistency_training import ConsistencyParams
+    from evaluators.pararel.params import ConsistencyParams
     from probekit.params import ParamsFile, section
 
     _, p = compose(tmp_path, "profile=paper")

@@ -1,11 +1,14 @@
-"""CALUM as :func:`evaluators.shared.api.evaluate` runs it: fine-tune a sequence classifier on a task's training split and
-predict every variant of its validation split (and a drawn test split); accuracy, C_R, C_S per seed."""
+"""CALUM, declared on its run (:mod:`evaluators.protocols`), as :func:`evaluators.evaluate` runs it: fine-tune a
+sequence classifier on a task's training split and predict every variant of its validation split (and a drawn test
+split); accuracy, C_R, C_S per seed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from evaluators.shared.api import Run, params_file
+from evaluators.calum.params import CalumEvalParams
+from evaluators.protocols import protocol
+from evaluators.shared.calls import Run, over, params_file
 from probekit.device import resolve_device
 from probekit.errors import UsageError
 from probekit.outputs.paths import out_folder
@@ -15,6 +18,9 @@ OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
 """The ``calum_eval`` settings a call may override."""
 
 
+@protocol("calum", title="CALUM (a fine-tuned classifier)", paper="calum", reads={"calum_eval": CalumEvalParams},
+          profiled=True, stages=("calum_report",), limits=("calum_eval.limit", "calum_eval.eval_limit"),
+          results=("results/calum",))
 def calum(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, task: str,
           multitask: str | None = None, **overrides) -> list[Run]:
     """CALUM on ``task`` (rte, mrpc, ...; ``data``: its dataset, or a folder of ``<task>/`` ones); ``multitask``: a
@@ -24,12 +30,9 @@ def calum(model: str, data, out, *, params=None, device: str = "auto", force: bo
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise TypeError(f"calum() got unexpected options {', '.join(unknown)} (it takes {', '.join(OVERRIDES)})")
-    from evaluators.calum.params import CalumEvalParams
-
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    cp = section(params, "calum_eval", CalumEvalParams)
-    cp = cp.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    cp = over(section(params, "calum_eval", CalumEvalParams), **overrides)
     if multitask and multitask not in cp.multitask:
         raise UsageError(f"--multitask {multitask}: the groups in {params.label} calum_eval.multitask are "
                          f"{', '.join(cp.multitask) or 'none'}")

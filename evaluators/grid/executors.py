@@ -1,6 +1,6 @@
 """Executors of an evaluation grid: the missing cells one after another in this process (``local``), or as Ray
 tasks on a cluster (``ray``); both count done / cached / failed cells with one progress bar. A cell calls
-:func:`evaluators.shared.api.evaluate` (or runs its command line through a ``command`` the caller passes)."""
+:func:`evaluators.evaluate` (or runs its command line through a ``command`` the caller passes)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Evaluation grids: a small YAML spec expands to the cross product of its cells; a cell is one run of a protocol
-(:func:`evaluators.shared.api.evaluate`, called as its ``probes evaluate <protocol>`` line would call it), stored in a
+(:func:`evaluators.evaluate`, called as its ``probes evaluate <protocol>`` line would call it), stored in a
 results store under a key, and never run again once stored.
 
 Spec: ``protocol`` (zeroshot, curve, mcqa, pararel, calum), ``models`` (aliases, Hub ids or folders), ``data``
@@ -36,11 +36,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from probekit import yamlfile
 from probekit.errors import DataError, UsageError, clipped, shown
 from probekit.params import ParamsFile
-from probekit.protocols import GRID, REGISTRY
+from evaluators import protocols
+from evaluators.grid.reports import REPORTS
 
-SECTIONS = {name: REGISTRY[name].sections for name in GRID}
-"""The params sections each protocol's command reads where its command line is silent."""
-PROFILED = tuple(name for name in GRID if REGISTRY[name].profiled)
+GRID = tuple(REPORTS)
+"""The protocols a grid runs: those with a grid report (:mod:`evaluators.grid.reports`)."""
+SECTIONS = {name: protocols.get(name).sections for name in GRID}
+"""The params sections each protocol's run reads where its call is silent: those of its params models."""
+PROFILED = tuple(name for name in GRID if protocols.get(name).profiled)
 """Protocols whose metrics.json records the params file's top-level ``profile``: it is part of their keys."""
 UNSCORED = {"batch_size"}
 """Params that change no score (rows per forward pass): not part of a key, as they are no DVC params."""
@@ -205,7 +208,7 @@ def _checker(command: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def calls(plans: list[Planned], command: argparse.ArgumentParser) -> None:
-    """Set each plan's ``call``: its cell's keywords of :func:`evaluators.shared.api.evaluate` (all but ``out`` and
+    """Set each plan's ``call``: its cell's keywords of :func:`evaluators.evaluate` (all but ``out`` and
     ``params``, which the store gives), typed as ``command`` (the protocol's ``probes evaluate`` parser, which
     checked them: :func:`check_options`) types them, its defaults included: the call the command would make."""
     checker = _checker(command)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluators.grid.plan import CELL, RESULT, Planned
-from probekit import outputs, protocols
+from evaluators.grid.reports import CURVES, REPORTS
+from probekit import outputs
 
 OUT = "report.md"   # beside it: report.json, and report.png or (curves, MC-QA) a PNG per probe in CURVES
-CURVES = "report_curves"
 SEPARATOR = " · "
 SHOWN = {"curve": ("setting",), "calum": ("task", "multitask")}
 """Options a protocol's report already tells apart (its columns or sections), so not part of a row's label."""
@@ -51,48 +51,4 @@ def write(plans: list[Planned], store: Path) -> list[Path]:
     suffix = suffixes(plans)
     found = [(path, m, suffix[p.key], p.key) for p in stored
              for path, m in iter_metrics([store / "cells" / p.key / RESULT])]
-    write_report = protocols.function(protocols.get(stored[0].cell.protocol).report)
-    return write_report(found, store / OUT)
-
-
-Found = list[tuple[Path, dict, str, str]]
-"""The stored runs' metrics, as a protocol's grid report reads them: ``(metrics.json path, metrics, the row name's
-suffix, the cell's key)`` each."""
-
-
-def zeroshot(found: Found, out: Path) -> list[Path]:
-    """Zero-shot MC: the ``report`` stage's tables and plot."""
-    from evaluators.shared import report
-
-    df = report.frame((path, {**m, "model": m["model"] + end}) for path, m, end, _ in found)
-    return report.write(df, out=out, metrics=out.with_suffix(".json"), plot=out.with_suffix(".png"))
-
-
-def curves(found: Found, out: Path) -> list[Path]:
-    """Learning curves (MC-MLM, MC-QA): ``olmpics_report``'s tables and a plot per probe in :data:`CURVES`."""
-    from evaluators.olmpics.report import write_results
-
-    relabelled = [(path, _curve_named(m, end)) for path, m, end, _ in found]
-    return write_results(relabelled, out_md=out, out_json=out.with_suffix(".json"), plots=out.parent / CURVES)
-
-
-def pararel(found: Found, out: Path) -> list[Path]:
-    """ParaRel: a row per run, named by its model."""
-    from evaluators.pararel.report import write_results
-
-    write_results({m["model"] + end: m for _, m, end, _ in found}, out, plot_path=out.with_suffix(".png"))
-    return [out, out.with_suffix(".json"), out.with_suffix(".png")]
-
-
-def calum(found: Found, out: Path) -> list[Path]:
-    """CALUM: a row per model, a column per task; the runs are the cells."""
-    from evaluators.calum.report import write_results
-
-    write_results({key: {**m, "model": m["model"] + end} for _, m, end, key in found}, out, out.with_suffix(".png"))
-    return [out, out.with_suffix(".json"), out.with_suffix(".png")]
-
-
-def _curve_named(m: dict, suffix: str) -> dict:
-    """A curve's metrics with the suffix on its row name: the baseline's name, or the model's."""
-    row = "baseline" if m.get("baseline") else "model"
-    return {**m, row: m[row] + suffix}
+    return REPORTS[stored[0].cell.protocol](found, store / OUT)

@@ -37,7 +37,7 @@ class Failure:
 
 def run_cell(planned: Planned, store: Path, params: str | None, command: Command | None = None, *,
              raise_crash: bool = False) -> Failure | None:
-    """Run one cell, :func:`evaluators.shared.api.evaluate` with the plan's ``call`` (or its command line through
+    """Run one cell, :func:`evaluators.evaluate` with the plan's ``call`` (or its command line through
     ``command``), in this process, in a temporary folder renamed into the store when it succeeded: the cell appears
     complete or not at all, and only once (renaming a folder onto a stored one fails, so a second attempt that
     finishes later keeps the first). An error of the run (bad input: the same on every attempt) comes back as a
@@ -55,7 +55,7 @@ def run_cell(planned: Planned, store: Path, params: str | None, command: Command
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), _logged_to(err):
                 if command is None:
-                    from evaluators.shared.api import evaluate
+                    from evaluators import evaluate
 
                     evaluate(planned.cell.protocol, **{**planned.call, "out": tmp / RESULT, "params": params})
                     rc = 0

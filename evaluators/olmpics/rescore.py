@@ -6,7 +6,7 @@ each row's prediction the record :func:`evaluators.olmpics.zeroshot.evaluate` wr
 
 from __future__ import annotations
 
-from evaluators.shared.api import params_file
+from evaluators.shared.calls import params_file
 from evaluators.shared.flips import effect_of as _effect_of
 from probekit.device import resolve_device
 from probekit.errors import UsageError
@@ -38,6 +38,7 @@ def check(model: str, *, params=None):
     params entry runs oLMpics, and a probekit rule scores it (its family read from its config and tokenizer: XLNet is
     refused); else one line. Returns its :class:`~probekit.tokens.refs.ModelRef`, the params file and its
     ``scoring`` section."""
+    from evaluators.olmpics import runs   # noqa: F401  (declares the zero-shot protocol, whose checks these are)
     from evaluators.shared import applies
     from evaluators.shared.params import ScoringParams
     from probekit.tokens.family import family_of

@@ -1,7 +1,8 @@
-"""The oLMpics protocols as :func:`evaluators.shared.api.evaluate` runs them: zero-shot MC, the MC-MLM features and
-learning curves, MC-QA. Each reads its params sections, checks its inputs and output folders before any work,
-writes the skipped ``metrics.json`` for a model it does not apply to, loads the model once for every dataset and
-returns a :class:`evaluators.shared.api.Run` per output folder."""
+"""The oLMpics protocols, each declared on its run (:mod:`evaluators.protocols`), as :func:`evaluators.evaluate`
+runs them: zero-shot MC, the MC-MLM features and learning curves, MC-QA (and the tokenization audit, a command of its
+own). Each reads its params sections, its call's options over them (:func:`evaluators.shared.calls.over`), checks
+its inputs and output folders before any work, writes the skipped ``metrics.json`` for a model it does not apply to,
+loads the model once for every dataset and returns a :class:`evaluators.shared.calls.Run` per output folder."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from evaluators.shared.api import Run, each_probe, listed, params_file
+from evaluators.protocols import declare, protocol
+from evaluators.shared.calls import Run, each_probe, listed, over, params_file
+from evaluators.shared.params import (CurveParams, McqaParams, MlmBaselineParams, ScoringParams,
+                                      ZeroshotParams)
 from probekit import outputs
 from probekit.device import resolve_device
 from probekit.errors import UsageError, shown
@@ -89,20 +93,27 @@ def released(probes: list[str], split: str, manifest=None, given: Sequence = ())
     return kept
 
 
+declare("audit", title="the tokenization audit", paper="olmpics", stages=("audit@{key}",),
+        results=("reports/tokenization",))   # `probes audit`: how each answer word is tokenized, for every model
+
+
+@protocol("zeroshot", title="zero-shot MC", paper="olmpics",
+          reads={"scoring": ScoringParams, "zeroshot": ZeroshotParams}, stages=("report", "heatmaps"),
+          limits=("zeroshot.limit",), results=("results/zeroshot", "results/release", "results/zeroshot_grid"))
 def zeroshot(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, release_of=None,
              split: str | None = None, limit: int | None = None, scoring: str | None = None, rule: str | None = None,
              batch_size=None, dtype: str | None = None, multi_token: str | None = None, seed: int | None = None,
              manifest=None) -> list[Run]:
     """Zero-shot MC (MC-MLM for masked LMs, the log-likelihood rules for causal and seq2seq LMs) of each of
     ``data`` (probe, variant folders or jsonl files) and ``release_of`` (release files' probes)."""
-    from evaluators.shared.params import ScoringParams, ZeroshotParams
     from probekit.probes.dataset import read_split
 
     params = params_file(params)
-    # what the call leaves out
-    zs, sp = section(params, "zeroshot", ZeroshotParams), section(params, "scoring", ScoringParams)
-    split = split or zs.split
-    limit = zs.limit if limit is None else limit
+    # the call's options over the params'
+    zs = over(section(params, "zeroshot", ZeroshotParams), split=split, limit=limit)
+    sp = over(section(params, "scoring", ScoringParams), family=scoring, seed=seed, dtype=dtype,
+              multi_token=multi_token, batch_size=batch_size)
+    split, limit = zs.split, zs.limit
     releases = released(each_probe(release_of, params, "mc_mlm", "--release-of"), split, manifest,
                         listed(release_of))
     sources = [(d, None) for d in each_probe(data, params, "mc_mlm", "--data")] + [(None, r) for r in releases]
@@ -124,18 +135,17 @@ def zeroshot(model: str, data, out, *, params=None, device: str = "auto", force:
     from evaluators.engine.kept_models import scoring_lm
     from evaluators.olmpics import zeroshot as run_zeroshot
 
-    loaded = scoring_lm(ref, scoring=scoring or sp.family, device=device, seed=sp.seed if seed is None else seed,
-                        dtype=dtype or sp.dtype)
+    loaded = scoring_lm(ref, scoring=sp.family, device=device, seed=sp.seed, dtype=sp.dtype)
     if multi_token and loaded.family != "mlm":
         raise UsageError("--multi-token applies to the mask-logit rule of masked LMs only")
     rule = rule or getattr(sp.rules, loaded.family)
     return [Run(target, path, run_zeroshot.run(loaded, datasets, target, split=split, rule=rule,
-                                               batch_size=batch_size or sp.batch_size, limit=limit,
-                                               multi_token=multi_token or sp.multi_token, probe=probe), probe)
+                                               batch_size=sp.batch_size, limit=limit, multi_token=sp.multi_token,
+                                               probe=probe), probe)
             for target, (path, probe, datasets) in inputs.items()]
 
 
-def _loader(model: str, params: ParamsFile, sp, protocol: str, outs, device: str, dtype: str | None):
+def _loader(model: str, params: ParamsFile, sp, protocol: str, outs, device: str):
     """A function loading ``model`` as a masked LM (resolved now: a bad name fails before any work); None when
     the model is not a masked LM: ``protocol`` is then skipped, its ``outs`` written as skipped (said once)."""
     from evaluators.shared import applies
@@ -148,11 +158,13 @@ def _loader(model: str, params: ParamsFile, sp, protocol: str, outs, device: str
     def load():
         from evaluators.engine.kept_models import scoring_lm
 
-        return scoring_lm(ref, scoring="mlm", device=device, seed=sp.seed, dtype=dtype or sp.dtype)
+        return scoring_lm(ref, scoring="mlm", device=device, seed=sp.seed, dtype=sp.dtype)
 
     return load
 
 
+@protocol("features", title="MC-MLM mask features", families=("mlm",), paper="olmpics",
+          reads={"scoring": ScoringParams, "curve": CurveParams}, results=("data/features",))
 def features(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
              split: str | None = None, glove: str | None = None, sizes=None, seeds=None, dtype: str | None = None,
              batch_size=None) -> list[Run]:
@@ -160,23 +172,26 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
     splits, cached in ``out`` for its learning curves; the run's metrics: ``{"shape": ...}``."""
     out_folder(out, "the features are written inside it", kind="results", force=force)
     from evaluators.olmpics import mc_mlm as mlm_curve
-    from evaluators.shared.params import CurveParams, ScoringParams
 
     params = params_file(params)
-    sp, cp = section(params, "scoring", ScoringParams), section(params, "curve", CurveParams)
+    sp = over(section(params, "scoring", ScoringParams), dtype=dtype, batch_size=batch_size)
+    cp = over(section(params, "curve", CurveParams), split=split, glove=glove, sizes=sizes, seeds=seeds)
     load = None
     if model != mlm_curve.MLM_BASELINE:
         device = resolve_device(device)
-        load = _loader(model, params, sp, "features", [Path(out)], device, dtype)
+        load = _loader(model, params, sp, "features", [Path(out)], device)
         if load is None:
             return []
-    shape = mlm_curve.cache_features(model=model, data=Path(data), features_dir=Path(out), split=split or cp.split,
-                                     load=load, glove=glove or cp.glove, device=resolve_device(device),
-                                     batch_size=batch_size or sp.batch_size, multi_token=sp.multi_token,
-                                     sizes=sizes or cp.sizes, seeds=seeds or cp.seeds)
+    shape = mlm_curve.cache_features(model=model, data=Path(data), features_dir=Path(out), split=cp.split,
+                                     load=load, glove=cp.glove, device=resolve_device(device),
+                                     batch_size=sp.batch_size, multi_token=sp.multi_token, sizes=cp.sizes,
+                                     seeds=cp.seeds)
     return [Run(Path(out), Path(data), {"shape": shape})]
 
 
+@protocol("curve", title="MC-MLM learning curves", families=("mlm",), paper="olmpics",
+          reads={"scoring": ScoringParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams}, profiled=True,
+          stages=("olmpics_report",), results=("results/curve",))
 def curve(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, setting="mlp",
           features=None, split: str | None = None, glove: str | None = None, sizes=None, seeds=None,
           dtype: str | None = None, batch_size=None) -> list[Run]:
@@ -195,11 +210,11 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
                             "the features are cached inside it", "--features", kind="results", force=force)
               for d, _ in targets}
     from evaluators.olmpics import mc_mlm as mlm_curve
-    from evaluators.shared.params import CurveParams, MlmBaselineParams, ScoringParams
 
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    sp, cp = section(params, "scoring", ScoringParams), section(params, "curve", CurveParams)
+    sp = over(section(params, "scoring", ScoringParams), dtype=dtype, batch_size=batch_size)
+    cp = over(section(params, "curve", CurveParams), split=split, glove=glove, sizes=sizes, seeds=seeds)
     baseline = model == mlm_curve.MLM_BASELINE
     # MLM-BASELINE trains as the original mlm_baseline.jsonnet (section mlm_baseline), the LMs' heads as theirs
     hp = section(params, "mlm_baseline", MlmBaselineParams) if baseline else cp.training
@@ -208,33 +223,32 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
     if not baseline:
         outs = [o / s for _, o in targets for s in settings] if isinstance(settings, list) else [o for _, o in targets]
         device = resolve_device(device)
-        load = _loader(model, params, sp, "curve", outs + [f for f in cached.values() if f is not None], device,
-                       dtype)
+        load = _loader(model, params, sp, "curve", outs + [f for f in cached.values() if f is not None], device)
         if load is None:
             return []
         load = functools.cache(load)  # once
-    return [Run(o, d, mlm_curve.run(model=model, data=d, out=o, setting=settings, sizes=sizes or cp.sizes,
-                                    seeds=seeds or cp.seeds, hp=hp, split=split or cp.split, features_dir=cached[d],
-                                    load=load, glove=glove or cp.glove, device=resolve_device(device),
-                                    batch_size=batch_size or sp.batch_size, multi_token=sp.multi_token,
-                                    profile=profile))
+    return [Run(o, d, mlm_curve.run(model=model, data=d, out=o, setting=settings, sizes=cp.sizes, seeds=cp.seeds,
+                                    hp=hp, split=cp.split, features_dir=cached[d], load=load, glove=cp.glove,
+                                    device=resolve_device(device), batch_size=sp.batch_size,
+                                    multi_token=sp.multi_token, profile=profile))
             for d, o in targets]
 
 
+@protocol("mcqa", title="MC-QA learning curves (a fine-tuned encoder)", families=("mlm",), paper="olmpics",
+          reads={"mcqa": McqaParams}, profiled=True, results=("results/curve",))
 def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
          intermediate: str | None = None, split: str | None = None, glove: str | None = None, sizes=None,
          seeds=None) -> list[Run]:
     """MC-QA learning curves of each of ``data``: ``[CLS] stem [SEP] choice [SEP]``, an MLP on [CLS], the whole
     network fine-tuned (``model``: any AutoModel encoder), or the ESIM baseline over GloVe (``model="esim"``);
     ``intermediate``: a variant to fine-tune on first (default: the params' ``mcqa.intermediate``; '' none)."""
-    from evaluators.shared.params import McqaParams
     from probekit.tokens.refs import resolve_model
 
     datas = [Path(d) for d in listed(data)]
     targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force)))
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    mp = section(params, "mcqa", McqaParams)
+    mp = over(section(params, "mcqa", McqaParams), split=split, glove=glove, sizes=sizes, seeds=seeds)
     esim = model == ESIM
     ref = model if esim else resolve_model(model, params.models(), params.label)
     hp = mp.esim_training if esim else mp.training
@@ -248,9 +262,9 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
     runs = []
     for d, o in targets:
         first = intermediate if intermediate is not None else mp.intermediate.get(d.name)
-        runs.append(Run(o, d, run_mcqa.run(model=ref, data=d, out=o, sizes=sizes or mp.sizes, seeds=seeds or mp.seeds,
-                                           hp=hp, split=split or mp.split, intermediate=first or None,
+        runs.append(Run(o, d, run_mcqa.run(model=ref, data=d, out=o, sizes=mp.sizes, seeds=mp.seeds, hp=hp,
+                                           split=mp.split, intermediate=first or None,
                                            intermediate_limit=mp.intermediate_limit,
-                                           intermediate_splits=mp.intermediate_splits, glove=glove or mp.glove,
+                                           intermediate_splits=mp.intermediate_splits, glove=mp.glove,
                                            device=device, profile=profile)))
     return runs

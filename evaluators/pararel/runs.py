@@ -1,18 +1,25 @@
-"""The ParaRel protocols as :func:`evaluators.shared.api.evaluate` runs them: the evaluation (any family) and §8's
-consistency training (a masked LM). Each reads its params sections, checks its inputs and output folder before any
-work, writes the skipped ``metrics.json`` for a model it does not apply to, and returns one
-:class:`evaluators.shared.api.Run`."""
+"""The ParaRel protocols, each declared on its run (:mod:`evaluators.protocols`), as :func:`evaluators.evaluate` runs
+them: the evaluation (any family) and §8's consistency training (a masked LM). Each reads its params sections, its
+call's options over them (:func:`evaluators.shared.calls.over`), checks its inputs and output folder before any work,
+writes the skipped ``metrics.json`` for a model it does not apply to, and returns one
+:class:`evaluators.shared.calls.Run`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from evaluators.shared.api import Run, params_file
+from evaluators.pararel.params import ConsistencyParams
+from evaluators.protocols import protocol
+from evaluators.shared.calls import Run, over, params_file
+from evaluators.shared.params import ParaRelEvalParams, ScoringParams
 from probekit.device import resolve_device
 from probekit.outputs.paths import out_folder
 from probekit.params import section
 
 
+@protocol("pararel", title="ParaRel evaluation", paper="pararel",
+          reads={"scoring": ScoringParams, "pararel_eval": ParaRelEvalParams}, profiled=True,
+          stages=("pararel_report",), limits=("pararel_eval.limit",), results=("results/pararel",))
 def pararel(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, relations=None,
             limit: int | None = None, top_k: int | None = None, a_an_filter: bool | None = None,
             scoring: str | None = None, rule: str | None = None, batch_size=None,
@@ -20,14 +27,15 @@ def pararel(model: str, data, out, *, params=None, device: str = "auto", force: 
     """Every (pattern, tuple) query of a cloze set (``data``) scored over its relation's candidates; Accuracy,
     Consistency, Consistent-Acc... per relation and macro-averaged. ``relations``: only these (P19, ...)."""
     out_folder(out, "predictions.jsonl and metrics.json are written inside it", kind="results", force=force)
-    from evaluators.shared.params import ParaRelEvalParams, ScoringParams
     from probekit.data.cloze import read_cloze_set
 
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    sp, pp = section(params, "scoring", ScoringParams), section(params, "pararel_eval", ParaRelEvalParams)
+    sp = over(section(params, "scoring", ScoringParams), family=scoring, dtype=dtype, batch_size=batch_size)
+    pp = over(section(params, "pararel_eval", ParaRelEvalParams), relations=relations or None, limit=limit,
+              top_k=top_k, a_an_filter=a_an_filter)
     cloze = read_cloze_set(data)
-    relations = relations or pp.relations
+    relations = pp.relations
     for rel in relations or ():
         cloze.relation(rel)
     from evaluators.engine.kept_models import scoring_lm
@@ -41,14 +49,16 @@ def pararel(model: str, data, out, *, params=None, device: str = "auto", force: 
         return []
     from evaluators.pararel import evaluate
 
-    loaded = scoring_lm(ref, scoring=scoring or sp.family, device=device, seed=sp.seed, dtype=dtype or sp.dtype)
-    a_an = pp.a_an_filter if a_an_filter is None else a_an_filter
-    m = evaluate.run(loaded, cloze, Path(out), relations=relations, limit=limit or pp.limit, top_k=top_k or pp.top_k,
-                     a_an_filter=a_an, rule=rule or getattr(sp.rules, loaded.family),
-                     batch_size=batch_size or sp.batch_size, profile=profile)
+    loaded = scoring_lm(ref, scoring=sp.family, device=device, seed=sp.seed, dtype=sp.dtype)
+    m = evaluate.run(loaded, cloze, Path(out), relations=relations, limit=pp.limit, top_k=pp.top_k,
+                     a_an_filter=pp.a_an_filter, rule=rule or getattr(sp.rules, loaded.family),
+                     batch_size=sp.batch_size, profile=profile)
     return [Run(Path(out), Path(data), m)]
 
 
+@protocol("consistency", title="consistency training", families=("mlm",), paper="consistency",
+          reported="pararel", reads={"scoring": ScoringParams, "consistency": ConsistencyParams}, profiled=True,
+          limits=("consistency.limit", "consistency.eval_limit"), results=("results/consistency",))
 def consistency(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
                 eval_relations=None) -> list[Run]:
     """ParaRel §8: continued MLM pretraining with the consistency loss on the params' relations, ParaRel before
@@ -56,8 +66,7 @@ def consistency(model: str, data, out, *, params=None, device: str = "auto", for
     out_folder(out, "metrics.json, history.jsonl and the trained model are written inside it", kind="results",
                force=force)
     from evaluators.engine.models import load_lm
-    from evaluators.shared.params import ScoringParams
-    from evaluators.pararel.consistency_training import ConsistencyParams, run
+    from evaluators.pararel.consistency_training import run
     from probekit.data.cloze import read_cloze_set
     from probekit.tokens.refs import resolve_model
 

@@ -8,7 +8,7 @@ only for the protocols that do not apply to every family.
 
 The params' ``runs`` lists the models each paper runs (the paper profile's: oLMpics uncased BERT, ParaRel cased BERT,
 CALUM's five families): the pipeline has no stage for a model a paper does not run, and a command run by hand for
-one writes the same skipped ``metrics.json`` (:data:`PAPER` maps each protocol to its paper), without reading the
+one writes the same skipped ``metrics.json`` (each protocol's paper: :mod:`evaluators.protocols`), without reading the
 model."""
 
 from __future__ import annotations
@@ -17,15 +17,9 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from evaluators import protocols
 from probekit.outputs import atomic
-from probekit.protocols import REGISTRY
 from probekit.scoring import FAMILIES, FAMILY_WORDS
-
-FAMILIES_OF: dict[str, tuple[str, ...]] = {name: p.families for name, p in REGISTRY.items()}
-"""protocol -> the model families it applies to (:data:`probekit.protocols.REGISTRY`)."""
-TITLES = {name: p.title for name, p in REGISTRY.items()}
-PAPER = {name: p.paper for name, p in REGISTRY.items()}
-"""protocol -> the paper it belongs to (the params' ``runs`` lists each paper's models)."""
 
 
 def left_out(protocol: str, alias: str, params) -> str | None:
@@ -33,24 +27,25 @@ def left_out(protocol: str, alias: str, params) -> str | None:
     has a ``runs`` list of the protocol's paper without it; None when it runs (no params, or no such list)."""
     if params is None:
         return None
+    record = protocols.get(protocol)
     papers = params.protocols_of(alias)
-    if PAPER[protocol] in papers:
+    if record.paper in papers:
         return None
-    return (f"{TITLES[protocol]}: {params.label} runs.{PAPER[protocol]} does not list {alias} (it runs "
+    return (f"{record.title}: {params.label} runs.{record.paper} does not list {alias} (it runs "
             f"{', '.join(papers) or 'no paper'})")
 
 
 def reason(protocol: str, family: str, model: str) -> str | None:
     """Why ``protocol`` does not apply to ``model`` of ``family``; None when it applies."""
-    families = FAMILIES_OF[protocol]
-    if family in families:
+    record = protocols.get(protocol)
+    if family in record.families:
         return None
-    needs = " or ".join(FAMILY_WORDS[f] for f in families)
-    return f"{TITLES[protocol]}: for {needs} only; {model} is {FAMILY_WORDS.get(family, family)}"
+    needs = " or ".join(FAMILY_WORDS[f] for f in record.families)
+    return f"{record.title}: for {needs} only; {model} is {FAMILY_WORDS.get(family, family)}"
 
 
 def applies_to_all(protocol: str) -> bool:
-    return set(FAMILIES_OF[protocol]) >= set(FAMILIES)
+    return set(protocols.get(protocol).families) >= set(FAMILIES)
 
 
 def check(protocol: str, ref) -> tuple[str | None, str | None]:

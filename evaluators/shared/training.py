@@ -32,7 +32,9 @@ def optimizer(named_parameters: Iterable[tuple[str, torch.nn.Parameter]], hp: Tr
         if p.requires_grad:
             (no_decay if NO_DECAY.search(name) else decay).append(p)
     groups = [{"params": decay, "weight_decay": hp.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW([g for g in groups if g["params"]], lr=hp.lr, betas=hp.betas)
+    # foreach: one call per step over all the parameters, not one per parameter (a head's steps are tiny, so the
+    # per-parameter calls were a quarter of a cached curve's time); the same arithmetic, bit for bit
+    return torch.optim.AdamW([g for g in groups if g["params"]], lr=hp.lr, betas=hp.betas, foreach=True)
 
 
 def slanted_triangular(step: int, total: int, cut_frac: float, ratio: float) -> float:

@@ -1,7 +1,7 @@
 """A command's output paths, checked before any work: a folder that may be (re)written, a file whose folder can be
 made, neither where nothing can be written (read-only, full, no permission), nor what probekit did not write
 (:mod:`probekit.outputs`), nor what the command reads (:mod:`probekit.outputs.overlap`). The command line and the
-library (:mod:`evaluators.shared.api`) check them alike, so a mistake fails before a model loads."""
+library (:func:`evaluators.evaluate`) check them alike, so a mistake fails before a model loads."""
 
 from __future__ import annotations
 

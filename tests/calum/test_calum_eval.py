@@ -36,6 +36,7 @@ def _ref(path) -> ModelRef:
     return ModelRef("tiny", str(path), str(path))
 
 
+@pytest.mark.slow   # a real fine-tuning (13 s)
 def test_a_tiny_bert_beats_the_majority_class_on_its_real_rte_training_slice(tmp_path, calum_data, tiny_bert_no_head):
     cp = CalumEvalParams(**SMOKE | {"split": "train", "lr": 1e-3, "epochs": 30, "patience": 30, "warmup": 0.0})
     m = calum.run(_ref(tiny_bert_no_head), calum_data, "rte", tmp_path / "out", cp, progress=False)

@@ -171,7 +171,9 @@ def test_inside_a_project_only_its_own_code_runs(tmp_path):
     check_project_code(REPO / "docs")
     check_project_code(tmp_path)
     # the command line: refused with exit 2, nothing written
-    done = subprocess.run([shutil.which("probes") or "probes", "code", "--out", "code"], cwd=project,
+    probes = Path(sys.executable).with_name("probes")   # this environment's console script, whatever PATH holds
+    done = subprocess.run([str(probes) if probes.is_file() else shutil.which("probes") or "probes", "code", "--out",
+                           "code"], cwd=project,
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 2 and "is a probekit project" in done.stderr
     assert not (project / "code").exists()

@@ -45,6 +45,7 @@ def test_registered_under_its_name():
     assert loader.params is wnl.WordNetParams and loader.fn is wnl.load
 
 
+@pytest.mark.slow   # the whole WordNet mirror loaded (26 s); the small builders run in the fast lane
 def test_known_lemma_pairs(loaded):
     pairs = loaded.tables["lemma_pairs"]
     hot = rows(pairs, relation="antonym", word1="cold", word2="hot", pos="a")
@@ -59,6 +60,7 @@ def test_known_lemma_pairs(loaded):
     assert not pairs.loc[pairs.relation == "synonym", ["word1", "word2"]].stack().str.contains(" ").any()
 
 
+@pytest.mark.slow   # the whole WordNet mirror loaded (26 s); the small builders run in the fast lane
 def test_known_hypernyms_and_lexnames(loaded):
     hyp = loaded.tables["hypernyms"]
     dog = rows(hyp, concept="dog", concept_synset="dog.n.01")
@@ -77,6 +79,7 @@ def test_known_hypernyms_and_lexnames(loaded):
     assert len(rows(hyp, concept="paris", hypernym="national capital", depth=1)) == 1
 
 
+@pytest.mark.slow   # the whole WordNet mirror loaded (26 s); the small builders run in the fast lane
 def test_schema_sorted_unique(loaded):
     pairs, hyp = loaded.tables["lemma_pairs"], loaded.tables["hypernyms"]
     assert list(pairs.columns) == wnl.LEMMA_PAIR_COLUMNS and list(hyp.columns) == wnl.HYPERNYM_COLUMNS
@@ -97,6 +100,7 @@ def test_schema_sorted_unique(loaded):
     assert hyp.lexname.str.startswith("noun.").all() and hyp.concept_synset.str.contains(r"\.n\.").all()
 
 
+@pytest.mark.slow   # the whole WordNet mirror loaded (26 s); the small builders run in the fast lane
 def test_report_counts(loaded):
     r = loaded.report
     assert r["wordnet_version"] == "3.0" and r["origin"].endswith("wordnet")
@@ -108,6 +112,7 @@ def test_report_counts(loaded):
     assert sum(r["hypernyms"]["by_lexname"].values()) == len(hyp)
 
 
+@pytest.mark.slow   # the whole WordNet mirror loaded (26 s); the small builders run in the fast lane
 def test_parquet_is_byte_deterministic(loaded, tmp_path):
     a = loaders.write_tables(loaded, tmp_path / "a")
     b = loaders.write_tables(loaded, tmp_path / "b")

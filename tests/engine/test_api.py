@@ -1,4 +1,4 @@
-"""The library API (evaluators/shared/api.py): docs/api.md's example runs as written, and what it wrote is what the
+"""The library API (:func:`evaluators.evaluate`): docs/api.md's example runs as written, and what it wrote is what the
 ``probes evaluate zeroshot`` command writes for the same call."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_the_example_of_docs_api_runs_and_writes_what_the_command_writes(tmp_pat
 
 
 def test_an_unknown_protocol_names_the_protocols():
-    from evaluators.shared.api import evaluate
+    from evaluators import evaluate
     from probekit.errors import UsageError
 
     with pytest.raises(UsageError, match="no protocol 'nope'; the protocols are audit, zeroshot, features"):
@@ -45,19 +45,55 @@ def test_an_unknown_protocol_names_the_protocols():
 
 
 def test_one_registry_serves_params_applicability_the_grid_and_probes_run():
-    from evaluators.shared import applies
-    from evaluators.grid import plan
-    from probekit import protocols
+    """Each protocol is declared once, on its run in its paper's ``runs`` module; the grid's protocols are those with
+    a grid report; the sections each reads are those of its params models, each a section probekit.params knows."""
+    import inspect
 
-    assert protocols.PAPERS == ("olmpics", "pararel", "consistency", "calum")
-    assert set(applies.FAMILIES_OF) == set(protocols.REGISTRY)
-    assert tuple(plan.SECTIONS) == protocols.GRID == ("zeroshot", "curve", "mcqa", "pararel", "calum")
-    for record in protocols.REGISTRY.values():
-        for dotted in filter(None, (record.run, record.report)):
-            assert callable(protocols.function(dotted)), dotted
-        for name in record.sections:
-            assert name in protocols.SECTION_MODELS, name
+    from evaluators import protocols
+    from evaluators.grid import plan
+    from evaluators.grid.reports import REPORTS
+    from probekit.papers import PAPERS
+    from probekit.params import SECTIONS
+
+    every = protocols.every()
+    assert PAPERS == ("olmpics", "pararel", "consistency", "calum")
+    assert list(every) == ["audit", "zeroshot", "features", "curve", "mcqa", "pararel", "consistency", "calum"]
+    assert tuple(plan.SECTIONS) == plan.GRID == tuple(REPORTS) == ("zeroshot", "curve", "mcqa", "pararel", "calum")
+    for name, record in every.items():
+        if record.run is not None:   # declared beside its run: the function of that name in a paper's runs module
+            assert record.run.__name__ == name and record.run.__module__.endswith(".runs"), record.run
+            assert list(inspect.signature(record.run).parameters)[:3] == ["model", "data", "out"]
+        for section, model in record.reads.items():
+            assert section in SECTIONS and issubclass(model, __import__("pydantic").BaseModel), section
+    assert plan.SECTIONS["curve"] == ("scoring", "curve", "mlm_baseline")
     assert [p.name for p in protocols.of_report("pararel")] == ["pararel", "consistency"]
+    assert protocols.reported() == ("olmpics", "pararel", "calum")
+
+
+def test_a_protocol_declared_twice_or_for_an_unknown_paper_fails_at_import():
+    from evaluators import protocols
+
+    with pytest.raises(ValueError, match="'curve' is declared twice"):
+        protocols.protocol("curve", title="t", paper="olmpics")(lambda model, data, out: [])
+    with pytest.raises(ValueError, match="paper 'lama' is not one of olmpics, pararel"):
+        protocols.declare("lama", title="t", paper="lama")
+    assert "lama" not in protocols.every()
+
+
+def test_the_call_s_options_are_merged_over_the_params_in_one_function_that_validates_them():
+    from evaluators.shared.calls import over
+    from evaluators.shared.params import CurveParams
+    from probekit.errors import UsageError
+
+    given = CurveParams(sizes=[62, 125])
+    assert over(given, sizes=None, seeds=None) is given   # left out: the params' values
+    assert over(given, seeds=[7]).model_dump() == {**given.model_dump(), "seeds": [7]}
+    with pytest.raises(UsageError, match=r"sizes.0: Input should be greater than 0"):
+        over(given, sizes=[0])
+    with pytest.raises(TypeError, match="CurveParams has no field epochs"):
+        over(given, epochs=3)
+
+
     from evaluators.olmpics import mcqa, runs
 
     assert runs.ESIM == mcqa.ESIM   # the reserved model name, checked before any model module is imported

@@ -20,9 +20,12 @@ from probekit.tokens.refs import ModelRef, resolve_model
 
 def test_the_applicability_table():
     every = ("mlm", "causal", "seq2seq")
-    assert applies.FAMILIES_OF == {"zeroshot": every, "audit": every, "pararel": every, "features": ("mlm",),
-                                 "curve": ("mlm",), "mcqa": ("mlm",), "calum": every, "consistency": ("mlm",)}
-    for protocol in applies.FAMILIES_OF:
+    from evaluators import protocols
+
+    families = {name: p.families for name, p in protocols.every().items()}
+    assert families == {"zeroshot": every, "audit": every, "pararel": every, "features": ("mlm",),
+                        "curve": ("mlm",), "mcqa": ("mlm",), "calum": every, "consistency": ("mlm",)}
+    for protocol in families:
         assert applies.reason(protocol, "mlm", "m") is None
     assert applies.reason("zeroshot", "causal", "m") is None and applies.reason("pararel", "seq2seq", "m") is None
     assert applies.reason("curve", "causal", "gpt2-tiny") == \

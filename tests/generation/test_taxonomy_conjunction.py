@@ -108,6 +108,7 @@ def truth(mirror_tables, mirror_built):
     return Truth(mirror_tables, mirror_built.params.max_depth)
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_every_row_is_a_true_conjunction(mirror_built, truth):
     original = mirror_built.variants["original"]
     assert {s: len(original[s]) for s in SPLITS} == {"train": 5310, "dev": 599}  # the release's sizes
@@ -120,6 +121,7 @@ def test_mirror_every_row_is_a_true_conjunction(mirror_built, truth):
             assert all(len(r["question"]["choices"]) == 3 for r in rows)
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_splits_dev_is_food_and_animal_and_disjoint_from_train(mirror_built, truth):
     original = mirror_built.variants["original"]
     dev_concepts = {r["args"][k] for r in original["dev"] for k in "xy"}
@@ -130,6 +132,7 @@ def test_mirror_splits_dev_is_food_and_animal_and_disjoint_from_train(mirror_bui
     assert not words(original["dev"]) & words(original["train"])  # not even as a choice
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_choices_are_single_frequent_words_and_golds_balanced(mirror_built):
     p = mirror_built.params
     for split in SPLITS:
@@ -149,6 +152,7 @@ def test_mirror_choices_are_single_frequent_words_and_golds_balanced(mirror_buil
         assert sources["wordnet"] and sources["conceptnet"]
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_choices_are_single_tokens_for_the_default_model(mirror_built):
     from transformers import AutoTokenizer
 
@@ -171,6 +175,7 @@ def test_mirror_choices_are_single_tokens_for_the_default_model(mirror_built):
         OneToken(["pkg:no_such_model_package"], "taxonomy_conjunction.single_token")("dog")
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_articles_controls_and_ids(mirror_built):
     variants = mirror_built.variants
     articles = mirror_built.params.articles
@@ -194,6 +199,7 @@ def test_mirror_articles_controls_and_ids(mirror_built):
                 assert c["source_id"] == o["id"] and c["facts"] == o["facts"]
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_build_is_deterministic_and_seeded(mirror_built, mirror_tables):
     again = build(mirror_tables, variants=["original"])
     assert json.dumps(again.variants["original"]) == json.dumps(mirror_built.variants["original"])
@@ -202,12 +208,14 @@ def test_mirror_build_is_deterministic_and_seeded(mirror_built, mirror_tables):
         [r["id"] for r in mirror_built.variants["original"]["dev"][:100]]
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_mirror_counts_are_logged(mirror_tables, caplog):
     with caplog.at_level(logging.INFO, logger="probekit"):
         build(mirror_tables, variants=["original"], size={"train": 10, "dev": 10_000})
     assert "taxonomy_conjunction/dev: " in caplog.text and "fewer than the 10000 asked" in caplog.text
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (23 s)
 def test_rule_catches_broken_rows(mirror_built):
     row = mirror_built.variants["original"]["dev"][0]
     assert tc.rule(row) is None

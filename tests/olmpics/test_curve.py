@@ -284,9 +284,32 @@ def test_the_head_on_features_is_the_checkpoints_own_head_for_every_mlm_family(f
         features = model.base_model(input_ids=ids).last_hidden_state[:, 3]
         head = heads.MaskedLMHead(model, [7, 11, 50])
         torch.testing.assert_close(head(features), full[:, [7, 11, 50]], atol=1e-5, rtol=1e-5)
+        # BERT's and RoBERTa's head module is called directly: what the whole forward gives, bit for bit
+        assert (head._module is not None) >= (family in ("bert", "roberta"))
+        torch.testing.assert_close(head(features), head.head(inputs_embeds=features[:, None]).logits[:, 0],
+                                   atol=0, rtol=0)
     # the copy is the head alone, and training it leaves the model untouched
     assert sum(p.numel() for p in head.parameters()) < sum(p.numel() for p in model.parameters()) / 2
     before = {k: v.clone() for k, v in model.state_dict().items()}
     curve.fit(head, curve.Split(lambda idx: features[idx], torch.tensor([[0, 1]] * 3), torch.tensor([0, 1, 0])),
               np.arange(3), "MLP", FAST, 1)
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_the_heads_optimizer_steps_every_parameter_at_once_with_the_same_arithmetic(monkeypatch):
+    """AdamW runs ``foreach`` (one call per step for all the head's parameters): a curve's numbers are those of the
+    one-parameter-at-a-time loop, bit for bit."""
+    from evaluators.shared import training
+
+    def trained() -> dict:
+        torch.manual_seed(0)
+        head = heads.BaselineHead(16, 5)
+        x, y = torch.randn(64, 16), torch.randint(0, 5, (64,))
+        training.train(head, lambda b: torch.nn.functional.cross_entropy(head(x[b]), y[b]), 64, FAST, 1)
+        return head.state_dict()
+
+    foreach = trained()
+    plain = torch.optim.AdamW
+    monkeypatch.setattr(torch.optim, "AdamW", lambda *a, **k: plain(*a, **{**k, "foreach": False}))
+    single = trained()
+    assert all(torch.equal(foreach[k], single[k]) for k in foreach)

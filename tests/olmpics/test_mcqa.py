@@ -131,6 +131,7 @@ def test_learnable_task_goes_above_chance(tmp_path):
     assert metrics["chance"] < 0.45 and metrics["curve"]["64"]["mean"] >= 0.9
 
 
+@pytest.mark.slow   # two fine-tunings (12 s)
 def test_intermediate_stage_is_carried_into_every_run(tmp_path, monkeypatch):
     """Fine-tuned first on rows whose answer is the word the stem does NOT name, the model gets the questions
     wrong after 4 more examples; without that stage it does not."""

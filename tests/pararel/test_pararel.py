@@ -370,7 +370,7 @@ def test_the_majority_baseline_gives_the_papers_rows_on_the_papers_tuples(source
     import yaml
 
     from evaluators.pararel import metrics as pararel_metrics
-    from evaluators.pararel.consistency_training import ConsistencyParams
+    from evaluators.pararel.params import ConsistencyParams
 
     rows, meta = gen.build(ParamsFile(None, {"pararel": {"tokenizers": []}}), {"pararel": source_tables("pararel")})
     assert len(rows["tuples"]) == 26813

@@ -1,0 +1,80 @@
+"""``consistency``: the params of ParaRel's consistency training (:mod:`evaluators.pararel.consistency_training`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import (BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
+                      model_validator)
+
+from probekit.errors import DataError
+
+if TYPE_CHECKING:
+    from probekit.data.cloze import ClozeSet
+
+
+class ConsistencyParams(BaseModel):
+    """Defaults of the original script (its argument names in comments): its relations, a fixed λ, no
+    validation. ``conf/config.yaml`` sets the paper's §8.2 protocol (its split, λ selected on validation)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    train_relations: list[str] = ["P138", "P37", "P449"]  # the released data's relations (the paper: P364 for P37)
+    validation_relations: list[str] = []  # λ selected by Consistent-Acc on these (§8.2; the original has none)
+    test_relations: list[str] | None = None  # evaluated before and after; None: every other N-1 relation
+    consistency_weight: NonNegativeFloat | list[NonNegativeFloat] = 0.1  # λ (--loss_scaling); a list: selected
+    typed: bool = True                   # Lc over the candidate set (--candidate_set); False: "-typed" ablation
+    lr: PositiveFloat = 6e-5             # AdamW (--learning_rate; eps 1e-8)
+    weight_decay: float = 0.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    warmup_steps: NonNegativeInt = 0     # linear schedule: rounds of warm-up, then linear decay to 0
+    max_grad_norm: PositiveFloat = 1.0
+    epochs: PositiveInt = 3
+    batch_size: PositiveInt = 8          # tuples per consistency batch (each with all its patterns)
+    mlm_probability: float = 0.15
+    mlm_steps: NonNegativeInt = 5        # MLM batches per round (--num_LAMA_steps)
+    mlm_batch_size: PositiveInt = 32     # blocks per MLM batch (--batch_size_mlm)
+    block_size: PositiveInt = 126        # tokens per MLM block, before [CLS]/[SEP]
+    limit: PositiveInt | None = 100      # training tuples per relation, its first ones (--num_tuples)
+    eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
+    seed: int = 42
+
+    @model_validator(mode="after")
+    def _check(self):
+        weights = self.weights()
+        if not weights or len(set(weights)) != len(weights):
+            raise ValueError(f"consistency_weight: a λ or a list of distinct λ values, got {weights}")
+        if len(weights) > 1 and not self.validation_relations:
+            raise ValueError(f"consistency_weight: {len(weights)} values of λ to select among need "
+                             f"validation_relations (the paper's §8.2 selects by Consistent-Acc on them)")
+        named = [*self.train_relations, *self.validation_relations, *(self.test_relations or ())]
+        twice = sorted({r for r in named if named.count(r) > 1})
+        if twice:
+            raise ValueError(f"train_relations, validation_relations and test_relations must not share relations "
+                             f"(or repeat one): {', '.join(twice)}")
+        return self
+
+    def weights(self) -> list[float]:
+        """The λ values trained: one (fixed) or the candidates selected among."""
+        return list(self.consistency_weight) if isinstance(self.consistency_weight, list) \
+            else [self.consistency_weight]
+
+    def split(self, data: ClozeSet, test_relations: list[str] | None = None) -> dict[str, list[str]]:
+        """``{"train", "validation", "test"}`` relations; test: ``test_relations`` (the command's), else the params',
+        else every N-1 relation of ``data`` in neither of the others. An unknown relation is a DataError."""
+        test = test_relations or self.test_relations
+        named = {"train_relations": self.train_relations, "validation_relations": self.validation_relations,
+                 "test_relations": test or ()}
+        for field, rels in named.items():
+            for rel in rels:  # an unknown relation fails before any work
+                try:
+                    data.relation(rel)
+                except DataError as e:
+                    raise DataError(f"consistency.{field}: {e}") from None
+        fitted = set(self.train_relations) | set(self.validation_relations)
+        if test and fitted & set(test):
+            raise DataError(f"consistency: test relation(s) {', '.join(sorted(fitted & set(test)))} are also trained "
+                            f"or validated on")
+        return {"train": list(self.train_relations), "validation": list(self.validation_relations),
+                "test": list(test or [r["relation"] for r in data.relations
+                                      if r["class"] == "N-1" and r["relation"] not in fitted])}
