@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Iterable
 
 from evaluators.grid.plan import Cell, Planned
-from evaluators.grid.store import Command, Failure, one_line, run_cell
+from evaluators.grid.store import Command, Failure, one_line, run_cell, sweep
+
+SETTLE = 10.0
+"""Seconds a run gives the workers killed during it to end, before it removes their temporary folders."""
 
 
 def run_local(plans: list[Planned], store: Path, params: str | None, command: Command | None = None, *,
@@ -17,6 +20,7 @@ def run_local(plans: list[Planned], store: Path, params: str | None, command: Co
     the next; a progress bar counts done / cached / failed."""
     from evaluators.engine.kept_models import keeping
 
+    sweep(store)
     with keeping(1):
         return _tally(plans, (run_cell(p, store, params, command) for p in plans if not p.cached), progress)
 
@@ -58,7 +62,8 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, command: Comm
     """The missing cells as Ray tasks (a GPU each for a cell with ``device: cuda...``, or ``auto`` on a cluster
     with GPUs; a CPU otherwise) on a running cluster (``address``) or a local Ray; a task whose worker dies or
     whose cell crashes is retried ``retries`` times, then reported with its error (a cell the command rejects,
-    e.g. a bad model path, is reported at once), the other cells unaffected. Every node must see the store, and
+    e.g. a bad model path, is reported at once), the other cells unaffected; what killed attempts left on this host
+    is removed at the end. Every node must see the store, and
     the driver's working directory (the spec's relative paths), at the same paths; a ``command`` travels to the
     workers by reference (a module-level function every node can import)."""
     import ray
@@ -87,4 +92,8 @@ def run_ray(plans: list[Planned], store: Path, params: str | None, command: Comm
                 failure = Failure(planned.key, planned.cell, f"{type(cause).__name__}: {one_line(cause)}"[-400:])
             yield failure
 
-    return _tally(plans, outcomes(), progress)
+    sweep(store)
+    failures = _tally(plans, outcomes(), progress)
+    # a worker killed during the run may still be ending when Ray has retried its cell: its temporary folder goes
+    sweep(store, settle=SETTLE)
+    return failures

@@ -165,3 +165,11 @@ def prune(plans: list[Planned], store: Path) -> list[str]:
     stale = sorted(c.name for c in cells.iterdir() if c.name not in keep and not c.name.startswith(".")) \
         if cells.is_dir() else []
     return [key for key in stale if outputs.discard(cells / key)]   # a cell with files of someone else's is kept
+
+
+def sweep(store: Path, *, settle: float = 0.0) -> list[str]:
+    """Remove what killed attempts left in the store's ``cells/`` (their temporary folders, their processes gone:
+    :func:`probekit.outputs.atomic.remove_stale`), whichever cell they were writing; a retry cleans up its own cell's
+    at once, this also takes a cell another attempt has since stored. ``settle``: seconds to give a worker killed
+    just now to end. Returns the names removed."""
+    return atomic.remove_stale(store / "cells", settle=settle)

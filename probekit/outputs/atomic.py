@@ -11,6 +11,7 @@ import re
 import shutil
 import socket
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -78,8 +79,7 @@ def staging(parent: Path, name: str, *, clean: bool = True) -> Iterator[Path]:
     except OSError as exc:
         raise _disk_error(target, exc) from exc
     try:
-        (holder / _NOTE).write_text(json.dumps({"written_by": "probekit", "temporary_of": name, "pid": os.getpid(),
-                                                "host": _HOST}) + "\n", encoding="utf-8")
+        (holder / _NOTE).write_text(_note(name, os.getpid(), _HOST), encoding="utf-8")
         yield holder / name
     except OSError as exc:
         if exc.errno not in _DISK:
@@ -94,6 +94,11 @@ _NOTE = ".probekit-temporary.json"
 are ever removed (a user's ``.draft.md.tmp`` is not)."""
 _OLD = ".old"
 _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _note(name: str, pid: int, host: str) -> str:
+    """The text of the note in a temporary folder of ``name`` made by process ``pid`` of ``host``."""
+    return json.dumps({"written_by": "probekit", "temporary_of": name, "pid": pid, "host": host}) + "\n"
 
 
 def _tag() -> str:
@@ -130,21 +135,73 @@ def disk_reason(exc: OSError) -> str | None:
 
 
 def _remove_stale(parent: Path, name: str) -> None:
-    """Remove the temporary folders an interrupted write of ``parent / name`` left in ``parent``: named as
-    :func:`atomic_path` names them, holding its note for this target, of a process of this host that is gone."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.(?P<pid>\d+)-(?P<host>[0-9a-f]{{8}})\.[\w-]+\.tmp")
-    for entry in parent.glob(f".{glob.escape(name)}.*"):
-        found = pattern.fullmatch(entry.name)
-        if not found or entry.is_symlink() or not entry.is_dir():
-            continue
-        try:
-            note = json.loads((entry / _NOTE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        ours = isinstance(note, dict) and note == {"written_by": "probekit", "temporary_of": name,
-                                                   "pid": int(found["pid"]), "host": found["host"]}
-        if ours and found["host"] == _HOST and not _alive(int(found["pid"])):
+    """Remove the temporary folders an interrupted write of ``parent / name`` left in ``parent``
+    (:func:`remove_stale`'s, for one target)."""
+    for entry, pid in _holders(parent, name):
+        if not _alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def remove_stale(parent: Path, *, settle: float = 0.0) -> list[str]:
+    """Remove every temporary folder an interrupted write left in ``parent``, whatever its target: named as
+    :func:`atomic_path` names them, of a process of this host that is gone, and either holding its note for its
+    target, or holding nothing but the start of that note (the writer was killed between making the folder and
+    finishing its note: the folder holds no byte probekit did not write). ``settle``: seconds to wait for a writer
+    still alive to end (a worker killed just now may still be tearing down after its pool has moved on); one that
+    outlives it is left, a write in progress. Returns the names removed."""
+    holders, removed = _holders(parent), []
+    deadline = time.monotonic() + settle
+    while holders:
+        live = []
+        for entry, pid in holders:
+            if _alive(pid):
+                live.append((entry, pid))
+            else:
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry.name)
+        if not live or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+        holders = live
+    return sorted(removed)
+
+
+def _holders(parent: Path, name: str | None = None) -> list[tuple[Path, int]]:
+    """The temporary folders in ``parent`` (of ``name``, or of any target) proven probekit's and of this host,
+    each with the pid of the process that made it."""
+    target = re.escape(name) if name is not None else r".+"
+    pattern = re.compile(rf"\.(?P<name>{target})\.(?P<pid>\d+)-(?P<host>[0-9a-f]{{8}})\.[\w-]+\.tmp")
+    found = []
+    for entry in parent.glob(f".{glob.escape(name)}.*" if name is not None else ".*.tmp"):
+        match = pattern.fullmatch(entry.name)
+        if not match or match["host"] != _HOST or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid = int(match["pid"])
+        if _proven(entry, _note(match["name"], pid, match["host"])):
+            found.append((entry, pid))
+    return found
+
+
+def _proven(holder: Path, note: str) -> bool:
+    """Whether ``holder`` is probekit's temporary folder whose note is ``note``: it holds that note, or it holds
+    nothing but a start of it (empty, or a note cut short by a kill)."""
+    try:
+        held = (holder / _NOTE).read_bytes()
+    except FileNotFoundError:
+        held = None
+    except OSError:
+        return False
+    if held is not None and held.strip():
+        try:
+            if json.loads(held) == json.loads(note):
+                return True
+        except ValueError:
+            pass
+    try:
+        others = [e for e in os.listdir(holder) if e != _NOTE]
+    except OSError:
+        return False
+    return not others and (held is None or note.encode().startswith(held))
 
 
 def _alive(pid: int) -> bool:
@@ -160,7 +217,9 @@ def _alive(pid: int) -> bool:
         return True
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:   # no /proc (macOS), or the process ended just now: signal 0 reached it, so say alive
+    except FileNotFoundError:   # no /proc (macOS): signal 0 reached it, so say alive; else it ended just now
+        return not Path("/proc/self/stat").exists()
+    except OSError:
         return True
     fields = stat.rpartition(")")[2].split()   # the name in parentheses may hold spaces
     return not fields or fields[0] not in ("Z", "X")

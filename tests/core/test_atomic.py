@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -182,4 +183,78 @@ def test_a_killed_writer_its_parent_has_not_reaped_yet_counts_as_gone(cwd):
         atomic.write_json(out, {"a": 1})
         assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
     finally:
+        proc.wait()
+
+
+NOTELESS = """
+import sys, time
+from probekit.outputs import atomic
+
+def stuck(*args):   # killed between making its temporary folder and writing the note in it
+    print("made", flush=True)
+    time.sleep(60)
+
+atomic.json.dumps = stuck   # the note's text is made with json.dumps
+atomic.write_text(sys.argv[1], "never\\n")
+"""
+
+
+def test_a_writer_killed_before_its_note_leaves_a_folder_the_next_write_removes(cwd):
+    """The window between making the temporary folder and finishing its note: the folder holds nothing, or the start
+    of the note, so no byte of anyone else's; the retry that runs next removes it (a Ray retry left it in the store
+    before: the grid test that kills a worker caught it)."""
+    proc = subprocess.Popen([sys.executable, "-c", NOTELESS, str(cwd / "out")], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "made\n"
+    proc.kill()
+    proc.wait()
+    left = [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+    assert len(left) == 1 and os.listdir(left[0]) == []
+    atomic.write_text(cwd / "out", "next\n")
+    assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+    assert (cwd / "out").read_text() == "next\n"
+
+
+def test_a_note_cut_short_proves_an_otherwise_empty_folder_only(cwd):
+    host, dead, alive = atomic._HOST, _dead_pid(), os.getpid()
+    note = atomic._note("out", dead, host)
+
+    def holder(tag: str, pid: int, files: dict[str, str]) -> Path:
+        path = cwd / f".out.{pid}-{host}.{tag}.tmp"
+        path.mkdir()
+        for name, text in files.items():
+            (path / name).write_text(text)
+        return path
+
+    gone = [holder("empty", dead, {}), holder("cut", dead, {atomic._NOTE: note[:17]})]
+    kept = [holder("live", alive, {}),                                            # a write starting now
+            holder("mine", dead, {atomic._NOTE: note[:17], "draft.md": "mine\n"}),  # a file beside a cut note
+            holder("other", dead, {atomic._NOTE: '{"written_by": "someone"}'}),    # not a start of its note
+            holder("alone", dead, {"draft.md": "mine\n"})]
+    atomic.write_text(cwd / "out", "x\n")
+    assert [p for p in gone if p.exists()] == [] and all(p.exists() for p in kept)
+    assert (kept[1] / "draft.md").read_text() == "mine\n"
+
+
+def test_a_folder_sweep_takes_every_targets_leftovers_and_waits_for_a_dying_writer(cwd):
+    """:func:`atomic.remove_stale` sweeps a folder (a grid's cells, after its run) whatever each leftover's target;
+    ``settle`` gives a writer that is still ending the time to end, and leaves one that outlives it."""
+    host, dead = atomic._HOST, _dead_pid()
+    stale = [_leftover(cwd / f".a.{dead}-{host}.x1.tmp", dead, host, "a"),
+             _leftover(cwd / f".b.c.{dead}-{host}.x2.tmp", dead, host, "b.c")]
+    user = cwd / f".d.{dead}-{host}.x3.tmp"
+    (user / "notes.txt").parent.mkdir()
+    (user / "notes.txt").write_text("mine\n")
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(cwd / "out"), "second\n"], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline() == "writing\n"
+    writing = [p.name for p in cwd.iterdir() if p.name.startswith(f".out.{proc.pid}-")]
+    try:
+        assert atomic.remove_stale(cwd) == sorted(p.name for p in stale)
+        assert [p.name for p in cwd.iterdir() if p.name.startswith(".out.")] == writing   # alive: kept
+        timer = threading.Timer(0.5, proc.kill)
+        timer.start()
+        assert atomic.remove_stale(cwd, settle=30) == writing   # it ended within the settle time
+        assert (user / "notes.txt").read_text() == "mine\n"
+    finally:
+        proc.kill()
         proc.wait()

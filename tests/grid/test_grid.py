@@ -269,3 +269,25 @@ def test_a_crash_is_raised_for_a_retry_and_an_input_error_is_not(tmp_path):
     failure = grid_store.run_cell(planned, tmp_path, None, input_error, raise_crash=True)   # same every attempt: reported
     assert failure.error == "probes evaluate zeroshot: error: d: no such probe"
     assert list((tmp_path / "cells").iterdir()) == []
+
+
+def test_what_a_killed_attempt_left_goes_even_when_its_cell_was_stored_by_another(tmp_path):
+    """A killed worker's temporary folder whose cell another attempt has since stored: no later run writes that
+    cell again, so the run's sweep of the store removes it; a user's hidden folder in cells/ stays."""
+    import subprocess
+    import sys
+
+    from probekit.outputs import atomic
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    cells = tmp_path / "store" / "cells"
+    planned = grid.Planned("k1", grid.Cell("zeroshot", "m", "d", ()), True)   # stored: nothing to run
+    left = cells / f".k1.{proc.pid}-{atomic._HOST}.abc.tmp"
+    (left / "k1").mkdir(parents=True)
+    (left / atomic._NOTE).write_text(json.dumps({"written_by": "probekit", "temporary_of": "k1", "pid": proc.pid,
+                                                 "host": atomic._HOST}) + "\n")
+    (cells / ".mine" / "notes.txt").parent.mkdir()
+    (cells / ".mine" / "notes.txt").write_text("mine\n")
+    assert executors.run_local([planned], tmp_path / "store", None, progress=False) == []
+    assert sorted(p.name for p in cells.iterdir()) == [".mine"]
