@@ -5,19 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probekit.errors import shown
-from probekit.scoring import DTYPES
 from probes.calls import call
-from probes.options import MODEL_HELP, Read, Written, add_force, device, out_file, report_out
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,2,3, got {shown(text)}") from None
+from probes.options import MODEL_HELP, Read, Written, add_force, device, out_file, protocol_options, report_out
 
 
 def _evaluate(args) -> int:
@@ -61,16 +50,10 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                     type=Written)
     ev.add_argument("--multitask", metavar="GROUP", help="train MT-DNN-style on the main task and the tasks of "
                                                          "this calum_eval.multitask group (e.g. Para, All)")
-    ev.add_argument("--seeds", type=_seeds, help="comma-separated seeds (default: the params' calum_eval.seeds)")
-    ev.add_argument("--limit", type=int, help="only the first N training examples of each task (smoke runs)")
-    ev.add_argument("--eval-limit", type=int, help="only the first N validation examples of each variant")
-    ev.add_argument("--max-steps", type=int, help="stop after N updates (smoke runs)")
-    ev.add_argument("--split", help="the validation split (default: the params' calum_eval.split, dev)")
     ev.add_argument("--device", default="auto", type=device,
                     help="cpu, cuda (every visible GPU), cuda:1, ..., or auto (cuda when torch sees a GPU, else cpu)")
-    ev.add_argument("--dtype", choices=DTYPES,
-                    help="training precision: bfloat16/float16 run mixed precision (default: calum_eval.dtype)")
     ev.add_argument("--params", type=Read, help=params_help + "; section calum_eval (the paper's settings by default)")
+    protocol_options(ev, "calum", "calum")
     add_force(ev)
     ev.set_defaults(func=_evaluate)
 

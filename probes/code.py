@@ -18,10 +18,10 @@ from pathlib import Path
 from probes.options import Written, add_force, out_folder
 from probes.project import project_code
 
-EVERY_PROTOCOL = (("grid",), ("run",))
+EVERY_PROTOCOL = (("grid",), ("run",), ("code",))
 """The commands that list every protocol (:func:`evaluators.protocols.every`, which imports each paper's ``runs``
-module by name); an evaluate command's handler imports its protocol's ``runs`` module itself."""
-RUNS = "runs"   # evaluators.protocols.RUNS (not imported: this module's import closure stays the CLI's)
+module by name) or build every protocol's options (``probes code`` builds the whole parser); an evaluate command's
+handler imports its protocol's ``runs`` module itself, and builds its own options only."""
 
 HEADER = "# {command}: the files it runs and reads beside its code (written by `probes code`; a stage that runs it " \
          "depends on this file: an edit to one of them re-runs the stage)\n"
@@ -68,6 +68,8 @@ def entries(words: tuple[str, ...], handler, graph) -> dict[str, list[str]]:
     base.append(f"{handler.__module__}:{handler.__name__}")
     name = "-".join(words)
     if words in EVERY_PROTOCOL:   # evaluators.protocols.every(): each paper's runs module, imported by name
+        from evaluators.protocols import RUNS
+
         base += [m for m in graph.modules if m.startswith("evaluators.") and m.endswith(f".{RUNS}")
                  and m.count(".") == 2]
     if words == ("generate",):

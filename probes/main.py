@@ -17,7 +17,7 @@ from probekit import __version__, outputs
 from probekit.outputs import overlap
 from probekit.errors import ProbekitError, UsageError, clipped
 from probes.project import check_project_code
-from probes.options import PARAMS_HELP, check_device, io_paths
+from probes.options import PARAMS_HELP, building, check_device, io_paths
 
 MESSAGE = 2000
 """The most characters of an error the command prints (its line; values in it are already cut short: `shown`)."""
@@ -43,6 +43,11 @@ COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity
 EVALUATE_MODULES = ("zeroshot", "olmpics", "pararel", "calum", "grid", "publish")
 """The modules that add :data:`EVALUATE`'s commands, in the order :func:`parser` adds them."""
 
+SETUPS = ("evaluate", "train")
+"""The commands whose subcommand is a protocol (``probes evaluate curve``, ``probes train consistency``)."""
+EVERY_SETUP = ("grid",)
+"""The commands that read every protocol's parser (a grid spec's options are checked by its protocol's)."""
+
 
 def modules_of(command: str) -> list[str]:
     """The ``probes.<module>`` names :func:`parser` imports for top-level ``command`` (their top level and the
@@ -55,18 +60,24 @@ def _cli(name: str):
     return importlib.import_module(f"probes.{name}")
 
 
-def parser(command: str | None = None) -> argparse.ArgumentParser:
+def parser(command: str | None = None, setup: str | None = None) -> argparse.ArgumentParser:
     """The ``probes`` parser; ``command``: build only what that top-level command needs (its modules imported, no
-    other), as :func:`main` does, so ``probes evaluate zeroshot`` imports nothing of generators/ or the sources.
-    A probe or table-set name is checked when its command runs (:class:`probes.options.OneOf`)."""
+    other), as :func:`main` does, so ``probes evaluate zeroshot`` imports nothing of generators/ or the sources;
+    ``setup``: of ``evaluate`` and ``train``, only that subcommand's protocol options are built (its protocol's
+    ``runs`` module imported, no other's: :func:`probes.options.protocol_options`); every one's for the whole
+    parser, ``probes grid`` (which checks a spec with them) and ``probes evaluate --help``; none for a command that
+    runs no protocol (``probes olmpics-report``). A probe or table-set name is checked when its command runs
+    (:class:`probes.options.OneOf`)."""
     wants = (lambda *names: True) if command is None else (lambda *names: command in names)
+    every = command is None or command in EVERY_SETUP or (command in SETUPS and setup is None)
     p = argparse.ArgumentParser(prog="probes", description=__doc__, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"probes (probekit) {__version__}")
     p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command_(parent, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
-        return parent.add_parser(name, help=help, description=description or help, formatter_class=_Formatter)
+        return building(parent.add_parser(name, help=help, description=description or help, formatter_class=_Formatter),
+                        every or (command in SETUPS and name == setup))
 
     if wants(*COMMANDS["sources"]):
         _cli("sources").add_commands(sub, command_)
@@ -95,6 +106,15 @@ def _command_of(argv: list[str]) -> str | None:
     word = next((a for a in argv if not a.startswith("-")), None)
     known = {*EVALUATE, *(n for names in COMMANDS.values() for n in names)}
     return word if word in known else None
+
+
+def _setup_of(argv: list[str], command: str | None) -> str | None:
+    """``argv``'s protocol subcommand (the word after ``evaluate`` or ``train``), or None (every subcommand's
+    options built: ``probes evaluate --help``, or a command that reads every protocol's parser, ``probes grid``)."""
+    if command not in SETUPS:
+        return None
+    words = [a for a in argv if not a.startswith("-")]
+    return words[1] if len(words) > 1 else None
 
 
 def resolve_device(device: str) -> str:
@@ -152,7 +172,8 @@ def _main(argv: list[str]) -> int:
             args = parser("lm-eval").parse_args(["lm-eval"], namespace=_Args())
             args.harness_args = argv[1:]
         else:
-            args = parser(_command_of(argv)).parse_args(argv, namespace=_Args())
+            command = _command_of(argv)
+            args = parser(command, _setup_of(argv, command)).parse_args(argv, namespace=_Args())
     except KeyboardInterrupt as exc:
         return _interrupted("probes", exc)
     handler = logging.StreamHandler()

@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from probekit.errors import UsageError, shown
-from probekit.scoring import DTYPES
+from probekit.errors import UsageError
 from probes.calls import call
 from probes.options import (
     DEVICE_HELP,
@@ -19,27 +16,9 @@ from probes.options import (
     device,
     out_file,
     out_folder,
+    protocol_options,
 )
 
-
-def _sizes(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {shown(text)}") from None
-    if not values or min(values) < 1 or values != sorted(set(values)):
-        raise argparse.ArgumentTypeError(f"expected increasing positive integers, got {shown(text)}")
-    return values
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {shown(text)}") from None
-    if not values or len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"expected distinct integers, got {shown(text)}")
-    return values
 
 
 def _features(args) -> int:
@@ -122,25 +101,12 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                          "the params' mcqa.intermediate_splits) (default: the params' mcqa.intermediate for the "
                          "probe; '' for none)")
 
-    for c in (fe, cu, qa):
-        c.add_argument("--split", help="the evaluation split (default: the params' section's split, else dev)")
+    for c, name in ((fe, "features"), (cu, "curve"), (qa, "mcqa")):
         c.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-        c.add_argument("--glove", type=Read, help="GloVe vectors of the baselines: pkg:<package> or a GloVe text file "
-                                       "(default: the params' section's glove)")
         c.add_argument("--params", type=Read, help=params_help)
-    for c in (fe, cu, qa):
-        c.add_argument("--sizes", type=_sizes, help="training sizes N, e.g. 62,125,250,500,1000,2000,4000 "
-                                                    "(default: the params' section's sizes)" +
-                       ("; a masked LM's training features are cached for the rows these curves use" if c is fe
-                        else ""))
-        c.add_argument("--seeds", type=_seeds, help="seeds, e.g. 1,2,3 (default: the params' section's seeds)")
-    for c in (fe, cu):
-        c.add_argument("--dtype", choices=DTYPES,
-                       help="the encoder's dtype (default: the params' scoring.dtype); features are stored "
-                            "as float32")
-        c.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
-                       help="rows per encoder pass (default: the params' scoring.batch_size)")
-    for c in (fe, cu, qa):
+        protocol_options(c, name, "olmpics", extra={
+            "sizes": "; a masked LM's training features are cached for the rows these curves use" if c is fe else "",
+            "dtype": "; features are stored as float32"})
         add_force(c)
     fe.set_defaults(func=_features)
     cu.set_defaults(func=_curve)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import types
+import typing
 from pathlib import Path
 from typing import Iterator
 
@@ -130,3 +132,102 @@ def io_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 def report_out(out: str, force: bool = False) -> Path:
     """A report command's ``--out`` (``pararel-report``, ``calum-report``): the markdown file, its JSON beside it."""
     return out_file(out, "the markdown report", suffix=".md", beside=".json", force=force)
+
+
+def protocol_options(parser: argparse.ArgumentParser, name: str, folder: str, *,
+                     extra: dict[str, str] | None = None) -> None:
+    """Add the options of protocol ``name`` (its record's :attr:`~evaluators.protocols.Protocol.options`) to
+    ``parser``, each built from the params field it sets: ``batch_size`` as ``--batch-size``, its value parsed and
+    validated as that field (a list comma-separated, a bool as ``--x`` / ``--no-x``, a path the run reads typed
+    :class:`Read`), its help the field's description and where the value comes from when the option is left out
+    (``extra``: words added to an option's help). ``folder``: the ``evaluators/`` folder whose ``runs`` module
+    declares it, imported (no other). Only the command being run builds its options (:func:`building`): its handler
+    imports the same module, so its code key lists it (``probes code``); a command that runs no protocol builds
+    none."""
+    if not getattr(parser, BUILD, True):
+        return
+    from evaluators import protocols
+
+    importlib.import_module(".".join(("evaluators", folder, protocols.RUNS)))
+    record = protocols.get(name)
+    for option, (section, field_name) in record.options.items():
+        info = record.field_of(option)
+        flag = "--" + option.replace("_", "-")
+        help_ = (f"{(info.description or field_name).replace('%', '%%')}{(extra or {}).get(option, '')} (default: "
+                 f"the params' {section}.{field_name}; built in: {_shown_default(info.default)})")
+        if info.annotation is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_)
+            continue
+        choices = _literal(info.annotation) if typing.get_origin(info.annotation) is typing.Literal else ()
+        parser.add_argument(flag, type=FieldValue(info, flag), help=help_,
+                            metavar="{" + ",".join(map(str, choices)) + "}" if choices else None)
+
+
+BUILD = "_probes_build"
+"""The attribute :func:`building` sets on a command's parser: whether its protocol's options are built."""
+
+
+def building(parser: argparse.ArgumentParser, wanted: bool) -> argparse.ArgumentParser:
+    """Mark ``parser`` as the command being run (``wanted``), or one that only lists its name: only the first builds
+    its protocol's options (:func:`protocol_options`)."""
+    setattr(parser, BUILD, wanted)
+    return parser
+
+
+class FieldValue:
+    """An option's ``type``: its text parsed as a params field (pydantic's ``FieldInfo``): a list field's items
+    comma-separated, each value validated as the field validates it in ``params.yaml`` (its constraints and
+    validators), an error an argparse one that says what was expected."""
+
+    def __init__(self, info, flag: str):
+        self.info, self.flag = info, flag
+        self.__name__ = flag   # argparse names a type in its errors
+
+    def __call__(self, text: str):
+        from pydantic import TypeAdapter, ValidationError
+
+        info = self.info
+        kind = typing.Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        value = [v.strip() for v in text.split(",") if v.strip()] if _listed(info.annotation) else text
+        try:
+            parsed = TypeAdapter(kind).validate_python(value)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            if err["type"] == "value_error":   # the field's own check, which says what it got
+                raise argparse.ArgumentTypeError(err["msg"].removeprefix("Value error, ")) from None
+            item = next((p for p in err["loc"] if isinstance(p, int)), None)
+            words = _literal(info.annotation)
+            raise argparse.ArgumentTypeError(
+                (f"item {item + 1} ({shown(value[item])}): " if item is not None and isinstance(value, list) else "")
+                + err["msg"] + (f" (or one of: {', '.join(map(str, words))})" if words and
+                                typing.get_origin(info.annotation) is not typing.Literal else "")
+                + f"; got {shown(text)}") from None
+        role = (info.json_schema_extra or {}).get("role") if isinstance(info.json_schema_extra, dict) else None
+        return Read(parsed) if role == "read" and isinstance(parsed, str) else parsed
+
+
+def _listed(annotation) -> bool:
+    """Whether a field of ``annotation`` holds a list (``list[int]``, ``list[str] | None``)."""
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        return True
+    return origin in (typing.Union, types.UnionType) and any(_listed(a) for a in typing.get_args(annotation))
+
+
+def _literal(annotation) -> tuple:
+    """The values of a ``Literal[...]`` annotation, or of the ``Literal`` in a union (``PositiveInt |
+    Literal["auto"]``); empty for any other."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return tuple(v for a in typing.get_args(annotation) for v in _literal(a))
+    return ()
+
+
+def _shown_default(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)

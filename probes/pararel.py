@@ -3,21 +3,13 @@
 
 from __future__ import annotations
 
-import argparse
-import re
 from pathlib import Path
 
-from probekit.errors import shown
-from probekit.scoring import ALL_RULES, DTYPES, SCORINGS
+from probekit.scoring import ALL_RULES
 from probes.calls import call
-from probes.options import DEVICE_HELP, MODEL_HELP, Read, Written, add_force, device, out_file, report_out
+from probes.options import (DEVICE_HELP, MODEL_HELP, Read, Written, add_force, device, out_file, protocol_options,
+                            report_out)
 
-
-def _relations(text: str) -> list[str]:
-    values = [v.strip() for v in text.split(",") if v.strip()]
-    if not values or any(not re.fullmatch(r"P\d+", v) for v in values):
-        raise argparse.ArgumentTypeError(f"expected comma-separated relation ids like P19,P36, got {shown(text)}")
-    return values
 
 
 def _evaluate(args) -> int:
@@ -67,23 +59,11 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     ev.add_argument("--model", required=True, type=Read, help=MODEL_HELP)
     ev.add_argument("--data", required=True, type=Read, help="a cloze-set folder (probes generate pararel)")
     ev.add_argument("--out", required=True, type=Written, help="folder for predictions.jsonl and metrics.json")
-    ev.add_argument("--relations", type=_relations, help="only these relations, e.g. P19,P36 (default: the params' pararel_eval.relations, else all)")
-    ev.add_argument("--limit", type=int, help="only the first N tuples of each relation (default: the params' pararel_eval.limit, else all)")
-    ev.add_argument("--top-k", type=int, help="candidates kept per prediction (default: the params' "
-                                              "pararel_eval.top_k)")
-    ev.add_argument("--a-an-filter", action=argparse.BooleanOptionalAction, default=None,
-                    help="skip cells whose a/an before [Y] does not fit the gold object, as the original does "
-                         "(default: the params' pararel_eval.a_an_filter, true)")
-    ev.add_argument("--scoring", choices=SCORINGS,
-                    help="the model's family (default: the params' scoring.family, else auto)")
     ev.add_argument("--rule", choices=ALL_RULES,
                     help="the scoring rule (default: the params' scoring.rules for the family)")
-    ev.add_argument("--batch-size", type=lambda t: t if t == "auto" else int(t),
-                    help="rows per forward pass (default: the params' scoring.batch_size); scores do not depend on it")
     ev.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-    ev.add_argument("--dtype", choices=DTYPES,
-                    help="weights' dtype (default: the params' scoring.dtype)")
     ev.add_argument("--params", type=Read, help=params_help)
+    protocol_options(ev, "pararel", "pararel")
     add_force(ev)
     ev.set_defaults(func=_evaluate)
 
@@ -109,11 +89,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     co.add_argument("--data", required=True, type=Read, help="a cloze-set folder (probes generate pararel)")
     co.add_argument("--out", required=True, help="folder for metrics.json, history.jsonl and the trained model/",
                     type=Written)
-    co.add_argument("--eval-relations", type=_relations,
-                    help="the test relations (default: the params' consistency.test_relations, else every N-1 "
-                         "relation neither trained nor validated on)")
     co.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
     co.add_argument("--params", help=params_help + "; section consistency (λ, lr, epochs, relations, limits)",
                     type=Read)
+    protocol_options(co, "consistency", "pararel")
     add_force(co)
     co.set_defaults(func=_train)

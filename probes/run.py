@@ -49,13 +49,13 @@ def add_commands(sub, command) -> None:
 def _protocols(text: str) -> tuple[str, ...]:
     import argparse
 
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    names, known = [n.strip() for n in text.split(",") if n.strip()], reported()
     if names == ["all"]:
-        return reported()
-    unknown = [n for n in names if n not in reported()]
+        return known
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(reported())}, got {shown(text)}")
-    return tuple(p for p in reported() if p in names)
+        raise argparse.ArgumentTypeError(f"expected all or some of {', '.join(known)}, got {shown(text)}")
+    return tuple(p for p in known if p in names)
 
 
 def model_name(model: str, name: str | None, models: dict) -> str:

@@ -5,7 +5,7 @@ checks only; the work is in :mod:`evaluators`."""
 from __future__ import annotations
 
 from probekit.errors import UsageError
-from probekit.scoring import ALL_RULES, DTYPES, MULTI_TOKEN_RULES, SCORINGS
+from probekit.scoring import ALL_RULES
 from probes.calls import call
 from probes.options import (
     DEVICE_HELP,
@@ -17,11 +17,10 @@ from probes.options import (
     Written,
     WrittenPath,
     add_force,
-    batch_size,
     device,
     out_file,
     out_folder,
-    positive,
+    protocol_options,
 )
 
 
@@ -127,31 +126,18 @@ def add_evaluate(ev_sub, command) -> None:
                     help="evaluate the original release file of PROBE (source olmpics) fetched under raw/; once or "
                          "more. With several --data / --release-of, the model is loaded once and each is written "
                          "to --out with {probe} replaced by the folder's name or the probe")
-    zs.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
     zs.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json (per variant); "
                                                   "{probe} in it stands for each --data folder's name or --release-of "
                                                   "probe (required with several)", type=Written)
-    zs.add_argument("--scoring", choices=SCORINGS,
-                    help="the model's family, which picks the scoring rules (default: the params' scoring.family, "
-                         "else auto: from the model's config)")
     zs.add_argument("--rule", choices=ALL_RULES,
                     help="mlm: mask-logit (MC-MLM, default), pll (the choice's tokens) or pll-statement (the "
                          "whole statement); causal: statement (default), choice or harness (lm-evaluation-harness's "
                          "context + choice); seq2seq: sentinel (T5, default) or statement (BART, default); defaults "
                          "come from the params' scoring.rules")
-    zs.add_argument("--batch-size", type=batch_size,
-                    help="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU (default: the "
-                         "params' scoring.batch_size, else auto); scores do not depend on it")
     zs.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
-    zs.add_argument("--dtype", choices=DTYPES,
-                    help="weights' dtype; auto: bfloat16 on a GPU or CPU with native bf16, else float32 (default: "
-                         "the params' scoring.dtype, else float32)")
-    zs.add_argument("--limit", type=positive, help="only the first N examples of each file (smoke tests)")
-    zs.add_argument("--multi-token", choices=MULTI_TOKEN_RULES,
-                    help="mask-logit: a choice that is not one token is refused, or scored by its first token")
-    zs.add_argument("--seed", type=int, help="seeds a newly initialised LM head (default: the params' scoring.seed)")
     zs.add_argument("--params", type=Read, help=PARAMS_HELP)
     zs.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
+    protocol_options(zs, "zeroshot", "olmpics")
     add_force(zs)
     zs.set_defaults(func=_evaluate)
 

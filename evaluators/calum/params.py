@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from probekit.scoring import DTYPES
 
@@ -37,13 +37,15 @@ class CalumEvalParams(BaseModel):
     # The validation split: early stopping picks the checkpoint on it, and Acc_val, C_R and C_S are measured on
     # it. The paper reports "Acc_{val} ... an accuracy on the validation dataset" (Table 2) but does not say which
     # split C_R and C_S are measured on: measuring them on the checkpoint-picking split is our reading.
-    split: str = "dev"
+    split: str = Field("dev", description="the validation split: early stopping picks the checkpoint on it; "
+                                          "accuracy, C_R and C_S are measured on it")
     # The dataset's test split, also predicted by the chosen checkpoint and reported beside the validation split
     # (metrics.json `test`, its own report rows): `drawn` where the generator drew it (KLUE, KorNLI: labelled, the
     # paper's §4.1 test sets), `always` also GLUE's unlabelled test (C_R and C_S need no labels), `never`.
     evaluate_test: Literal["drawn", "always", "never"] = "drawn"
     train_split: str = "train"
-    seeds: list[int] = [1, 2, 3, 4, 5]     # the paper trains each model five times
+    seeds: list[int] = Field([1, 2, 3, 4, 5], description="seeds, comma-separated (the paper trains each model "
+                                                          "five times)")
     lr: PositiveFloat = 1e-5
     weight_decay: float = 1e-3
     batch_size: PositiveInt = 64           # examples per update
@@ -53,12 +55,16 @@ class CalumEvalParams(BaseModel):
     patience: PositiveInt = 3              # epochs without a better validation accuracy before stopping
     max_length: PositiveInt = 128          # tokens per pair (longest-first truncation, counted in metrics): the
                                            # original code's (DSincerity/CALM's dataset configs, max_length: 128)
-    limit: PositiveInt | None = None       # the first N training examples (per task in multitask)
-    eval_limit: PositiveInt | None = None  # the first N validation examples (each variant)
-    max_steps: PositiveInt | None = None   # stop after N updates (smoke runs): evaluated once, at the end
+    limit: PositiveInt | None = Field(None, description="only the first N training examples of each task (smoke "
+                                                        "runs; none: all)")
+    eval_limit: PositiveInt | None = Field(None, description="only the first N validation examples of each variant "
+                                                             "(none: all)")
+    max_steps: PositiveInt | None = Field(None, description="stop after N updates, evaluated once at the end (smoke "
+                                                            "runs; none: early stopping)")
     # as the original code trains (DSincerity/CALM: Lightning precision 32); bf16/fp16 (auto: bf16 on a GPU): mixed
     # precision, faster, not the paper's
-    dtype: Literal[DTYPES] = "float32"
+    dtype: Literal[DTYPES] = Field("float32", description="training precision: float32 as the original code; "
+                                                          "bfloat16/float16 (auto: bf16 on a GPU) run mixed precision")
     save_models: Literal["all", "first", "none"] = "first"  # the best checkpoint of every seed, the first, none
     multitask: dict[str, list[str]] = {"Para": ["qqp", "mrpc"], "All": ["mnli", "qnli", "rte", "qqp", "mrpc"]}
     # group -> tasks trained beside the main task (MT-DNN: shared encoder, one head per task)

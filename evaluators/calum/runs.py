@@ -7,32 +7,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluators.calum.params import CalumEvalParams
+from evaluators import protocols
 from evaluators.protocols import protocol
-from evaluators.shared.calls import Run, over, params_file
+from evaluators.shared.calls import Run, params_file
 from probekit.device import resolve_device
 from probekit.errors import UsageError
 from probekit.outputs.paths import out_folder
-from probekit.params import section
-
-OVERRIDES = ("seeds", "limit", "eval_limit", "max_steps", "dtype", "split")
-"""The ``calum_eval`` settings a call may override."""
-
 
 @protocol("calum", title="CALUM (a fine-tuned classifier)", paper="calum", reads={"calum_eval": CalumEvalParams},
+          options={o: f"calum_eval.{o}" for o in ("seeds", "limit", "eval_limit", "max_steps", "split", "dtype")},
           profiled=True, stages=("calum_report",), limits=("calum_eval.limit", "calum_eval.eval_limit"),
           results=("results/calum",))
 def calum(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, task: str,
-          multitask: str | None = None, **overrides) -> list[Run]:
+          multitask: str | None = None, **options) -> list[Run]:
     """CALUM on ``task`` (rte, mrpc, ...; ``data``: its dataset, or a folder of ``<task>/`` ones); ``multitask``: a
-    ``calum_eval.multitask`` group trained with it; ``overrides``: any of :data:`OVERRIDES` (None: the params')."""
+    ``calum_eval.multitask`` group trained with it; ``options``: the record's, each a ``calum_eval`` setting (None:
+    the params')."""
     out_folder(out, "predictions.jsonl, metrics.json and the model are written inside it", kind="results",
                force=force)
-    unknown = sorted(set(overrides) - set(OVERRIDES))
-    if unknown:
-        raise TypeError(f"calum() got unexpected options {', '.join(unknown)} (it takes {', '.join(OVERRIDES)})")
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    cp = over(section(params, "calum_eval", CalumEvalParams), **overrides)
+    cp = protocols.get("calum").settings(params, **options)["calum_eval"]
     if multitask and multitask not in cp.multitask:
         raise UsageError(f"--multitask {multitask}: the groups in {params.label} calum_eval.multitask are "
                          f"{', '.join(cp.multitask) or 'none'}")

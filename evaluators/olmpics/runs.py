@@ -1,8 +1,9 @@
-"""The oLMpics protocols, each declared on its run (:mod:`evaluators.protocols`), as :func:`evaluators.evaluate`
-runs them: zero-shot MC, the MC-MLM features and learning curves, MC-QA (and the tokenization audit, a command of its
-own). Each reads its params sections, its call's options over them (:func:`evaluators.shared.calls.over`), checks
-its inputs and output folders before any work, writes the skipped ``metrics.json`` for a model it does not apply to,
-loads the model once for every dataset and returns a :class:`evaluators.shared.calls.Run` per output folder."""
+"""The oLMpics protocols, each declared on its run (:mod:`evaluators.protocols`), as :func:`evaluators.evaluate` runs
+them: zero-shot MC, the MC-MLM features and learning curves, MC-QA (and the tokenization audit, a command of its
+own). Each reads its params sections, its call's options over them (:meth:`evaluators.protocols.Protocol.settings`),
+checks its inputs and output folders before any work, writes the skipped ``metrics.json`` for a model it does not
+apply to, loads the model once for every dataset and returns a :class:`evaluators.shared.calls.Run` per output
+folder."""
 
 from __future__ import annotations
 
@@ -11,15 +12,16 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
+from evaluators import protocols
 from evaluators.protocols import declare, protocol
-from evaluators.shared.calls import Run, each_probe, listed, over, params_file
+from evaluators.shared.calls import Run, each_probe, listed, params_file
 from evaluators.shared.params import (CurveParams, McqaParams, MlmBaselineParams, ScoringParams,
                                       ZeroshotParams)
 from probekit import outputs
 from probekit.device import resolve_device
 from probekit.errors import UsageError, shown
 from probekit.outputs.paths import out_folder
-from probekit.params import ParamsFile, section
+from probekit.params import ParamsFile
 
 log = logging.getLogger("probekit")
 ESIM = "esim"   # evaluators.olmpics.mcqa.ESIM, named here so that checking a call's inputs imports no model module
@@ -99,20 +101,20 @@ declare("audit", title="the tokenization audit", paper="olmpics", stages=("audit
 
 @protocol("zeroshot", title="zero-shot MC", paper="olmpics",
           reads={"scoring": ScoringParams, "zeroshot": ZeroshotParams}, stages=("report", "heatmaps"),
+          options={"split": "zeroshot.split", "limit": "zeroshot.limit", "scoring": "scoring.family",
+                   "batch_size": "scoring.batch_size", "dtype": "scoring.dtype", "multi_token": "scoring.multi_token",
+                   "seed": "scoring.seed"},
           limits=("zeroshot.limit",), results=("results/zeroshot", "results/release", "results/zeroshot_grid"))
 def zeroshot(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, release_of=None,
-             split: str | None = None, limit: int | None = None, scoring: str | None = None, rule: str | None = None,
-             batch_size=None, dtype: str | None = None, multi_token: str | None = None, seed: int | None = None,
-             manifest=None) -> list[Run]:
+             rule: str | None = None, manifest=None, **options) -> list[Run]:
     """Zero-shot MC (MC-MLM for masked LMs, the log-likelihood rules for causal and seq2seq LMs) of each of
-    ``data`` (probe, variant folders or jsonl files) and ``release_of`` (release files' probes)."""
+    ``data`` (probe, variant folders or jsonl files) and ``release_of`` (release files' probes); ``options``: the
+    protocol's (its record's, each a params field: ``split``, ``limit``, ``scoring``, ``batch_size``...)."""
     from probekit.probes.dataset import read_split
 
     params = params_file(params)
-    # the call's options over the params'
-    zs = over(section(params, "zeroshot", ZeroshotParams), split=split, limit=limit)
-    sp = over(section(params, "scoring", ScoringParams), family=scoring, seed=seed, dtype=dtype,
-              multi_token=multi_token, batch_size=batch_size)
+    sections = protocols.get("zeroshot").settings(params, **options)   # the call's options over the params'
+    zs, sp = sections["zeroshot"], sections["scoring"]
     split, limit = zs.split, zs.limit
     releases = released(each_probe(release_of, params, "mc_mlm", "--release-of"), split, manifest,
                         listed(release_of))
@@ -136,7 +138,7 @@ def zeroshot(model: str, data, out, *, params=None, device: str = "auto", force:
     from evaluators.olmpics import zeroshot as run_zeroshot
 
     loaded = scoring_lm(ref, scoring=sp.family, device=device, seed=sp.seed, dtype=sp.dtype)
-    if multi_token and loaded.family != "mlm":
+    if options.get("multi_token") and loaded.family != "mlm":
         raise UsageError("--multi-token applies to the mask-logit rule of masked LMs only")
     rule = rule or getattr(sp.rules, loaded.family)
     return [Run(target, path, run_zeroshot.run(loaded, datasets, target, split=split, rule=rule,
@@ -163,19 +165,24 @@ def _loader(model: str, params: ParamsFile, sp, protocol: str, outs, device: str
     return load
 
 
+CURVE_OPTIONS = {"split": "curve.split", "glove": "curve.glove", "sizes": "curve.sizes", "seeds": "curve.seeds",
+                 "dtype": "scoring.dtype", "batch_size": "scoring.batch_size"}
+"""The options of the learning curves and their features: the params' ``curve`` and the encoder's ``scoring``."""
+
+
 @protocol("features", title="MC-MLM mask features", families=("mlm",), paper="olmpics",
-          reads={"scoring": ScoringParams, "curve": CurveParams}, results=("data/features",))
+          reads={"scoring": ScoringParams, "curve": CurveParams}, options=CURVE_OPTIONS, results=("data/features",))
 def features(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
-             split: str | None = None, glove: str | None = None, sizes=None, seeds=None, dtype: str | None = None,
-             batch_size=None) -> list[Run]:
+             **options) -> list[Run]:
     """A masked LM's hidden states at the masks (or the MLM-BASELINE's GloVe features) of a probe's train and dev
-    splits, cached in ``out`` for its learning curves; the run's metrics: ``{"shape": ...}``."""
+    splits, cached in ``out`` for its learning curves; the run's metrics: ``{"shape": ...}``. ``options``: the
+    curves' (:data:`CURVE_OPTIONS`)."""
     out_folder(out, "the features are written inside it", kind="results", force=force)
     from evaluators.olmpics import mc_mlm as mlm_curve
 
     params = params_file(params)
-    sp = over(section(params, "scoring", ScoringParams), dtype=dtype, batch_size=batch_size)
-    cp = over(section(params, "curve", CurveParams), split=split, glove=glove, sizes=sizes, seeds=seeds)
+    sections = protocols.get("features").settings(params, **options)
+    sp, cp = sections["scoring"], sections["curve"]
     load = None
     if model != mlm_curve.MLM_BASELINE:
         device = resolve_device(device)
@@ -190,14 +197,14 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
 
 
 @protocol("curve", title="MC-MLM learning curves", families=("mlm",), paper="olmpics",
-          reads={"scoring": ScoringParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams}, profiled=True,
-          stages=("olmpics_report",), results=("results/curve",))
+          reads={"scoring": ScoringParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams},
+          options=CURVE_OPTIONS, profiled=True, stages=("olmpics_report",), results=("results/curve",))
 def curve(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, setting="mlp",
-          features=None, split: str | None = None, glove: str | None = None, sizes=None, seeds=None,
-          dtype: str | None = None, batch_size=None) -> list[Run]:
+          features=None, **options) -> list[Run]:
     """MC-MLM learning curves of each of ``data``: the encoder frozen, the MLM head (``mlp``) or its final
     projection (``linear``) trained on N examples; ``setting``: one, or a list (each written to ``out/<setting>``,
-    the run's metrics then ``{setting: curve}``); ``features``: a features folder to read or fill."""
+    the run's metrics then ``{setting: curve}``); ``features``: a features folder to read or fill; ``options``:
+    :data:`CURVE_OPTIONS`."""
     settings = listed(setting)
     datas = [Path(d) for d in listed(data)]
     targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force,
@@ -213,11 +220,11 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
 
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    sp = over(section(params, "scoring", ScoringParams), dtype=dtype, batch_size=batch_size)
-    cp = over(section(params, "curve", CurveParams), split=split, glove=glove, sizes=sizes, seeds=seeds)
+    sections = protocols.get("curve").settings(params, **options)
+    sp, cp = sections["scoring"], sections["curve"]
     baseline = model == mlm_curve.MLM_BASELINE
     # MLM-BASELINE trains as the original mlm_baseline.jsonnet (section mlm_baseline), the LMs' heads as theirs
-    hp = section(params, "mlm_baseline", MlmBaselineParams) if baseline else cp.training
+    hp = sections["mlm_baseline"] if baseline else cp.training
     settings = settings if len(settings) > 1 else settings[0]
     load = None
     if not baseline:
@@ -235,20 +242,21 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
 
 
 @protocol("mcqa", title="MC-QA learning curves (a fine-tuned encoder)", families=("mlm",), paper="olmpics",
-          reads={"mcqa": McqaParams}, profiled=True, results=("results/curve",))
+          reads={"mcqa": McqaParams}, options={o: f"mcqa.{o}" for o in ("split", "glove", "sizes", "seeds")},
+          profiled=True, results=("results/curve",))
 def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
-         intermediate: str | None = None, split: str | None = None, glove: str | None = None, sizes=None,
-         seeds=None) -> list[Run]:
+         intermediate: str | None = None, **options) -> list[Run]:
     """MC-QA learning curves of each of ``data``: ``[CLS] stem [SEP] choice [SEP]``, an MLP on [CLS], the whole
     network fine-tuned (``model``: any AutoModel encoder), or the ESIM baseline over GloVe (``model="esim"``);
-    ``intermediate``: a variant to fine-tune on first (default: the params' ``mcqa.intermediate``; '' none)."""
+    ``intermediate``: a variant to fine-tune on first (default: the params' ``mcqa.intermediate``; '' none);
+    ``options``: ``split``, ``glove``, ``sizes``, ``seeds`` (the params' ``mcqa``)."""
     from probekit.tokens.refs import resolve_model
 
     datas = [Path(d) for d in listed(data)]
     targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force)))
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    mp = over(section(params, "mcqa", McqaParams), split=split, glove=glove, sizes=sizes, seeds=seeds)
+    mp = protocols.get("mcqa").settings(params, **options)["mcqa"]
     esim = model == ESIM
     ref = model if esim else resolve_model(model, params.models(), params.label)
     hp = mp.esim_training if esim else mp.training

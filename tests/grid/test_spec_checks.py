@@ -45,7 +45,7 @@ BASE = "protocol: zeroshot\nmodels: [m]\ndata: [d]\n"
     ("help: true", r"help: not an option of probes evaluate zeroshot"),
     ("out: elsewhere", r"out: set by the grid, not a spec: each cell writes its own folder in the store"),
     ("rule: [pll, bogus]", r"rule: invalid choice: 'bogus' \(choose from 'mask-logit', 'pll'"),
-    ("limit: [5, 0]", r"limit: must be at least 1, got 0$"),
+    ("limit: [5, 0]", r"limit: Input should be greater than 0; got '0'$"),
     ("limit: true", r"limit: true: --limit takes a value, not true or false$"),
 ], ids=["typo", "unknown", "help", "grid's-own", "choice", "type", "bool-for-value"])
 def test_an_option_the_command_refuses_fails_before_any_cell_runs(tmp_path, capsys, no_cell_runs, body, message,
