@@ -67,6 +67,7 @@ def relation_index(tables) -> dict[str, set[frozenset]]:
 # --- the whole output, built from the mirror's tables ---------------------------------------------------
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_every_row_keeps_the_rule_and_ids_are_unique(built):
     assert list(built.variants) == ["original", "nolang", "perturbed", "release_phrasing"]
     for name, splits in built.variants.items():
@@ -78,6 +79,7 @@ def test_every_row_keeps_the_rule_and_ids_are_unique(built):
             assert len({r["question"]["stem"] for r in rows}) == len(rows)
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_gold_is_the_relation_the_source_tables_give(built, tables):
     index = relation_index(tables)
     lp = tables["wordnet"]["lemma_pairs"]
@@ -104,12 +106,14 @@ def test_gold_is_the_relation_the_source_tables_give(built, tables):
     assert "is not the pair" in an.rule(row)
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_no_word_is_in_both_splits(built):
     for name in BASE:
         words = {s: {w for r in rows for w in r["args"].values()} for s, rows in built.variants[name].items()}
         assert words["train"] and words["dev"] and not words["train"] & words["dev"]
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_half_antonyms_half_synonyms_within_each_part_of_speech(built):
     for name in BASE:
         for split, rows in built.variants[name].items():
@@ -126,6 +130,7 @@ def test_half_antonyms_half_synonyms_within_each_part_of_speech(built):
         assert [(r["args"], r["answerKey"]) for r in a] == [(r["args"], r["answerKey"]) for r in b]
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_words_are_single_and_frequent(built):
     min_zipf = built.params.min_zipf
     words = {w for name in BASE for rows in built.variants[name].values() for r in rows for w in r["args"].values()}
@@ -138,6 +143,7 @@ def test_words_are_single_and_frequent(built):
         assert lexicon.at_least(w, min_zipf) == (zipf_frequency(w, "en") >= min_zipf), w
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_templates_are_the_releases_and_articles_follow_the_rule(built, spec):
     release = [json.loads(line)["question"]["stem"] for s in ("train", "dev")
                for line in open(MIRROR / "olmpics" / f"antonym_synonym_negation_{s}.jsonl", encoding="utf-8")]
@@ -159,6 +165,7 @@ def test_templates_are_the_releases_and_articles_follow_the_rule(built, spec):
     assert lexicon.article("owl") == "an" and lexicon.article("hour") == "a" and lexicon.article("university") == "an"
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_controls(built):
     for split in ("train", "dev"):
         for o, n, p in zip(*(built.variants[v][split] for v in ("original", "nolang", "perturbed"))):
@@ -173,6 +180,7 @@ def test_controls(built):
             assert answer_text(p) == answer_text(o)
 
 
+@pytest.mark.slow   # the mirror's WordNet and ConceptNet tables (34 s)
 def test_deterministic_and_seeded(built, tables):
     ap._LAST.clear()  # rebuild the pool too
     again = build(dict(SMALL, variants=["original"]), tables)
