@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from evaluators.engine.models import load_lm
 from evaluators.olmpics import learning_curve
@@ -35,19 +36,26 @@ TARGET = 20.0
 
 def one_curve(loaded, variants, sizes, seeds, hp, device, reencode: bool) -> tuple[np.ndarray, float, float]:
     """Dev accuracy ``[sizes, seeds]`` of the curve, its wall time (features included) and the time of its inputs
-    (cached: encoding every example once; re-encoding: tokenizing only)."""
+    (cached: encoding every example once; re-encoding: tokenizing only). The cached way is ``probes evaluate
+    curve``'s: its runs spread over the CPU's cores (one process of one thread per intra-op thread, on a CPU); the
+    re-encoding way runs one after another, as the original does, each encoder pass on every intra-op thread."""
     t0 = time.perf_counter()
     inputs = mlm_curve.lm_inputs(loaded, variants, split="dev", features_dir=None, device=device,
                                  reencode=reencode, progress=False)
     t_inputs = time.perf_counter() - t0
     train_split, dev, make_head = inputs.splits(next(iter(variants)))
+    orders = {seed: learning_curve.nested_order(len(train_split), seed) for seed in seeds}
+    if inputs.cached:
+        processes = torch.get_num_threads() if device == "cpu" else 1
+        with one_thread(device == "cpu"):
+            correct, _, _ = curve.variant_curve(make_head, train_split, dev, orders, sizes, "MLP", hp, "cached",
+                                                False, processes)
+        return correct.mean(axis=2), time.perf_counter() - t0, t_inputs
     accuracy = np.zeros((len(sizes), len(seeds)))
-    with one_thread(inputs.cached and device == "cpu"):
-        for s, seed in enumerate(seeds):
-            order = learning_curve.nested_order(len(train_split), seed)
-            for k, n in enumerate(sizes):
-                head = curve.fit(make_head(seed), train_split, order[:n], "MLP", hp, seed)
-                accuracy[k, s] = curve.correct(head, dev).mean()
+    for s, seed in enumerate(seeds):
+        for k, n in enumerate(sizes):
+            head = curve.fit(make_head(seed), train_split, orders[seed][:n], "MLP", hp, seed)
+            accuracy[k, s] = curve.correct(head, dev).mean()
     return accuracy, time.perf_counter() - t0, t_inputs
 
 

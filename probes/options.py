@@ -180,7 +180,7 @@ class FieldValue:
     validators), an error an argparse one that says what was expected."""
 
     def __init__(self, info, flag: str):
-        self.info, self.flag = info, flag
+        self.info = info
         self.__name__ = flag   # argparse names a type in its errors
 
     def __call__(self, text: str):

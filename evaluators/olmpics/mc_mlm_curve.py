@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 from evaluators.olmpics import features as feature_cache
 from evaluators.olmpics import heads, learning_curve
 from evaluators.olmpics.zeroshot import describe
+from evaluators.shared import parallel
 from evaluators.shared.params import MlmBaselineParams
 from evaluators.shared.training import TrainingParams, one_thread, train, train_early_stopping
 from probekit.errors import UsageError
@@ -104,27 +105,36 @@ def _loss(head: torch.nn.Module, train_split: Split, rows: np.ndarray) -> Callab
 
 def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Split, dev: Split,
                   orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str,
-                  hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool
+                  hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool, processes: int = 1
                   ) -> tuple[np.ndarray, np.ndarray, dict | None]:
     """Correctness on dev ``[sizes, seeds, examples]``, of the untrained head (the zero-shot point), and, with
     ``MlmBaselineParams``, what early stopping chose: ``{N: {"best_epoch": [per seed], "epochs_run": [...]}}``
-    (else None). ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example)."""
+    (else None). ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example).
+    ``processes``: the (N, seed) runs spread over that many processes (:func:`evaluators.shared.parallel.each`;
+    the same bits as one after another)."""
     zero_shot = correct(make_head(min(orders)), dev)
+    runs = [(s, seed, k, n) for s, seed in enumerate(orders) for k, n in enumerate(sizes)]
+
+    def run(i: int) -> tuple[np.ndarray, dict | None]:
+        _, seed, _, n = runs[i]
+        rows = orders[seed][:n]
+        head = make_head(seed)
+        if isinstance(hp, MlmBaselineParams):
+            stop = fit_early_stopping(head, train_split, rows[rows >= 0], setting, hp, seed, dev)
+        else:
+            fit(head, train_split, rows[rows >= 0], setting, hp, seed)
+            stop = None
+        return correct(head, dev), stop
+
+    with tqdm(total=len(runs), desc=desc, unit="run", disable=not progress) as bar:
+        results = parallel.each(run, len(runs), processes, bar.update, cost=lambda i: runs[i][3])
     out = np.zeros((len(sizes), len(orders), len(dev)), bool)
     stops = {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes}
-    with tqdm(total=len(sizes) * len(orders), desc=desc, unit="run", disable=not progress) as bar:
-        for s, (seed, order) in enumerate(orders.items()):
-            for k, n in enumerate(sizes):
-                rows = order[:n]
-                head = make_head(seed)
-                if isinstance(hp, MlmBaselineParams):
-                    stop = fit_early_stopping(head, train_split, rows[rows >= 0], setting, hp, seed, dev)
-                    for key in ("best_epoch", "epochs_run"):
-                        stops[str(n)][key].append(stop[key])
-                else:
-                    fit(head, train_split, rows[rows >= 0], setting, hp, seed)
-                out[k, s] = correct(head, dev)
-                bar.update()
+    for (s, _, k, n), (correct_run, stop) in zip(runs, results):
+        out[k, s] = correct_run
+        if stop is not None:
+            for key in ("best_epoch", "epochs_run"):
+                stops[str(n)][key].append(stop[key])
     return out, zero_shot, stops if isinstance(hp, MlmBaselineParams) else None
 
 
@@ -162,10 +172,11 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
         rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
         variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
         train_split, dev, make_head = inputs.splits(name)
+        processes = torch.get_num_threads() if inputs.cached and dev.gold.device.type == "cpu" else 1
         with one_thread(inputs.cached):
             correct_by[name], zero_by[name], stops[name or full["path"].parent.name] = variant_curve(
                 make_head, train_split, dev, variant_orders, sizes, setting, hp,
-                f"{model_name} {name or 'curve'} {setting}", progress)
+                f"{model_name} {name or 'curve'} {setting}", progress, processes)
     training = hp.model_dump(mode="json")
     if isinstance(hp, MlmBaselineParams):
         training = {"optimizer": "Adam (L2 weight decay)", **training,

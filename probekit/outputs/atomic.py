@@ -69,12 +69,12 @@ def staging(parent: Path, name: str, *, clean: bool = True) -> Iterator[Path]:
     """A new temporary folder in ``parent`` for what becomes ``parent / name``, holding the note that proves it
     probekit's (:data:`_NOTE`); yields the path to build inside it (``<holder>/<name>``, not yet made) and removes the
     holder with whatever is left in it. ``clean``: first remove what an interrupted write of the same name left
-    (:func:`_remove_stale`). A full disk or a read-only folder is an :class:`OutputError` naming ``parent / name``."""
+    (:func:`remove_stale`). A full disk or a read-only folder is an :class:`OutputError` naming ``parent / name``."""
     target = parent / name
     try:
         parent.mkdir(parents=True, exist_ok=True)
         if clean:
-            _remove_stale(parent, name)
+            remove_stale(parent, name)
         holder = Path(tempfile.mkdtemp(prefix=f".{name}.{_tag()}.", suffix=".tmp", dir=parent))
     except OSError as exc:
         raise _disk_error(target, exc) from exc
@@ -134,22 +134,14 @@ def disk_reason(exc: OSError) -> str | None:
     return _DISK.get(exc.errno)
 
 
-def _remove_stale(parent: Path, name: str) -> None:
-    """Remove the temporary folders an interrupted write of ``parent / name`` left in ``parent``
-    (:func:`remove_stale`'s, for one target)."""
-    for entry, pid in _holders(parent, name):
-        if not _alive(pid):
-            shutil.rmtree(entry, ignore_errors=True)
-
-
-def remove_stale(parent: Path, *, settle: float = 0.0) -> list[str]:
-    """Remove every temporary folder an interrupted write left in ``parent``, whatever its target: named as
-    :func:`atomic_path` names them, of a process of this host that is gone, and either holding its note for its
+def remove_stale(parent: Path, name: str | None = None, *, settle: float = 0.0) -> list[str]:
+    """Remove the temporary folders interrupted writes left in ``parent``, of the target ``name`` or of any:
+    named as :func:`atomic_path` names them, of a process of this host that is gone, and either holding its note for its
     target, or holding nothing but the start of that note (the writer was killed between making the folder and
     finishing its note: the folder holds no byte probekit did not write). ``settle``: seconds to wait for a writer
     still alive to end (a worker killed just now may still be tearing down after its pool has moved on); one that
     outlives it is left, a write in progress. Returns the names removed."""
-    holders, removed = _holders(parent), []
+    holders, removed = _holders(parent, name), []
     deadline = time.monotonic() + settle
     while holders:
         live = []

@@ -179,6 +179,7 @@ def _fresh_nltk_wordnet(monkeypatch, data_path: list[str]):
     monkeypatch.setattr(nltk.corpus, "wordnet", LazyCorpusLoader("wordnet", WordNetCorpusReader, None))
 
 
+@pytest.mark.slow   # the whole WordNet, read through NLTK (7 s)
 def test_falls_back_to_nltk_data(monkeypatch, tmp_path):
     _fresh_nltk_wordnet(monkeypatch, [str(WORDNET.parents[1])])
     with wnl.open_wordnet(tmp_path / "wordnet") as (wn, origin):

@@ -384,6 +384,7 @@ def test_bad_export_types_name_the_template(spec, types, message):
     assert message in str(err.value)
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table
 def test_candidates_from_the_mirror_conceptnet_table(spec, source_tables):
     tables = {"conceptnet": source_tables("conceptnet")}
     params = params_of(spec)

@@ -62,6 +62,7 @@ def half_decade_bucket(size_m: float) -> int:
     return k
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_rule_holds_on_every_row_of_every_variant(built):
     for variant, splits in built.variants.items():
         for split, rows in splits.items():
@@ -69,6 +70,7 @@ def test_rule_holds_on_every_row_of_every_variant(built):
             assert not problems, (variant, split, problems.most_common(3))
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_gold_follows_the_sizes_table(built, sizes):
     for split in ("train", "dev"):
         for r in original(built, split):
@@ -81,6 +83,7 @@ def test_gold_follows_the_sizes_table(built, sizes):
             assert r["question"]["stem"] == f"The size of a {a} is usually much {MASK} than the size of a {b} ."
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_every_pair_is_buckets_apart_and_fitted_sizes_need_more(built, sizes):
     fitted_pairs = 0
     for split in ("train", "dev"):
@@ -96,6 +99,7 @@ def test_every_pair_is_buckets_apart_and_fitted_sizes_need_more(built, sizes):
     assert all(f["source"] != "fit" for r in original(built, "dev") for f in (r["facts"]["obj1"], r["facts"]["obj2"]))
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_no_direct_pair_label_is_contradicted(built, tables):
     labels = defaultdict(list)
     for a, b, label in zip(*(tables["object_sizes"]["pairs"][c] for c in ("obj1", "obj2", "label"))):
@@ -111,6 +115,7 @@ def test_no_direct_pair_label_is_contradicted(built, tables):
     assert with_label  # the check is not vacuous
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_train_objects_are_animals_and_dev_objects_are_not(built, tables):
     h = tables["wordnet"]["hypernyms"]
     train, dev = objects_of(original(built, "train")), objects_of(original(built, "dev"))
@@ -133,6 +138,7 @@ def test_train_objects_are_animals_and_dev_objects_are_not(built, tables):
     assert all(r["facts"][k]["domain"] == "object" for r in original(built, "dev") for k in ("obj1", "obj2"))
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_sizes_balance_and_ids(built, tables):
     counts = oc.availability(tables, built.params)
     for split, asked in (("train", 5000), ("dev", 500)):
@@ -150,6 +156,7 @@ def test_sizes_balance_and_ids(built, tables):
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_controls(built):
     for split in ("train", "dev"):
         for o, n, p in zip(original(built, split), built.variants["nolang"][split], built.variants["perturbed"][split]):
@@ -164,6 +171,7 @@ def test_controls(built):
             assert p["question"]["choices"] == o["question"]["choices"] and p["answerKey"] == o["answerKey"]
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_deterministic_and_seeded(built, tables):
     again = build({"seed": 13}, tables)
     assert json.dumps(again.variants, sort_keys=True) == json.dumps(built.variants, sort_keys=True)
@@ -324,6 +332,7 @@ def test_paper_literal_pairs_objects_of_one_bucket_only():
     assert build(dict(edges, pairing="paper_literal"), same).variants["original"]["dev"] == []
 
 
+@pytest.mark.slow   # the mirror's WordNet and object sizes tables (45 s)
 def test_paper_literal_on_the_mirror(tables, sizes):
     literal = build({"seed": 13, "pairing": "paper_literal", "variants": ["original"]}, tables)
     for split in ("train", "dev"):

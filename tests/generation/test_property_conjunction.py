@@ -59,6 +59,7 @@ def holds(edge_set, concept, relation, obj) -> bool:
     return (concept, relation, obj) in edge_set or (relation in SYMMETRIC and (obj, relation, concept) in edge_set)
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_default_sizes_and_predicates(built):
     for variant in ("original", "but_not", "perturbed"):
         assert {s: len(r) for s, r in built.variants[variant].items()} == {"train": 4000, "dev": 483}
@@ -74,6 +75,7 @@ def test_default_sizes_and_predicates(built):
     assert used.most_common(1)[0][0] == "RelatedTo"  # as in the release (60% of its properties)
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_every_choice_is_checked_against_the_edge_table(built, edge_set):
     for variant in BASE:
         for _, r in rows_of(built, variant):
@@ -96,6 +98,7 @@ def test_every_choice_is_checked_against_the_edge_table(built, edge_set):
                 assert sorted(v for t, v in status.items() if t != gold) == [(False, True), (True, True)]
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_but_not_is_the_parallel_version_of_original(built):
     for split in ("train", "dev"):
         for o, b in zip(built.variants["original"][split], built.variants["but_not"][split], strict=True):
@@ -108,6 +111,7 @@ def test_but_not_is_the_parallel_version_of_original(built):
             assert answer_text(b) == first and answer_text(o) == o["facts"]["has"][0][0]
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_concepts_are_disjoint_between_splits(built):
     for variant in BASE:
         concepts = {s: {c["text"] for r in rows for c in r["question"]["choices"]}
@@ -117,6 +121,7 @@ def test_concepts_are_disjoint_between_splits(built):
         assert max(Counter(answers["train"]).values()) <= DEFAULTS["max_per_answer"]
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_rule_holds_on_every_row_and_catches_broken_ones(built):
     for variant in BASE:
         assert [r["id"] for _, r in rows_of(built, variant) if pc.rule(r)] == []
@@ -128,6 +133,7 @@ def test_rule_holds_on_every_row_and_catches_broken_ones(built):
     assert pc.rule({k: v for k, v in row.items() if k != "facts"}) == "no facts"
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_frequent_terms_only(built):
     function_words = set(DEFAULTS["function_words"])
     for _, r in rows_of(built, "original"):
@@ -136,6 +142,7 @@ def test_frequent_terms_only(built):
             assert not set(term.split()) <= function_words and not re.search(r"\b\d+\b", term), term
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_perturbed_replaces_and(built):
     for o, p in zip(built.variants["original"]["dev"], built.variants["perturbed"]["dev"], strict=True):
         a = o["args"]
@@ -146,6 +153,7 @@ def test_perturbed_replaces_and(built):
         assert p["source_id"] == o["id"]
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_ids_unique(built):
     ids = [r["id"] for v in built.variants for _, r in rows_of(built, v)]
     assert len(ids) == len(set(ids))
@@ -154,6 +162,7 @@ def test_ids_unique(built):
     assert max(contents.values()) == 1
 
 
+@pytest.mark.slow   # the mirror's ConceptNet table (22 s)
 def test_deterministic_and_seeded(tmp_path, source_tables):
     section = {"seed": 13, "size": {"train": 300, "dev": 60}, "variants": ["original", "but_not"]}
     outs = []

@@ -4,6 +4,7 @@ features (equal to re-encoding, sliced decoder equal to the whole vocabulary), c
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -313,3 +314,50 @@ def test_the_heads_optimizer_steps_every_parameter_at_once_with_the_same_arithme
     monkeypatch.setattr(torch.optim, "AdamW", lambda *a, **k: plain(*a, **{**k, "foreach": False}))
     single = trained()
     assert all(torch.equal(foreach[k], single[k]) for k in foreach)
+
+
+def test_runs_spread_over_processes_are_bit_for_bit_the_runs_one_after_another(informative_bert, probe):
+    """A curve's (N, seed) runs on cached CPU features go to forked processes of one thread each
+    (``evaluators.shared.parallel``): the trained heads, the curve and early stopping's choices are those of the
+    runs one after another in this process, bit for bit."""
+    from evaluators.shared import parallel
+    from evaluators.shared.params import MlmBaselineParams
+    from evaluators.shared.training import one_thread
+
+    loaded = load(informative_bert)
+    inputs = mlm_curve.lm_inputs(loaded, learning_curve.read_variants(probe / "original", "dev"), split="dev",
+                                 features_dir=None, device="cpu", progress=False)
+    train_split, dev, make_head = inputs.splits("")
+    orders = {seed: learning_curve.nested_order(300, seed) for seed in (1, 2)}
+    jobs = [(seed, n) for seed in orders for n in (20, 62)]
+
+    def weights(i: int) -> dict:
+        seed, n = jobs[i]
+        return curve.fit(make_head(seed), train_split, orders[seed][:n], "MLP", FAST, seed).state_dict()
+
+    with one_thread(True):
+        alone = parallel.each(weights, len(jobs), 1)
+        spread = parallel.each(weights, len(jobs), 2)
+        assert all(torch.equal(a[k], b[k]) for a, b in zip(alone, spread) for k in a)
+        for hp in (FAST, MlmBaselineParams(epochs=4, patience=2, lr=1e-2)):
+            one, two = (curve.variant_curve(make_head, train_split, dev, orders, [20, 62], "MLP", hp, "", False, p)
+                        for p in (1, 2))
+            assert (one[0] == two[0]).all() and (one[1] == two[1]).all() and one[2] == two[2]
+    assert spread and parallel.can_fork()   # the children did run (Linux): the comparison was not of one way twice
+
+
+def test_a_run_that_fails_in_a_child_is_raised_and_a_dead_child_is_an_error_not_a_hang():
+    from concurrent.futures.process import BrokenProcessPool
+
+    from evaluators.shared import parallel
+
+    def fails(i: int) -> int:
+        if i == 2:
+            raise ValueError(f"run {i} failed")
+        return i * i
+
+    assert parallel.each(lambda i: i * i, 4, 2) == [0, 1, 4, 9]
+    with pytest.raises(ValueError, match="run 2 failed"):
+        parallel.each(fails, 4, 2)
+    with pytest.raises(BrokenProcessPool):
+        parallel.each(lambda i: os._exit(3) if i == 1 else i, 3, 2)
