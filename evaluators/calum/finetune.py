@@ -1,6 +1,6 @@
 """CALUM fine-tuning (papers/004 §4.3 and §6) with the transformers ``Trainer``: train a sequence classifier on
-a task's ``original`` training split, stop early on validation accuracy and restore the best checkpoint,
-predict every variant of the validation split (and of the test split, ``calum_eval.evaluate_test``), and report
+a task's ``original`` training split, stop early on validation accuracy and keep the last checkpoint (the
+original code's; ``calum_eval.checkpoint: best`` restores the best), predict every variant of the validation split (and of the test split, ``calum_eval.evaluate_test``), and report
 accuracy, C_R and C_S (``calum_metrics``) per seed and as mean ± std over the seeds.
 
 - Single task: any ``AutoModelForSequenceClassification`` with a new head for the task's labels (BERT,
@@ -39,7 +39,7 @@ from evaluators.calum.trainer import (
     predict,
     predictor,
     provenance,
-    save_best,
+    save_checkpoint,
     stopping_point,
 )
 from probekit.outputs import atomic
@@ -130,7 +130,7 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
                     per_seed[(t, s)].append({"seed": seed, **calum_metrics.consistency(rows),
                                              **(stopping_point(trainer) if trained else {})})
             if trained and (cp.save_models == "all" or (cp.save_models == "first" and k == 0)):
-                save_best(trainer, tokenizer, tmp / "model" / (f"seed-{seed}" if cp.save_models == "all" else ""),
+                save_checkpoint(trainer, tokenizer, tmp / "model" / (f"seed-{seed}" if cp.save_models == "all" else ""),
                           {t: d.labels for t, d in sets.items()} if group else None)
             record = {"truncated": dict(sorted(truncated.items())), **provenance(model, args, ref.revision, device)}
             shutil.rmtree(tmp / ".checkpoints", ignore_errors=True)

@@ -120,9 +120,16 @@ def multitask(cells: Mapping, published: Mapping) -> list[str]:
                         "English tasks, in the paper).", ""]
 
 
+def checkpoint(m: Mapping) -> str:
+    """The checkpoint a run evaluated: ``last`` (the original code's), ``best``; a run before the choice existed
+    restored the best."""
+    return DASH if not m.get("per_seed") or "steps" not in m["per_seed"][0] else \
+        (m.get("params") or {}).get("checkpoint", "best")
+
+
 def runs_table(results: Mapping[str, Mapping]) -> list[str]:
     lines = ["### Runs", "", "| run | model | model id | task | setting | tasks trained | split | seeds | majority | "
-             "best epoch / epochs | capped |", "|" + " --- |" * 11]
+             "checkpoint | best epoch / epochs | capped |", "|" + " --- |" * 12]
     for run in sorted(results):
         m = results[run]
         seeds = m.get("per_seed", [])
@@ -131,5 +138,6 @@ def runs_table(results: Mapping[str, Mapping]) -> list[str]:
         mark = f" {smoke.MARK}" if smoke.is_smoke(m) else ""
         lines.append(f"| {run}{mark} | {m['model']} | `{m['model_id']}` | {m['task']} | {m['setting']} | "
                      f"{', '.join(m.get('tasks_trained') or [m['task']])} | {m.get('split') or 'dev'} | {n} | "
-                     f"{_share(m.get('majority'))} | {epochs} | {smoke.CAPPED + ' yes' if m.get('capped') else 'no'} |")
+                     f"{_share(m.get('majority'))} | {checkpoint(m)} | {epochs} | "
+                     f"{smoke.CAPPED + ' yes' if m.get('capped') else 'no'} |")
     return lines + [""]

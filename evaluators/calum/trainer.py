@@ -1,7 +1,7 @@
 """CALUM's runs of the transformers ``Trainer`` (papers/004 §4.3): the devices and the Trainer's arguments (the
 paper's optimisation: AdamW, linear schedule with warm-up, gradient accumulation, mixed precision), training
 with early stopping on validation accuracy and a progress bar, length-sorted predictions, and what a run
-records of its training: the log history, where it stopped, its provenance and the best checkpoint saved."""
+records of its training: the log history, where it stopped, its provenance and the checkpoint it evaluated, saved."""
 
 from __future__ import annotations
 
@@ -54,14 +54,16 @@ def arguments(cp: CalumEvalParams, workdir: Path, seed: int, n_train: int, devic
     accumulation = cp.batch_size // per_update
     updates = cp.max_steps or cp.epochs * math.ceil(math.ceil(n_train / per_update) / accumulation)
     dtype = str(resolve_dtype(cp.dtype, device)).removeprefix("torch.")
-    every = {"eval_strategy": "steps", "save_strategy": "steps", "eval_steps": cp.max_steps,
-             "save_steps": cp.max_steps} if cp.max_steps else {"eval_strategy": "epoch", "save_strategy": "epoch"}
+    best = cp.checkpoint == "best"   # else the last checkpoint: nothing to save during training, nothing restored
+    every = {"eval_strategy": "steps", "eval_steps": cp.max_steps} if cp.max_steps else {"eval_strategy": "epoch"}
+    every |= ({"save_strategy": every["eval_strategy"]} | ({"save_steps": cp.max_steps} if cp.max_steps else {})
+              if best else {"save_strategy": "no"})
     return TrainingArguments(
         output_dir=str(workdir), seed=seed, data_seed=seed, learning_rate=cp.lr, weight_decay=cp.weight_decay,
         per_device_train_batch_size=cp.device_batch_size, per_device_eval_batch_size=2 * cp.device_batch_size,
         gradient_accumulation_steps=accumulation, num_train_epochs=cp.epochs, max_steps=cp.max_steps or -1,
         lr_scheduler_type="linear", warmup_steps=math.ceil(cp.warmup * updates), optim="adamw_torch",
-        load_best_model_at_end=True, metric_for_best_model="accuracy", greater_is_better=True,
+        load_best_model_at_end=best, metric_for_best_model="accuracy", greater_is_better=True,
         save_total_limit=1, save_only_model=True, logging_strategy="steps", logging_steps=1,
         report_to="none", disable_tqdm=True, use_cpu=device == "cpu", bf16=dtype == "bfloat16",
         fp16=dtype == "float16", dataloader_num_workers=0, **every)
@@ -109,14 +111,41 @@ def _accuracy(prediction) -> dict:
     return {"accuracy": float((_logits(prediction).argmax(-1) == prediction.label_ids).mean())}
 
 
+def _patience_stop(patience: int):
+    """A callback that stops training after ``patience`` evaluations without a better validation accuracy and
+    leaves the model as the last epoch left it: Lightning's ``EarlyStopping(monitor="val_accuracy", mode="max",
+    patience=3)`` of the original code (strictly better counts, as there and in ``EarlyStoppingCallback``, which
+    would also require restoring the best checkpoint)."""
+    from transformers import TrainerCallback
+
+    class PatienceStop(TrainerCallback):
+        def __init__(self):
+            self.best, self.waited = None, 0
+
+        def on_evaluate(self, args, state, control, metrics=None, **kw):
+            accuracy = (metrics or {}).get("eval_accuracy")
+            if accuracy is None:
+                return
+            if self.best is None or accuracy > self.best:
+                self.best, self.waited = accuracy, 0
+            else:
+                self.waited += 1
+                if self.waited >= patience:
+                    control.should_training_stop = True
+
+    return PatienceStop()
+
+
 def fine_tune(model, tokenizer, train, validation, cp: CalumEvalParams, args, desc: str, progress: bool):
-    """Train with early stopping on validation accuracy (patience ``cp.patience`` evaluations); the Trainer
-    restores the best checkpoint. Returns the Trainer (its ``state`` holds the log history)."""
+    """Train with early stopping on validation accuracy (patience ``cp.patience`` evaluations), then keep the
+    checkpoint ``cp.checkpoint`` names: the last (the original code's) or the best, which the Trainer restores.
+    Returns the Trainer (its ``state`` holds the log history)."""
     from transformers import DataCollatorWithPadding, EarlyStoppingCallback, PrinterCallback, Trainer
 
+    stop = EarlyStoppingCallback(cp.patience) if cp.checkpoint == "best" else _patience_stop(cp.patience)
     trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=validation,
                       data_collator=DataCollatorWithPadding(tokenizer), compute_metrics=_accuracy,
-                      callbacks=[EarlyStoppingCallback(cp.patience), _trainer_classes()(desc, progress)])
+                      callbacks=[stop, _trainer_classes()(desc, progress)])
     trainer.remove_callback(PrinterCallback)
     trainer.train()
     return trainer
@@ -145,13 +174,14 @@ def history(trainer, seed: int) -> list[dict]:
 
 
 def stopping_point(trainer) -> dict:
-    """Where training stopped and which evaluation was best."""
+    """Where training stopped, which evaluation was best and which epoch's model was evaluated."""
     state = trainer.state
     evals = [e for e in state.log_history if "eval_accuracy" in e]
     best = max(range(len(evals)), key=lambda i: (evals[i]["eval_accuracy"], -i)) if evals else None
-    return {"steps": state.global_step, "epochs": round(state.epoch or 0, 3),
-            "best_epoch": None if best is None else round(evals[best]["epoch"], 3),
-            "best_val_accuracy": None if best is None else evals[best]["eval_accuracy"]}
+    best_epoch = None if best is None else round(evals[best]["epoch"], 3)
+    return {"steps": state.global_step, "epochs": round(state.epoch or 0, 3), "best_epoch": best_epoch,
+            "best_val_accuracy": None if best is None else evals[best]["eval_accuracy"],
+            "evaluated_epoch": best_epoch if trainer.args.load_best_model_at_end else round(state.epoch or 0, 3)}
 
 
 def provenance(model, args, revision: str | None = None, device: str | None = None) -> dict:
@@ -162,8 +192,8 @@ def provenance(model, args, revision: str | None = None, device: str | None = No
     return model_provenance(config, precision, attn_implementation=False, revision=revision, device=device)
 
 
-def save_best(trainer, tokenizer, folder: Path, tasks: dict[str, list[str]] | None) -> None:
-    """The best checkpoint (restored) as a model folder: ``from_pretrained``-ready for a single task; for a
+def save_checkpoint(trainer, tokenizer, folder: Path, tasks: dict[str, list[str]] | None) -> None:
+    """The evaluated checkpoint (the last, or the best restored) as a model folder: ``from_pretrained``-ready for a single task; for a
     multitask model its state dict (``model.safetensors``) with ``tasks.json`` (tasks and labels, head order)."""
     model = trainer.model
     if tasks is None:   # a classifier, or the seq2seq LM inside a text-to-text LabelWordModel

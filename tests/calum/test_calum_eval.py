@@ -4,6 +4,7 @@ mirror: learning, variants predicted and paired, GPT-2's padding, the multitask 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -171,3 +172,58 @@ def test_a_causal_lm_is_fine_tuned_as_the_paper_did_and_a_skipped_run_is_reporte
     text = (tmp_path / "calum.md").read_text()
     assert "## Skipped" in text and f"- other: calum skipped ({why})" in text and "gpt" in text.split("## Skipped")[0]
     assert (tmp_path / "calum.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _scripted_accuracy(monkeypatch, accuracies):
+    """Validation accuracies as scripted (the early stopping they drive is then known), each evaluation's predicted
+    labels recorded (the model of that epoch, on the validation originals in order; then the final predictions')."""
+    from evaluators.calum import trainer as calum_trainer
+
+    seen = []
+
+    def accuracy(prediction):
+        seen.append(calum_trainer._logits(prediction).argmax(-1).tolist())
+        return {"accuracy": accuracies[len(seen) - 1]}
+
+    monkeypatch.setattr(calum_trainer, "_accuracy", accuracy)
+    return seen
+
+
+@pytest.mark.slow   # two real fine-tunings (4 epochs each)
+@pytest.mark.parametrize("checkpoint,evaluated", [("last", 4), ("best", 1)])
+def test_the_evaluated_checkpoint_is_the_last_epoch_as_the_original_or_the_best(tmp_path, calum_data, monkeypatch,
+                                                                               tiny_bert_no_head, checkpoint, evaluated):
+    """The original keeps the last epoch (a ModelCheckpoint without a monitor, early stopping with patience 3): with
+    dev accuracy peaking at epoch 1, training stops after epoch 4 and epoch 4's model is evaluated; ``best``
+    restores epoch 1's."""
+    seen = _scripted_accuracy(monkeypatch, [0.9, 0.5, 0.4, 0.3, 0.2, 0.1] + [0.0] * 6)   # then the predictions
+    cp = CalumEvalParams(**SMOKE | {"lr": 1e-3, "epochs": 6, "patience": 3, "warmup": 0.0, "eval_limit": 64,
+                                    "checkpoint": checkpoint, "evaluate_test": "never"})
+    m = calum.run(_ref(tiny_bert_no_head), calum_data, "rte", tmp_path / "out", cp, progress=False)
+    stop = m["per_seed"][0]
+    history = [json.loads(line) for line in (tmp_path / "out/history.jsonl").read_text().splitlines()]
+    assert sum("eval_accuracy" in h for h in history) == 4   # three evaluations without a better accuracy: stopped
+    assert stop["epochs"] == 4 and stop["best_epoch"] == 1 and stop["evaluated_epoch"] == evaluated
+    assert seen[0] != seen[3]   # the two epochs' models answer differently: the choice shows in the predictions
+    rows = [json.loads(line) for line in (tmp_path / "out/predictions.jsonl").read_text().splitlines()]
+    original = [m["labels"].index(r["prediction"]) for r in rows if r["variant"] == "original"]
+    assert original == seen[evaluated - 1]
+
+
+def test_the_original_early_stopping_counts_evaluations_without_a_better_accuracy():
+    """``checkpoint: last``'s stopping rule is Lightning's EarlyStopping (patience 3, strictly better resets):
+    it stops where transformers' EarlyStoppingCallback stops, without restoring anything."""
+    from transformers import TrainerControl, TrainingArguments
+
+    from evaluators.calum.trainer import _patience_stop, arguments
+
+    stop, control, stops = _patience_stop(3), TrainerControl(), []
+    for accuracy in (0.5, 0.6, 0.6, 0.55, 0.7, 0.7, 0.7, 0.7):
+        stop.on_evaluate(None, None, control, metrics={"eval_accuracy": accuracy})
+        stops.append(control.should_training_stop)
+    assert stops == [False] * 7 + [True]   # 0.6 = 0.6 is no better; 0.7 resets; three 0.7s after it stop
+    last = arguments(CalumEvalParams(**SMOKE), Path("w"), 1, 64, "cpu", 1)
+    best = arguments(CalumEvalParams(**SMOKE | {"checkpoint": "best"}), Path("w"), 1, 64, "cpu", 1)
+    assert isinstance(last, TrainingArguments) and not last.load_best_model_at_end and last.save_strategy == "no"
+    assert best.load_best_model_at_end and best.save_strategy == "epoch"
+    assert CalumEvalParams().checkpoint == "last"
