@@ -1,7 +1,8 @@
-"""CALUM fine-tuning (papers/004 §4.3 and §6) with the transformers ``Trainer``: train a sequence classifier on
-a task's ``original`` training split, stop early on validation accuracy and keep the last checkpoint (the
-original code's; ``calum_eval.checkpoint: best`` restores the best), predict every variant of the validation split (and of the test split, ``calum_eval.evaluate_test``), and report
-accuracy, C_R and C_S (``calum_metrics``) per seed and as mean ± std over the seeds.
+"""CALUM fine-tuning (papers/004 §4.3 and §6) with the transformers ``Trainer``: train a sequence classifier on a
+task's ``original`` training split, stop early on validation accuracy and keep the last checkpoint (the original
+code's; ``calum_eval.checkpoint: best`` restores the best), predict every variant of the validation split (and of
+the test split, ``calum_eval.evaluate_test``), and report accuracy, C_R and C_S (``calum_metrics``) per seed and as
+mean ± std over the seeds.
 
 - Single task: any ``AutoModelForSequenceClassification`` with a new head for the task's labels (BERT,
   RoBERTa, ELECTRA, BART, T5, GPT-2: a model without a padding token pads with its end-of-text token).

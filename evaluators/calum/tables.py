@@ -121,10 +121,11 @@ def multitask(cells: Mapping, published: Mapping) -> list[str]:
 
 
 def checkpoint(m: Mapping) -> str:
-    """The checkpoint a run evaluated: ``last`` (the original code's), ``best``; a run before the choice existed
-    restored the best."""
-    return DASH if not m.get("per_seed") or "steps" not in m["per_seed"][0] else \
-        (m.get("params") or {}).get("checkpoint", "best")
+    """The checkpoint a run evaluated: ``last`` (the original code's), ``best`` (a run from before the choice
+    restored the best); none for a checkpoint evaluated as it is (no epochs trained)."""
+    if not m.get("per_seed") or "epochs" not in m["per_seed"][0]:
+        return DASH
+    return (m.get("params") or {}).get("checkpoint", "best")
 
 
 def runs_table(results: Mapping[str, Mapping]) -> list[str]:

@@ -193,8 +193,9 @@ def provenance(model, args, revision: str | None = None, device: str | None = No
 
 
 def save_checkpoint(trainer, tokenizer, folder: Path, tasks: dict[str, list[str]] | None) -> None:
-    """The evaluated checkpoint (the last, or the best restored) as a model folder: ``from_pretrained``-ready for a single task; for a
-    multitask model its state dict (``model.safetensors``) with ``tasks.json`` (tasks and labels, head order)."""
+    """The evaluated checkpoint (the last, or the best restored) as a model folder: ``from_pretrained``-ready for a
+    single task; for a multitask model its state dict (``model.safetensors``) with ``tasks.json`` (tasks and labels,
+    head order)."""
     model = trainer.model
     if tasks is None:   # a classifier, or the seq2seq LM inside a text-to-text LabelWordModel
         (model if hasattr(model, "save_pretrained") else model.model).save_pretrained(folder)

