@@ -10,8 +10,8 @@ layout of the paper's tables (papers/004), mean ± std over seeds in %:
 Under a row whose model id is a checkpoint the paper evaluated (``hub_ids`` in published.yaml: the Korean ones
 as the original code names them), a ``paper:`` row gives its published numbers (Table 2 or 5, or Table 6 for the
 same group); the Korean table lists the paper's other Korean rows (Human, and models no run matched) for
-reference. A mean over one seed has no deviation: ``±—``, not ``±0.0``. The runs are read by ``calum_results``, the tables
-laid out by ``calum_tables``, the figure drawn by ``calum_plot``."""
+reference. A mean over one seed has no deviation: ``±—``, not ``±0.0``. The runs are read by ``calum_results``,
+the tables laid out by ``calum_tables``, the figure drawn by ``calum_plot``."""
 
 from __future__ import annotations
 
@@ -64,9 +64,10 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
     korean = [t for t in tasks if t not in english]
     small = smoke.any_smoke(results.values())
     lines = ["# CALUM results", "",
-             "Mean ± std (sample std over seeds) in %; ± — : one seed, whose deviation is undefined. **Acc_val**: accuracy on the evaluated split's labelled "
-             "originals; **C_R** / **C_S**: share of examples whose prediction on the REVERSE (segments swapped "
-             "with their indicators) / SIGNAL (`[X] text` for `X: text`) variant equals that on the original; "
+             "Mean ± std (sample std over seeds) in %; ± — : one seed, whose deviation is undefined. "
+             "**Acc_val**: accuracy on the evaluated split's labelled originals; **C_R** / **C_S**: share of "
+             "examples whose prediction on the REVERSE (segments swapped with their indicators) / SIGNAL "
+             "(`[X] text` for `X: text`) variant equals that on the original; "
              "**C_sym**: BECEL's symmetric consistency (texts swapped, indicators in place; symmetric tasks only); "
              "**Maj.**: share of the split's most frequent gold class (an Acc_val near it: the model learned "
              "little beyond the prior, and a constant prediction is trivially consistent). "

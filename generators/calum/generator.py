@@ -53,6 +53,8 @@ class Task(BaseModel):
     test_from: Literal["train", "dev"] | None = None  # the split its test is drawn from (calum.test_draw)
     combine: dict[str, list[str]] = {}  # a split built from the table's splits, in order (MNLI's dev: matched
                                         # + mismatched); its rows keep their table split in ``pair_id``
+    inference_order: tuple[int, int] = (1, 2)  # the segment order the original code's inference fed as `original`
+                                               # (calum.eval_order: original_code)
 
 
 class Language(BaseModel):
@@ -124,6 +126,7 @@ class CalumParams(BaseModel):
                          "test_mismatched"]] = list(SPLITS)
     limit: PositiveInt | None = None
     test_draw: TestDraw = TestDraw()
+    eval_order: Literal["as_trained", "original_code"] = "as_trained"
 
     @field_validator("order")
     @classmethod
@@ -202,6 +205,21 @@ def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, i
     return rows
 
 
+def order_of(params: CalumParams, task: Task, split: str) -> tuple[int, int]:
+    """The segment order of ``split``'s ``original`` rows (its REVERSE and SIGNAL follow from them): ``order`` for
+    the training split, and for the evaluated splits too by default (``eval_order: as_trained``: the paper, §3: "we
+    first insert a free-text sentence-type indicator ... Each model is trained on this original form. Next, we
+    applied two perturbation methods"); ``eval_order: original_code``: the order the original code's inference fed
+    as `original` (the task's ``inference_order``), whatever the training split's. There MNLI, KLUE-NLI and KorNLI
+    train premise-first (DSincerity/CALM ``lightning-transformers/lightning_transformers/task/nlp/mnli/mnli.py``
+    lines 39-47: the features premise, then hypothesis, which ``text_classification/data.py`` lines 28 and
+    61-63 pair in that order) but are evaluated hypothesis-first (``inference/dataset/mnli_dataset.py`` lines 11-13;
+    its REVERSE, lines 20-22, is premise-first)."""
+    if split == "train" or params.eval_order == "as_trained":
+        return params.order
+    return task.inference_order
+
+
 @register_dataset("calum", version="1", tables=("glue", "klue", "kornli"), tasks=True)
 def generate(request: Request) -> Dataset:
     """One task's pair set as the one writer takes it: one part, ``<variant>/<split>.jsonl``."""
@@ -239,21 +257,24 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
         raise DataError(f"the {source} tables hold no {task} rows for splits {params.splits} "
                         f"(probes tables {source} with tables.{source}.tasks including {task}; a task whose files "
                         f"the source lacks is left out and listed under `missing` in the tables' report.json)")
+    unrecorded = {"test_draw"} | ({"eval_order"} if params.eval_order == "as_trained" else set())
     base = spec.variants["original"]
-    variants = {"original": {s: original_rows(rows_of(s).head(params.limit or len(pairs)), source,
-                                              task, t, params.order, spec.style(base.style), s) for s in splits}}
+    variants = {"original": {s: original_rows(rows_of(s).head(params.limit or len(pairs)), source, task, t,
+                                              order_of(params, t, s), spec.style(base.style), s) for s in splits}}
     for name, v in spec.variants.items():
         if v.control is None or (v.control == "symmetric" and not t.symmetric):
             continue
         perturbation = controls.PAIR_CONTROLS[v.control](name, spec.style(v.style))
         variants[name] = controls.apply(variants[v.base], perturbation)
     meta = {"probe": "calum", "format": spec.format, "task": task, "definition_version": spec.version,
-            "generator_version": "1", "params": {**params.model_dump(mode="json", exclude={"test_draw"}),
+            "generator_version": "1", "params": {**params.model_dump(mode="json", exclude=unrecorded),
                                                  "task": task},
             "indicators": list(t.indicators), "labels": t.labels, "order": list(params.order),
             "styles": {name: spec.style(v.style or base.style)
                        for name, v in spec.variants.items() if name in variants},
             "counts": {name: {s: len(rows) for s, rows in v.items()} for name, v in variants.items()}}
+    if params.eval_order != "as_trained":   # only then: the meta.json of the default is as before the switch
+        meta["eval_order"] = list(t.inference_order)
     combined = {s: t.combine[s] for s in splits if s in t.combine}
     if combined:   # only then (MNLI): the meta.json of the other tasks is as before
         meta["combined"] = combined
@@ -287,9 +308,12 @@ def card(meta: dict, example: dict | None = None, example_file: str = "") -> str
                f"`{style.format(indicator=second, text='<' + text2 + '>')}`"
 
     styles = "\n".join(f"- `{v}`: {shown(v, style)}" for v, style in meta["styles"].items())
+    evaluated = "" if "eval_order" not in meta else (
+        f"; the evaluated splits' originals: {meta['eval_order']}, as the original code's inference (training: "
+        f"{meta['order']})")
     summary = f"""Generated by probekit (definition version {meta['definition_version']}). Every example of {benchmark}
 {name} once per variant; `pair_id` pairs an example's variants. Segment order: {meta['order']}
-({benchmark}'s sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original). Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).{drawn}
+({benchmark}'s sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original){evaluated}. Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).{drawn}
 
 {styles}"""
     body = f"""| variant | {' | '.join(meta['params']['splits'])} |

@@ -51,6 +51,50 @@ def test_the_segment_order_is_a_recorded_parameter_and_mrpc_is_symmetric():
         _build("xnli", _pairs("rte", ["entailment"]))
 
 
+def _mnli_pairs() -> pd.DataFrame:
+    """MNLI's ``pairs`` as the glue tables hold them: GLUE's split names, premise in sentence1."""
+    return pd.DataFrame([{"task": "mnli", "split": split, "idx": str(i), "sentence1": f"{split} premise {i}.",
+                          "sentence2": f"{split} hypothesis {i}.", "label": None if split.startswith("test") else
+                          ["entailment", "neutral", "contradiction"][i % 3], "line": i + 2}
+                         for split in ("train", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched")
+                         for i in range(2)])
+
+
+def _first(variants: dict, variant: str, split: str) -> tuple[str, str]:
+    row = variants[variant][split][0]
+    return row["sentence1"], row["sentence2"]
+
+
+def test_eval_order_original_code_feeds_mnli_as_the_original_codes_inference():
+    """The original trains MNLI premise-first but its inference's `original` is hypothesis-first, its REVERSE
+    premise-first and its SIGNAL `[Hypothesis] h [Premise] p` (DSincerity/CALM inference/dataset/mnli_dataset.py);
+    `eval_order: original_code` writes exactly that, the default keeps the training order (the paper, §3)."""
+    default, meta = _build("mnli", _mnli_pairs())
+    assert _first(default, "original", "dev") == ("Premise: dev_matched premise 0.",
+                                                   "Hypothesis: dev_matched hypothesis 0.")
+    assert "eval_order" not in meta and "eval_order" not in meta["params"]   # the default's meta.json as before
+    code, meta = _build("mnli", _mnli_pairs(), eval_order="original_code")
+    assert _first(code, "original", "train") == ("Premise: train premise 0.", "Hypothesis: train hypothesis 0.")
+    for split in ("dev", "test"):
+        kind = split.replace("dev", "dev_matched").replace("test", "test_matched")
+        premise, hypothesis = f"{kind} premise 0.", f"{kind} hypothesis 0."
+        assert _first(code, "original", split) == (f"Hypothesis: {hypothesis}", f"Premise: {premise}")
+        assert _first(code, "reverse", split) == (f"Premise: {premise}", f"Hypothesis: {hypothesis}")
+        assert _first(code, "signal", split) == (f"[Hypothesis] {hypothesis}", f"[Premise] {premise}")
+    assert code["original"]["dev"][0]["label"] == "entailment" and meta["order"] == [1, 2]
+    assert meta["eval_order"] == [2, 1] and meta["params"]["eval_order"] == "original_code"
+    # KLUE-NLI too (klue_nli_dataset.py); RTE's inference keeps sentence1 first (rte_dataset.py)
+    klue, _ = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "eval_order": "original_code"}}),
+                          {"klue": {"pairs": _klue_pairs("klue_nli", ["entailment", "neutral", "contradiction"])}})
+    assert _first(klue, "original", "dev")[0].startswith("가설: ")
+    assert _first(klue, "original", "train")[0].startswith("전제: ")
+    rte, meta = _build("rte", _pairs("rte", ["entailment", "not_entailment"]), eval_order="original_code")
+    assert _first(rte, "original", "dev") == ("Sentence1: dev first 0.", "Sentence2: dev second 0.")
+    assert meta["eval_order"] == [1, 2]
+    with pytest.raises(ParamsError, match=r"calum.eval_order"):
+        _build("rte", _pairs("rte", ["entailment"]), eval_order="hypothesis_first")
+
+
 def test_an_unknown_label_names_the_line():
     with pytest.raises(DataError, match=r"glue rte train, line 3: label 'maybe' is not one of"):
         _build("rte", _pairs("rte", ["entailment", "maybe"]))
