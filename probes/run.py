@@ -20,6 +20,10 @@ from probes import children
 from probes.options import positive
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
+TABLE_LISTS = {"calum": ("calum_models",)}
+"""Per paper, the params lists of dvc.yaml (beside its ``runs`` list) that a model ``probes run`` adds joins too:
+CALUM's single-task runs (Table 2's layout). The paper profile names each CALUM table's models (conf/profile/
+paper.yaml); Tables 5 and 6 keep the paper's, so a new model runs the GLUE tasks, single-task."""
 
 
 def add_commands(sub, command) -> None:
@@ -113,20 +117,23 @@ def carried(project: Path, params: dict) -> list[str]:
     if isinstance(runs, dict):
         sets += [f"++runs.{paper}={_hydra_list(aliases)}" for paper, aliases in runs.items()
                  if base_runs.get(paper) != aliases]
+    sets += [f"++{key}={_hydra_list(params[key])}" for keys in TABLE_LISTS.values() for key in keys
+             if isinstance(params.get(key), list) and params[key] != base.get(key)]
     return sets
 
 
-def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = None) -> tuple[str, list[str]]:
+def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = None,
+                lists: dict | None = None) -> tuple[str, list[str]]:
     """The model's alias and the ``dvc exp run`` command line that adds it (or pins its revision) to ``models`` and
     to the ``runs`` list of each paper of ``args.probes`` (the workspace's ``runs``: a paper it has no list for runs
-    every model), and runs the report stages of ``args.probes``; ``keep``: the overrides that keep the workspace's
-    params (:func:`carried`), first."""
+    every model) and to the paper's :data:`TABLE_LISTS` (the workspace's, ``lists``), and runs the report stages of
+    ``args.probes``; ``keep``: the overrides that keep the workspace's params (:func:`carried`), first."""
     key = model_name(args.model, args.name, models)
     spec = models.get(key)
     local = args.model != key and Path(args.model).expanduser().is_dir()
     # a folder as an absolute path: the stages run in the project folder, not where the command was typed
-    model_id = _spec_id(spec) if args.model == key else str(Path(args.model).expanduser().resolve()) if local \
-        else args.model
+    model_id = _spec_id(spec) if args.model == key and spec is not None else \
+        str(Path(args.model).expanduser().resolve()) if local else args.model   # a Hub id without an org: itself
     if spec is not None and args.model != key and (_spec_id(spec) != model_id or (
             isinstance(spec, dict) and spec.get("revision") != args.revision)):
         raise UsageError(f"--name {key}: params.yaml `models.{key}` is already {shown(spec)}; give another --name")
@@ -140,6 +147,10 @@ def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = No
         listed = (runs or {}).get(paper)
         if isinstance(listed, list) and key not in listed:
             sets.append(f"++runs.{paper}={_hydra_list([*listed, key])}")
+        for name in TABLE_LISTS.get(paper, ()):
+            listed = (lists or {}).get(name)
+            if isinstance(listed, list) and key not in listed:
+                sets.append(f"++{name}={_hydra_list([*listed, key])}")
     if args.run_device:   # not `device`: the CLI resolves that one; the stages resolve `auto` themselves
         sets.append(f"device={args.run_device}")
     if args.limit:
@@ -147,7 +158,8 @@ def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = No
     targets = [t.format(key=key) for p in args.probes for r in of_report(p) for t in r.stages]
     own = f"++models.{key}="
     renewed = any(s.startswith(own) for s in sets)
-    relisted = {s.partition("=")[0] for s in sets if s.startswith("++runs.")}
+    tables = tuple(f"++{name}=" for names in TABLE_LISTS.values() for name in names)
+    relisted = {s.partition("=")[0] for s in sets if s.startswith(("++runs.", *tables))}
     sets = [s for s in keep if not (renewed and s.startswith(own)) and s.partition("=")[0] not in relisted] + sets
     # this run's entry for the model, and its papers' lists, win
     return key, ["dvc", "exp", "run", *(a for s in sets for a in ("-S", s)), *targets]
@@ -189,7 +201,8 @@ def _run(args) -> int:
 
     project = Path(args.project)
     data = _check_project(project).data
-    key, cmd = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"))
+    key, cmd = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"),
+                           {name: data.get(name) for names in TABLE_LISTS.values() for name in names})
     _check_lists(project, [cmd[i + 1] for i, word in enumerate(cmd) if word == "-S"])
     print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:

@@ -73,6 +73,8 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert calum.max_steps is None and not calum.capped()
     assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
     assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
+    assert p["calum_multitask"]["tasks"] == ["mnli", "qnli", "rte"]   # Table 6's main tasks
+    assert p["calum_korean"]["tasks"] == {"kornli": "kornli", "klue_nli": "klue", "klue_sts": "klue"}
     assert p["pararel"].get("tokenizers") is None and params.evaluated_models() == list(p["models"])
     # every dataset is the same in both profiles
     _, smoke = compose(tmp_path)
@@ -116,11 +118,12 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
                 f"mcqa@{model}-property_conjunction", f"pararel@{model}", f"calum@{model}-rte",
                 "generate-calum@mrpc", "report", "olmpics_report", "grid"}
     expected |= ({"calum-multitask@minilm-rte-Para-MRPC", "consistency@minilm"} if profile == "smoke"
-                 else {"calum-multitask@roberta-large-qqp-All", "consistency@bert-base-cased"})
+                 else {"calum-multitask@roberta-base-rte-All", "consistency@bert-base-cased"})
     assert expected <= names
     if profile == "paper":   # no stage for a (model, paper) pair the profile does not run
         assert not {"calum@bert-base-uncased-mnli", "consistency@roberta-large", "zeroshot@gpt2",
-                    "curve@bert-base-cased-age_comparison"} & names
+                    "curve@bert-base-cased-age_comparison", "calum@kobert-mnli", "calum-multitask@t5-base-rte-All",
+                    "calum-korean@roberta-base-kornli"} & names
     stages = {stage.name: stage for stage in repo.index.stages}
     # the stages run over the params' lists, each probe written once (params probes)
     assert {n.split("@")[1] for n in names if n.startswith(("generate-mc_mlm@", "generate-mc_qa@"))} == {
@@ -130,7 +133,8 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
     assert {n for n in names if n.startswith("zeroshot@")} == {f"zeroshot@{m}" for m in olmpics}
     assert {n for n in names if n.startswith("pararel@")} == {f"pararel@{m}" for m in params["runs"]["pararel"]}
     assert {n.split("@")[1] for n in names if n.startswith("consistency@")} == set(params["runs"]["consistency"])
-    assert {n.split("@")[1].rsplit("-", 1)[0] for n in names if n.startswith("calum@")} == set(params["runs"]["calum"])
+    assert {n.split("@")[1].rsplit("-", 1)[0] for n in names if n.startswith("calum@")} == set(params["calum_models"])
+    assert set(params["calum_models"]) <= set(params["runs"]["calum"])   # CALUM's tables run CALUM's models
     assert {n for n in names if n.startswith("curve_baseline@")} == {f"curve_baseline@{p}" for p in mc_mlm}
     assert {n for n in names if n.startswith(("mcqa@", "mcqa-mc_mlm@"))} == {
         f"mcqa{'-mc_mlm' * (p in mc_mlm)}@{m}-{p}" for m in olmpics
@@ -160,9 +164,61 @@ def test_the_paper_profile_has_a_model_for_every_published_row(tmp_path):
     pararel = [m for m in _published("evaluators/pararel/published.yaml")["models"] if m != "majority"]
     assert sorted(by_paper["pararel"]) == sorted(pararel)                     # every row of Tables 2 and 3
     calum = _published("evaluators/calum/published.yaml")
-    rows = sorted(set(calum["table2"]) - {"Human"})
-    assert sorted(calum["hub_ids"][i] for i in by_paper["calum"]) == rows   # every model row of Table 2, once
+    rows = sorted((set(calum["table2"]) | set(calum["table5"])) - {"Human"})
+    assert sorted(calum["hub_ids"][i] for i in by_paper["calum"]) == rows   # every model row of Tables 2 and 5, once
+    tables = {"calum_models": "table2", "calum_multitask": "table6", "calum_korean": "table5"}
+    for key, table in tables.items():   # each CALUM table's own models: its rows, each a model CALUM runs
+        aliases = p[key] if key == "calum_models" else p[key]["models"]
+        assert set(aliases) <= set(p["runs"]["calum"]), key
+        assert sorted(calum["hub_ids"][ids[a]] for a in aliases) == sorted(set(calum[table]) - {"Human"}), key
     assert all(params.protocols_of(a) for a in p["models"])
+
+
+def _stages(tmp_path: Path, profile: str) -> dict:
+    """dvc.yaml's stages (name: command) as DVC resolves them under ``profile`` composed."""
+    from dvc.repo import Repo
+
+    project = tmp_path / f"project-{profile}"
+    project.mkdir()
+    shutil.copy2(REPO / "dvc.yaml", project / "dvc.yaml")
+    compose(tmp_path, f"profile={profile}")
+    shutil.copy2(sorted(tmp_path.glob("params-*.yaml"), key=lambda f: f.stat().st_mtime_ns)[-1],
+                 project / "params.yaml")
+    return {stage.name: stage.cmd for stage in Repo.init(project, no_scm=True).index.stages}
+
+
+def test_the_paper_profile_runs_calum_tables_5_and_6_and_nothing_else(tmp_path):
+    """The paper profile's CALUM multitask stages are Table 6's 18 runs (RoBERTa-base, Electra-large, GPT2-base on
+    MNLI, QNLI and RTE, Para and All: no T5 with a head, §4.3), and Table 5 is its own matrix: the four Korean models
+    on KorNLI, KLUE-NLI and KLUE-STS, with their table sets and pair sets; the smoke profile has no Korean stage
+    and exactly the stages of dvc.lock."""
+    calum = _published("evaluators/calum/published.yaml")
+    stages = _stages(tmp_path, "paper")
+    _, p = compose(tmp_path, "profile=paper")
+    name = {a: calum["hub_ids"][v] for a, v in p["models"].items() if v in calum["hub_ids"]}
+    multitask = {s for s in stages if s.startswith("calum-multitask@")}
+    assert len(multitask) == 18
+    assert {(name[m], t, g) for m in p["calum_multitask"]["models"] for t in p["calum_multitask"]["tasks"]
+            for g in p["calum_multitask"]["groups"]} == {
+        (row, task, group) for row, groups in calum["table6"].items() for group, tasks in groups.items()
+        if group != "Single" for task in tasks}
+    assert multitask == {f"calum-multitask@{m}-{t}-{g}" for m in ("roberta-base", "electra-large", "gpt2")
+                         for t in ("mnli", "qnli", "rte") for g in ("Para", "All")}
+    korean = {s for s in stages if s.startswith("calum-korean@")}
+    assert {(name[s.split("@")[1].rsplit("-", 1)[0]], s.rsplit("-", 1)[1]) for s in korean} == {
+        (row, task) for row, tasks in calum["table5"].items() if row != "Human" for task in tasks}
+    assert len(korean) == 12 and stages["calum-korean@kobert-kornli"] == (
+        "probes evaluate calum --model kobert --task kornli --data data/calum --device auto "
+        "--out results/calum/kobert-kornli")
+    assert {s for s in stages if s.startswith(("tables-korean@", "generate-calum-korean@"))} == {
+        "tables-korean@klue", "tables-korean@kornli", "generate-calum-korean@kornli",
+        "generate-calum-korean@klue_nli", "generate-calum-korean@klue_sts"}
+    assert stages["generate-calum-korean@klue_sts"] == "probes generate calum --task klue_sts --out data/calum/klue_sts"
+    singles = {s for s in stages if s.startswith("calum@")}   # Table 2: nine English models, five tasks
+    assert len(singles) == 45 and not {s for s in singles if s.split("@")[1].startswith("ko")}
+    smoke = _stages(tmp_path, "smoke")
+    assert set(smoke) == set(yaml.safe_load((REPO / "dvc.lock").read_text(encoding="utf-8"))["stages"])
+    assert not {s for s in smoke if "korean" in s} and "calum-multitask@minilm-rte-Para-MRPC" in smoke
 
 
 @pytest.mark.parametrize("command", [

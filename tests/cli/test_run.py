@@ -156,3 +156,45 @@ def test_a_model_added_earlier_and_the_profile_are_kept_when_params_are_recompos
     # the model already there, pinned now: its new entry, not the carried one
     cmd = dry(root, "--model", "tiny", "--revision", "v2", capsys=capsys)
     assert [a for a in cmd if a.startswith("++models.tiny")] == ["++models.tiny={id:'/models/tiny',revision:'v2'}"]
+
+
+def test_a_model_run_for_calum_joins_table_2s_runs_in_either_profile(tmp_path, capsys):
+    """The paper profile names each CALUM table's models (calum_models: Table 2's nine): a model `probes run`
+    adds for CALUM joins that list too (its GLUE runs), not Tables 5 and 6, and a later `probes run` keeps it (a
+    Hub id without an organisation, gpt2-medium, is one too); in the smoke profile every CALUM list is runs.calum,
+    so the model gets its single-task and multitask stages, as before the tables had their own lists."""
+    import shutil
+
+    from dvc.utils.hydra import compose_and_dump
+
+    from helpers import REPO
+
+    def compose(out: Path, sets: list[str]) -> dict:
+        compose_and_dump(out, str(root / "conf"), None, "config", str(tmp_path / "no-plugins"), sets)
+        return yaml.safe_load(out.read_text())
+
+    root = project(tmp_path, {})
+    shutil.copytree(REPO / "conf", root / "conf")
+    params = root / "params.yaml"
+    before = compose(params, ["profile=paper"])
+    cmd = dry(root, "--model", "EleutherAI/pythia-70m", "--probes", "calum", capsys=capsys)
+    sets = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-S"]
+    assert f"++calum_models={_list([*before['calum_models'], 'pythia-70m'])}" in sets
+    after = compose(tmp_path / "first.yaml", sets)
+    assert after["calum_models"] == [*before["calum_models"], "pythia-70m"]
+    assert after["runs"]["calum"] == [*before["runs"]["calum"], "pythia-70m"]
+    assert after["calum_multitask"] == before["calum_multitask"] and after["calum_korean"] == before["calum_korean"]
+    shutil.copy2(tmp_path / "first.yaml", params)   # the workspace after that experiment: a second model
+    sets = [cmd[i + 1] for cmd in [dry(root, "--model", "gpt2-medium", "--probes", "calum", capsys=capsys)]
+            for i, a in enumerate(cmd) if a == "-S"]
+    assert compose(tmp_path / "second.yaml", sets)["calum_models"][-2:] == ["pythia-70m", "gpt2-medium"]
+    compose(params, [])   # the smoke profile: calum_models is runs.calum
+    sets = [cmd[i + 1] for cmd in [dry(root, "--model", "EleutherAI/pythia-70m", "--probes", "calum",
+                                       capsys=capsys)] for i, a in enumerate(cmd) if a == "-S"]
+    smoke = compose(tmp_path / "smoke.yaml", sets)
+    assert smoke["calum_models"] == smoke["runs"]["calum"] == ["minilm", "pythia-70m"]
+    assert smoke["calum_multitask"]["models"] == ["minilm", "pythia-70m"]   # as before the tables' own lists
+
+
+def _list(aliases) -> str:
+    return "[" + ",".join(f"'{a}'" for a in aliases) + "]"
