@@ -4,12 +4,12 @@ minutes on a CPU, before anyone spends GPU hours on it (README "Before you spend
 It copies the project (the files git tracks or would track: the workspace as it is, uncommitted edits included;
 not dvc.lock, not data or results) into a new folder, composes the paper profile there with the tiny model(s) in
 place of the papers' models and a cap on the examples of each protocol (:func:`rehearsal_params`), and runs every
-stage of dvc.yaml with ``dvc repro --keep-going`` in that copy, then CALUM's Korean tasks (no stage of dvc.yaml:
-docs/calum.md). The user's workspace, params.yaml and dvc.lock are untouched. Every paper-only code path runs: 3
-seeds and the curve sizes 62 ... 4000, MLM-BASELINE's and CALUM's early stopping, every ParaRel relation, §8's λ
-selection, the five GLUE tasks, the Para and All multitask groups, the Korean tasks. What the raw sources lack
-offline (QQP, MNLI, QNLI's train and test; KLUE) is stood in for by small made-up files in the sources' own layouts
-(:mod:`probes.rehearse_files`), listed in the copy's REHEARSAL.md. The numbers measure nothing."""
+stage of dvc.yaml with ``dvc repro --keep-going`` in that copy. The user's workspace, params.yaml and dvc.lock are
+untouched. Every paper-only code path runs: 3 seeds and the curve sizes 62 ... 4000, MLM-BASELINE's and CALUM's
+early stopping, every ParaRel relation, §8's λ selection, the five GLUE tasks, the Para and All multitask groups,
+Table 5's Korean tasks (KorNLI, KLUE-NLI, KLUE-STS: their table sets, pair sets and runs). What the raw sources lack
+offline (QQP, MNLI, QNLI's train and test; KLUE, KorNLI) is stood in for by small made-up files in the sources' own
+layouts (:mod:`probes.rehearse_files`), listed in the copy's REHEARSAL.md. The numbers measure nothing."""
 
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ CALUM task, §8 tuples per relation."""
 MAX_SIZE = 250
 """The default largest learning-curve size: the paper's 62, 125 and 250 (the sizes above run the same code, for about
 an hour on 2 CPU cores: ``--max-size 4000``)."""
-KOREAN = ("klue_nli", "klue_sts")
 
 
 def add_commands(sub, command) -> None:
@@ -69,7 +68,10 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     added) instead of the Hub."""
     p = copy.deepcopy(paper)
     p |= {"profile": "rehearsal", "device": device, "models": models,
-          "runs": {paper: list(models) for paper in paper.get("runs") or {}}}   # each model runs every paper
+          "runs": {paper: list(models) for paper in paper.get("runs") or {}},   # each model runs every paper
+          "calum_models": list(models)}                                         # and every CALUM table
+    for key in ("calum_multitask", "calum_korean"):
+        p[key] = {**p.get(key, {}), "models": list(models)}
     p["zeroshot"]["limit"] = limit
     if "mlm_baseline" in p:   # up to 3 epochs, patience 1: early stopping can end a run
         p["mlm_baseline"] |= {"epochs": 3, "patience": 1}
@@ -85,7 +87,9 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     glue = p["tables"]["glue"]
     p["tables"]["glue"] = {"source": "mirror", "tasks": glue["tasks"],
                            "splits": {t: ["train", "dev", "test"] for t in ("qnli",) if t in glue["tasks"]}}
-    p["tables"]["klue"] = {"source": "files", "folder": "standins/klue", "tasks": list(KOREAN)}
+    p["tables"]["klue"] = {**p["tables"].get("klue", {}), "source": "files",   # KLUE's and KorNLI's release
+                           "folder": "standins/klue"}                          # files, stood in (KorNLI's in
+    p["tables"]["kornli"] = {**p["tables"].get("kornli", {}), "source": "release"}   # raw/kornli)
     p["calum_eval"] |= {"limit": limit, "eval_limit": limit, "epochs": 4, "patience": 1}   # the paper's batch size:
     # one step an epoch at small limits (a smaller one must stay a multiple of calum_eval.device_batch_size)
     return p
@@ -135,17 +139,14 @@ def _env(work: Path, mirror: Path | None) -> dict:
     return env
 
 
-def _korean(alias: str) -> list[list[str]]:
-    """CALUM's Korean tasks (docs/calum.md "Korean": no stage of dvc.yaml) for the model ``alias``, in ``korean/``
-    (not in data/ or results/, which the stages own)."""
-    cmds = [["probes", "tables", "klue", "--out", "korean/tables/klue"]]
-    for task in KOREAN:
-        cmds += [["probes", "generate", "calum", "--task", task, "--tables", "korean/tables", "--out",
-                  f"korean/calum/{task}"],
-                 ["probes", "evaluate", "calum", "--model", alias, "--task", task, "--data", "korean/calum",
-                  "--out", f"korean/results/{alias}-{task}"]]
-    return cmds + [["probes", "calum-report", "korean/results", "--out", "korean/calum.md", "--plot",
-                    "korean/calum.png"]]
+def kornli_drawn(work: Path) -> int:
+    """The KorNLI training rows CALUM's test draw takes (``calum.test_draw.size.kornli`` of the copy's
+    ``generators/calum/probe.yaml``: Table 1's 10,000), which its stand-in training file must hold beyond the
+    rows it keeps; 0 for a fraction."""
+    from probekit import yamlfile
+
+    size = yamlfile.read(work / "generators" / "calum" / "probe.yaml")["params"]["test_draw"]["size"].get("kornli")
+    return size if isinstance(size, int) else 0
 
 
 def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path) -> tuple[bool, float]:
@@ -225,8 +226,6 @@ def _run(args) -> int:
     steps = [("fetch GLUE", ["dvc", "repro", "--single-item", "fetch@glue"]), ("stand-in files", None),
              ("record them", ["dvc", "commit", "--force", "fetch@glue"]),
              ("every stage of dvc.yaml", ["dvc", "repro", "--keep-going"])]
-    steps += [(f"Korean: {' '.join(c[:3])}" + (f" {c[c.index('--task') + 1]}" if "--task" in c else ""), c)
-              for a in aliases[:1] for c in _korean(a)]
     print(f"rehearsal of the paper profile in {work} (models: {', '.join(aliases)}; --limit {args.limit}; "
           f"mirror: {mirror or 'none, sources downloaded'}); the log: {log}", flush=True)
     if args.dry_run:
@@ -241,6 +240,8 @@ def _run(args) -> int:
             n = max(2 * args.limit, 16)
             notes = [f"raw/glue/{f}" for f in rehearse_files.write_glue(work / "raw" / "glue", n)]
             notes += [f"standins/klue/{f}" for f in rehearse_files.write_klue(work / "standins" / "klue", n)]
+            notes += [f"raw/kornli/{f}" for f in rehearse_files.write_kornli(work / "raw" / "kornli", n,
+                                                                              kornli_drawn(work))]
             print(f"  ok             {title}: {len(notes)} made-up files ({n} rows each)", flush=True)
             continue
         ok, seconds = _step(title, cmd, work, env, log)

@@ -1,6 +1,6 @@
 """The stand-in files of ``probes rehearse``: small GLUE files in GLUE's own TSV layout for the GLUE tasks and splits
 that the raw sources lack offline (QQP, MNLI and QNLI's train and test: the mirror holds RTE, MRPC and QNLI dev), and
-small KLUE release files (NLI, STS) for CALUM's Korean tasks. Made-up sentences, deterministic, every label of the
+small KLUE release files (NLI, STS) and KorNLI release files for CALUM's Korean tasks (Table 5). Made-up sentences, deterministic, every label of the
 task present: they check that the paper profile's stages run, they measure nothing."""
 
 from __future__ import annotations
@@ -99,5 +99,26 @@ def write_klue(folder: Path, n: int) -> list[str]:
         for task, data in records.items():
             name = f"klue-{task}-v1.1_{split}.json"
             (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+            written.append(name)
+    return written
+
+
+KORNLI = {"train": ("multinli.train.ko.tsv", "snli_1.0_train.ko.tsv"), "dev": ("xnli.dev.ko.tsv",)}
+"""The KorNLI release files the kornli table set reads by default (kakaobrain/KorNLUDatasets, KorNLI/): MultiNLI
+and SNLI train, XNLI dev (XNLI test only on request)."""
+
+
+def write_kornli(folder: Path, n: int, drawn: int = 0) -> list[str]:
+    """KorNLI's release files (:data:`KORNLI`) in ``folder`` (``raw/kornli``), ``n`` rows each in the release's
+    layout (header ``sentence1 sentence2 gold_label``, tab-separated), the MultiNLI training file ``drawn`` more
+    (the rows CALUM's test draw takes from train, §4.1); the names written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nli = ["entailment", "neutral", "contradiction"]
+    written = []
+    for split, names in KORNLI.items():
+        for k, name in enumerate(names):
+            rows = n + (drawn if name.startswith("multinli") else 0)
+            lines = [f"{_ko(i + 11 * k)}\t{_ko(i + 11 * k + 5)}\t{nli[i % 3]}\n" for i in range(rows)]
+            (folder / name).write_text("sentence1\tsentence2\tgold_label\n" + "".join(lines), encoding="utf-8")
             written.append(name)
     return written

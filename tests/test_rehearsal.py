@@ -31,26 +31,34 @@ def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():
         assert p[key]["sizes"] == paper[key]["sizes"] == [62, 125, 250, 500, 1000, 2000, 4000]
         assert p[key]["seeds"] == paper[key]["seeds"] and len(p[key]["seeds"]) == 3
     assert p["pararel_eval"]["relations"] is None and p["calum_tasks"] == paper["calum_tasks"]
-    assert p["calum_multitask"] == paper["calum_multitask"] and p["calum_eval"]["seeds"] == paper["calum_eval"]["seeds"]
+    assert p["calum_eval"]["seeds"] == paper["calum_eval"]["seeds"]
+    # every CALUM table, each on the tiny model: Table 2's tasks, Table 6's tasks and groups, Table 5's tasks
+    assert p["calum_models"] == ["tiny"] and len(paper["calum_models"]) == 9
+    assert p["calum_multitask"] == paper["calum_multitask"] | {"models": ["tiny"]}
+    assert p["calum_korean"] == paper["calum_korean"] | {"models": ["tiny"]}
+    assert list(p["calum_korean"]["tasks"]) == ["kornli", "klue_nli", "klue_sts"]
     assert p["calum_eval"]["patience"] and p["calum_eval"]["epochs"] > p["calum_eval"]["patience"]
     assert p["mlm_baseline"]["patience"] and p["mlm_baseline"]["epochs"] > p["mlm_baseline"]["patience"]
     # what the cap cuts
     assert p["zeroshot"]["limit"] == p["pararel_eval"]["limit"] == p["calum_eval"]["limit"] == 5
     assert p["calum_eval"]["eval_limit"] == p["consistency"]["limit"] == p["consistency"]["eval_limit"] == 5
     assert p["mcqa"]["intermediate_limit"] == 5
-    # offline: GLUE from the raw sources (QNLI's train and test too), KLUE from files
+    # offline: GLUE from the raw sources (QNLI's train and test too), KLUE and KorNLI from release files
     assert p["tables"]["glue"]["source"] == "mirror" and p["tables"]["glue"]["splits"]["qnli"] == ["train", "dev",
                                                                                                      "test"]
-    assert p["tables"]["klue"]["source"] == "files"
+    assert p["tables"]["klue"] == {"source": "files", "folder": "standins/klue", "tasks": ["klue_nli", "klue_sts"]}
+    assert p["tables"]["kornli"] == {"source": "release"} and paper["tables"]["kornli"] == {"source": "hub"}
     assert paper["models"] != p["models"] and paper["zeroshot"]["limit"] is None   # the paper profile unchanged
     short = rehearsal_params(paper, {"tiny": "/models/tiny"}, 5, "cpu", max_size=300)   # --max-size
     assert short["curve"]["sizes"] == short["mcqa"]["sizes"] == [62, 125, 250]
 
 
 def test_the_stand_in_files_are_read_as_glue_and_klue_release_files(tmp_path):
-    """GLUE's own layout (MNLI/dev_matched.tsv, QQP/train.tsv) and KLUE's release JSON: every split the paper
-    profile reads, every label of each task; a file the raw sources hold is not replaced."""
-    from probekit.sources.loaders import glue, klue
+    """GLUE's own layout (MNLI/dev_matched.tsv, QQP/train.tsv), KLUE's release JSON and KorNLI's release TSVs:
+    every split the paper profile reads, every label of each task; a file the raw sources hold is not replaced;
+    KorNLI's training rows enough for the paper's test draw (§4.1: 10,000 from train) and a training split."""
+    from probekit.sources.loaders import glue, klue, kornli
+    from probes.rehearse import kornli_drawn
 
     folder = tmp_path / "raw" / "glue"
     folder.mkdir(parents=True)
@@ -73,6 +81,13 @@ def test_the_stand_in_files_are_read_as_glue_and_klue_release_files(tmp_path):
     assert sorted(set(zip(pairs["task"], pairs["split"]))) == [("klue_nli", "dev"), ("klue_nli", "train"),
                                                                 ("klue_sts", "dev"), ("klue_sts", "train")]
     assert set(pairs[pairs.task == "klue_sts"]["label"]) == {"similar", "not_similar"}
+    drawn = kornli_drawn(REPO)
+    assert drawn == 10000   # generators/calum/probe.yaml calum.test_draw.size.kornli: Table 1's
+    written = rehearse_files.write_kornli(tmp_path / "kornli", 12, drawn)
+    assert sorted(written) == ["multinli.train.ko.tsv", "snli_1.0_train.ko.tsv", "xnli.dev.ko.tsv"]
+    pairs = kornli.load(tmp_path, kornli.KorNliParams()).tables["pairs"]
+    assert (pairs.split == "train").sum() == drawn + 24 and (pairs.split == "dev").sum() == 12
+    assert set(pairs["label"]) == {"entailment", "neutral", "contradiction"}
 
 
 def test_bad_input_is_refused_before_any_copy(tmp_path, capsys):
@@ -103,9 +118,9 @@ def _grid_capped(prepare):
 
 @pytest.mark.slow
 def test_every_stage_of_the_paper_profile_runs_on_a_tiny_bert(tmp_path, tiny_bert, monkeypatch):
-    """The rehearsal itself: `dvc repro` of every stage of the paper profile (capped) and CALUM's Korean tasks,
-    offline; the paper-only paths ran (7 curve sizes × 3 seeds, the five GLUE tasks, Para and All, every ParaRel
-    relation) and this checkout's dvc.lock and params.yaml are untouched."""
+    """The rehearsal itself: `dvc repro` of every stage of the paper profile (capped), offline; the paper-only
+    paths ran (7 curve sizes × 3 seeds, the five GLUE tasks, Para and All, every ParaRel relation, Table 5's Korean
+    stages) and this checkout's dvc.lock and params.yaml are untouched."""
     from probes import rehearse
 
     monkeypatch.setattr(rehearse, "prepare", _grid_capped(rehearse.prepare))
@@ -123,7 +138,8 @@ def test_every_stage_of_the_paper_profile_runs_on_a_tiny_bert(tmp_path, tiny_ber
     assert curve["seeds"] == [1, 2, 3]
     calum = json.loads((work / "results/calum.json").read_text())
     runs = json.dumps(calum)
-    for task in ("mnli", "qnli", "rte", "qqp", "mrpc"):
+    for task in ("mnli", "qnli", "rte"):   # Table 6's main tasks, single and multitask
         assert all(f"{alias}-{task}{group}" in runs for group in ("", "-Para", "-All"))
-    korean = (work / "korean/calum.md").read_text()
-    assert all(task in korean for task in ("klue_nli", "klue_sts"))
+    assert f"{alias}-qqp" in runs and f"{alias}-mrpc-Para" not in runs   # QQP, MRPC: Table 2 only
+    assert all(f'"{alias}-{task}"' in runs for task in ("kornli", "klue_nli", "klue_sts"))   # Table 5, as stages
+    assert "### Korean tasks (Table 5)" in (work / "results/calum.md").read_text()
