@@ -149,6 +149,17 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
     return out, zero_shot, chosen_by if baseline or hp.select_epoch == "best" else None
 
 
+def inputs_curve(inputs: "HeadInputs", name: str, orders: Mapping[int, np.ndarray], sizes: Sequence[int],
+                 setting: str, hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool
+                 ) -> tuple[np.ndarray, np.ndarray, dict | None]:
+    """:func:`variant_curve` of ``inputs``' variant ``name``: on features cached on the CPU, its runs spread over
+    as many one-thread processes as torch has threads."""
+    train_split, dev, make_head = inputs.splits(name)
+    processes = torch.get_num_threads() if inputs.cached and dev.gold.device.type == "cpu" else 1
+    with one_thread(inputs.cached):
+        return variant_curve(make_head, train_split, dev, orders, sizes, setting, hp, desc, progress, processes)
+
+
 def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_rows: int | None = None) -> Features:
     """Features served from the cache, moved to the device once. ``rows``: the split's rows the array holds (in
     order, of ``n_rows``); asking for another row is an error, never a silent zero."""
@@ -184,12 +195,8 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
     for name, v in variants.items():
         rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
         variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
-        train_split, dev, make_head = inputs.splits(name)
-        processes = torch.get_num_threads() if inputs.cached and dev.gold.device.type == "cpu" else 1
-        with one_thread(inputs.cached):
-            correct_by[name], zero_by[name], chosen[name or full["path"].parent.name] = variant_curve(
-                make_head, train_split, dev, variant_orders, sizes, setting, hp,
-                f"{model_name} {name or 'curve'} {setting}", progress, processes)
+        correct_by[name], zero_by[name], chosen[name or full["path"].parent.name] = inputs_curve(
+            inputs, name, variant_orders, sizes, setting, hp, f"{model_name} {name or 'curve'} {setting}", progress)
     training = hp.model_dump(mode="json")
     if isinstance(hp, MlmBaselineParams):
         training = {"optimizer": "Adam (L2 weight decay)", **training,
