@@ -1,5 +1,6 @@
 """The ``probes`` subcommands of the oLMpics few-shot protocol: ``evaluate features``, ``evaluate curve``,
-``evaluate mcqa`` and ``olmpics-report`` (argparse and checks only; the work is in ``evaluators``)."""
+``evaluate curve-lr``, ``evaluate mcqa`` and ``olmpics-report`` (argparse and checks only; the work is in
+``evaluators``)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,15 @@ def _curve(args) -> int:
     return 0
 
 
+def _curve_lr(args) -> int:
+    from evaluators.olmpics import runs  # noqa: F401  (declares the protocol)
+    from evaluators.olmpics.lr_selection import describe, summary
+
+    for run in call("curve-lr", args):
+        print(f"wrote {run.out}: {run.metrics['model']} {describe(summary(run.metrics))}")
+    return 0
+
+
 def _mcqa(args) -> int:
     from evaluators.olmpics import runs  # noqa: F401  (declares the protocol)
 
@@ -72,11 +82,15 @@ def _olmpics_report(args) -> int:
 
 
 def add_commands(sub, evaluate, command, params_help: str) -> None:
-    """``features``, ``curve`` and ``mcqa`` under ``evaluate``, and ``olmpics-report``."""
+    """``features``, ``curve``, ``curve-lr`` and ``mcqa`` under ``evaluate``, and ``olmpics-report``."""
     fe = command(evaluate, "features", "cache a masked LM's hidden states at the masks (or the MLM-BASELINE's "
                                        "GloVe features) of a probe's train and dev splits, for its learning curves")
     cu = command(evaluate, "curve", "MC-MLM learning curve: the encoder frozen, the MLM head (mlp) or its final "
                                     "projection (linear) trained on N examples; WS, MAX, language sensitivity")
+    lr = command(evaluate, "curve-lr", "the MC-MLM heads' learning rate for a model's curves: params "
+                                       "curve.training.lr as it is, or, a list, the candidate of the highest mean "
+                                       "WS on dev over the MC-MLM probes (their original variant, the curve's sizes "
+                                       "and first seed)")
     qa = command(evaluate, "mcqa", "MC-QA learning curve: [CLS] stem [SEP] choice [SEP], an MLP on [CLS], the whole "
                                    "network fine-tuned; or the ESIM baseline over GloVe")
     results = "folder for metrics.json, subsets.json, <variant>/predictions.jsonl"
@@ -93,6 +107,16 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     cu.add_argument("--setting", required=True, choices=("mlp", "linear"), action="append",
                     help="which part of the head trains; give it twice (--setting mlp --setting linear) for both "
                          "curves from one model load and one set of features, each written to OUT/<setting>")
+    cu.add_argument("--lr-selection", type=Read, metavar="FOLDER",
+                    help="the folder `probes evaluate curve-lr` wrote for the model: the heads' lr (needed when "
+                         "params curve.training.lr lists candidates; checked against the params)")
+    lr.add_argument("--model", required=True, type=Read, help=MODEL_HELP)
+    lr.add_argument("--data", required=True, action="append", type=Read,
+                    help="an MC-MLM probe folder, once or more; data/probes/{probe} for each of the params' "
+                         "probes.mc_mlm (its original variant is trained on)")
+    lr.add_argument("--out", required=True, type=Written, help="folder for metrics.json: the lr and how it was chosen")
+    lr.add_argument("--setting", choices=("mlp", "linear"), action="append",
+                    help="the settings whose curves a candidate is judged on (default: both)")
     cu.add_argument("--features", help="features folder: read when it matches the model, data, dtype and the "
                                        "curves' training rows, else computed and written there (probes evaluate "
                                        "features)", type=Written)
@@ -101,7 +125,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                          "the params' mcqa.intermediate_splits) (default: the params' mcqa.intermediate for the "
                          "probe; '' for none)")
 
-    for c, name in ((fe, "features"), (cu, "curve"), (qa, "mcqa")):
+    for c, name in ((fe, "features"), (cu, "curve"), (lr, "curve-lr"), (qa, "mcqa")):
         c.add_argument("--device", default="auto", type=device, help=DEVICE_HELP)
         c.add_argument("--params", type=Read, help=params_help)
         protocol_options(c, name, "olmpics", extra={
@@ -110,6 +134,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
         add_force(c)
     fe.set_defaults(func=_features)
     cu.set_defaults(func=_curve)
+    lr.set_defaults(func=_curve_lr)
     qa.set_defaults(func=_mcqa)
 
     rep = command(sub, "olmpics-report", "the oLMpics paper's tables (per probe; medals) and learning-curve plots "

@@ -58,8 +58,10 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert section(params, "scoring", ScoringParams).dtype == "float32"   # as the papers ran (docs/scoring.md)
     paper_sizes = [62, 125, 250, 500, 1000, 2000, 4000]           # oLMpics §3.2
     curve, mcqa = section(params, "curve", CurveParams), section(params, "mcqa", McqaParams)
-    assert curve.sizes == paper_sizes and len(curve.seeds) >= 3
-    assert mcqa.sizes == paper_sizes and len(mcqa.seeds) >= 3 and mcqa.esim_training.epochs == 20
+    assert curve.sizes == paper_sizes and curve.seeds == mcqa.seeds == [1, 2, 3, 4, 5, 6]   # the original README's
+    assert curve.training.select_epoch == "best"     # the original trainer's "validation_metric": "+EM"
+    assert curve.training.lr == [1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4]   # the original's unknown: selected on dev
+    assert mcqa.sizes == paper_sizes and mcqa.esim_training.epochs == 20
     assert mcqa.intermediate == {"encyclopedic_composition": "single_hop"} and mcqa.intermediate_limit is None
     assert section(params, "pararel_eval", ParaRelEvalParams).limit is None     # every tuple
     assert p["pararel_eval"]["relations"] is None                                # every relation
@@ -130,6 +132,8 @@ def test_the_pipeline_resolves_under_each_profile(tmp_path, profile):
         *mc_mlm, *mc_qa}
     olmpics = params["runs"]["olmpics"]   # each paper's stages over its own models, no other
     assert {n for n in names if n.startswith("curve@")} == {f"curve@{m}-{p}" for m in olmpics for p in mc_mlm}
+    assert {n for n in names if n.startswith("curve_lr@")} == {f"curve_lr@{m}" for m in olmpics}   # one lr a model
+    assert f"--lr-selection results/curve_lr/{model} " in stages[f"curve@{model}-age_comparison"].cmd
     assert {n for n in names if n.startswith("zeroshot@")} == {f"zeroshot@{m}" for m in olmpics}
     assert {n for n in names if n.startswith("pararel@")} == {f"pararel@{m}" for m in params["runs"]["pararel"]}
     assert {n.split("@")[1] for n in names if n.startswith("consistency@")} == set(params["runs"]["consistency"])

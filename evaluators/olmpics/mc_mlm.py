@@ -1,6 +1,6 @@
 """MC-MLM learning curves of a masked LM or of the MLM-BASELINE: what the curve trains on (mask features,
 cached or re-encoded per step to check and time the cache; candidate indices; a fresh head per run) and the
-entry point the CLI calls."""
+entry points the CLI calls: the curves, and the selection of a masked LM's heads' lr on dev."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from evaluators.engine.runner import Runner
 from evaluators.engine.scorer import Engine
 from evaluators.olmpics import features as feature_cache
 from evaluators.olmpics.heads import BaselineHead, MaskedLMHead
-from evaluators.olmpics.learning_curve import check_curve, curve_train_rows, read_variants
+from evaluators.olmpics.learning_curve import (check_curve, curve_train_rows, nested_subsets, read_variants,
+                                               sizes_that_fit)
+from evaluators.olmpics.metrics import weighted_score
 from evaluators.olmpics.mc_mlm_curve import (
     MLM_BASELINE,
     HeadInputs,
@@ -28,9 +30,11 @@ from evaluators.olmpics.mc_mlm_curve import (
     candidate_index,
     check_setting,
     feature_key,
+    inputs_curve,
     run_curve,
 )
-from evaluators.shared.params import MlmBaselineParams
+from evaluators.olmpics import lr_selection
+from evaluators.shared.params import CurveTrainingParams, MlmBaselineParams
 from evaluators.shared.training import TrainingParams
 from probekit.errors import UsageError
 
@@ -159,14 +163,16 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
         seeds: Sequence[int], hp: TrainingParams | MlmBaselineParams, split: str = "dev",
         features_dir: Path | None = None, load=None,
         glove: str = "", device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
-        progress: bool = True, profile: str | None = None) -> dict:
+        progress: bool = True, profile: str | None = None, selected_lr: Mapping | None = None) -> dict:
     """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
     (its ``original`` variant and controls) or one variant folder; writes the results under ``out`` and returns
     its metrics. Several settings (``["mlp", "linear"]``) share one model load and one set of features: each is
     written under ``out/<setting>`` and the metrics come back as ``{setting: metrics}``.
     ``hp``: a masked LM's head trains with ``TrainingParams`` (params ``curve.training``), the MLM-BASELINE with
     ``MlmBaselineParams`` (params ``mlm_baseline``, the original's trainer with early stopping).
-    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
+    ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json. ``selected_lr``: the
+    record of the heads' lr selection (:func:`lr_selection.chosen`), needed when ``hp.lr`` lists candidates; its
+    summary is recorded in metrics.json (``lr_selection``)."""
     several = not isinstance(setting, str)
     settings = [check_setting(s) for s in (setting if several else [setting])]
     if several and (not settings or len(set(settings)) != len(settings)):
@@ -176,6 +182,8 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
         raise UsageError(f"--model {model}: its head trains with {wanted.__name__} (params "
                          f"{'mlm_baseline' if wanted is MlmBaselineParams else 'curve.training'}), got "
                          f"{type(hp).__name__}")
+    if model != MLM_BASELINE:
+        hp, chosen_lr = lr_selection.head_lr(hp, selected_lr)
     check_curve(sizes, seeds)
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
@@ -189,12 +197,44 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
                            train_rows=curve_train_rows(variants, sizes, seeds))
         record = {"model": loaded.name, "model_id": loaded.model_id, "baseline": None,
                   "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
-                  "multi_token": multi_token, **loaded.provenance(), "profile": profile}
+                  "multi_token": multi_token, **loaded.provenance(), "profile": profile, "lr_selection": chosen_lr}
     results = {s.lower(): run_curve(model_name=record["model"], variants=variants, inputs=inputs,
                                     out=Path(out) / s.lower() if several else Path(out), setting=s, sizes=sizes,
                                     seeds=seeds, hp=hp, split=split, progress=progress, record=record)
                for s in settings}
     return results if several else results[settings[0].lower()]
+
+
+def select_lr(*, model: str, loaded: LoadedModel, datas: Sequence[Path], settings: Sequence[str],
+              sizes: Sequence[int], seeds: Sequence[int], hp: CurveTrainingParams, split: str = "dev",
+              device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error", progress: bool = True,
+              profile: str | None = None) -> dict:
+    """The heads' lr of the masked LM ``loaded`` (alias ``model``), selected among ``hp.lrs()`` on the probes
+    ``datas`` (:mod:`evaluators.olmpics.lr_selection`: each candidate trains the curve of each probe's original
+    variant at ``sizes`` and the first of ``seeds``, in each of ``settings``; the highest mean WS on ``split``); its
+    record. The original variant's features are encoded for the rows those curves train on, and kept in memory."""
+    lrs, seed = hp.lrs(), seeds[0]
+    if len(lrs) == 1:
+        return lr_selection.fixed(model, lrs[0], profile)
+    settings = [check_setting(s) for s in settings]
+    ws: list[dict] = [{} for _ in lrs]
+    probes = {}
+    for data in map(Path, datas):
+        variants = read_variants(data, split)
+        name, full = next(iter(variants.items()))
+        one = {name: full}
+        kept, _ = sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
+        orders, _ = nested_subsets([r["id"] for r in full["train"]], kept, [seed])
+        inputs = lm_inputs(loaded, one, split=split, features_dir=None, device=device, batch_size=batch_size,
+                           multi_token=multi_token, progress=progress, train_rows=curve_train_rows(one, kept, [seed]))
+        probes[data.name] = {"sizes": kept, "n": len(full["dev"])}
+        for i, lr in enumerate(lrs):
+            for setting in settings:
+                correct, _, _ = inputs_curve(inputs, name, orders, kept, setting, hp.with_lr(lr),
+                                             f"{model} {data.name} lr {lr:g} {setting}", progress)
+                ws[i].setdefault(data.name, {})[setting] = float(weighted_score(correct.mean(axis=2)[:, 0]))
+    return lr_selection.record(model=model, model_id=loaded.model_id, lrs=lrs, ws=ws, probes=probes,
+                               settings=settings, sizes=sizes, seed=seed, split=split, hp=hp, profile=profile)
 
 
 def _versions() -> dict:

@@ -75,12 +75,21 @@ def correct(head: torch.nn.Module, split: Split, chunk: int = 4096) -> np.ndarra
 
 
 def fit(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: str, hp: TrainingParams,
-        seed: int) -> torch.nn.Module:
-    """Train ``head`` (in place) on the training ``rows``, in ``setting`` (MLP or LINEAR)."""
+        seed: int, dev: Split | None = None) -> torch.nn.Module:
+    """Train ``head`` (in place) on the training ``rows``, in ``setting`` (MLP or LINEAR); with ``hp.select_epoch``
+    ``best``, the weights of the epoch of the best accuracy on ``dev`` (:func:`fit_selecting`)."""
+    fit_selecting(head, train_split, rows, setting, hp, seed, dev)
+    return head
+
+
+def fit_selecting(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: str, hp: TrainingParams,
+                  seed: int, dev: Split | None) -> dict | None:
+    """:func:`fit`; returns what ``select_epoch: best`` chose (``training.train``: the epoch and each epoch's
+    accuracy on ``dev``), None for the last epoch."""
     heads.select(head, setting)
     torch.manual_seed(seed)  # dropout of the head
-    train(head, _loss(head, train_split, rows), len(rows), hp, seed)
-    return head
+    validate = None if dev is None else (lambda: float(correct(head, dev).mean()))
+    return train(head, _loss(head, train_split, rows), len(rows), hp, seed, validate=validate)
 
 
 def fit_early_stopping(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: str,
@@ -107,35 +116,48 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
                   orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str,
                   hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool, processes: int = 1
                   ) -> tuple[np.ndarray, np.ndarray, dict | None]:
-    """Correctness on dev ``[sizes, seeds, examples]``, of the untrained head (the zero-shot point), and, with
-    ``MlmBaselineParams``, what early stopping chose: ``{N: {"best_epoch": [per seed], "epochs_run": [...]}}``
-    (else None). ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example).
-    ``processes``: the (N, seed) runs spread over that many processes (:func:`evaluators.shared.parallel.each`;
-    the same bits as one after another)."""
+    """Correctness on dev ``[sizes, seeds, examples]``, of the untrained head (the zero-shot point), and what each
+    run's epoch choice recorded, ``{N: {key: [per seed]}}``: with ``MlmBaselineParams`` early stopping's
+    (``best_epoch``, ``epochs_run``), with ``select_epoch: best`` the epoch selected on dev and each epoch's dev
+    accuracy (``selected_epoch``, ``dev_accuracy``); None when the last epoch is kept. ``orders[seed]``: the
+    training rows in the seed's nested order (-1: no row for that example). ``processes``: the (N, seed) runs spread
+    over that many processes (:func:`evaluators.shared.parallel.each`; the same bits as one after another)."""
     zero_shot = correct(make_head(min(orders)), dev)
     runs = [(s, seed, k, n) for s, seed in enumerate(orders) for k, n in enumerate(sizes)]
+    baseline = isinstance(hp, MlmBaselineParams)
 
     def run(i: int) -> tuple[np.ndarray, dict | None]:
         _, seed, _, n = runs[i]
         rows = orders[seed][:n]
         head = make_head(seed)
-        if isinstance(hp, MlmBaselineParams):
-            stop = fit_early_stopping(head, train_split, rows[rows >= 0], setting, hp, seed, dev)
+        if baseline:
+            chosen = fit_early_stopping(head, train_split, rows[rows >= 0], setting, hp, seed, dev)
+            chosen = {"best_epoch": chosen["best_epoch"], "epochs_run": chosen["epochs_run"]}
         else:
-            fit(head, train_split, rows[rows >= 0], setting, hp, seed)
-            stop = None
-        return correct(head, dev), stop
+            chosen = fit_selecting(head, train_split, rows[rows >= 0], setting, hp, seed,
+                                   dev if hp.select_epoch == "best" else None)
+        return correct(head, dev), chosen
 
     with tqdm(total=len(runs), desc=desc, unit="run", disable=not progress) as bar:
         results = parallel.each(run, len(runs), processes, bar.update, cost=lambda i: runs[i][3])
     out = np.zeros((len(sizes), len(orders), len(dev)), bool)
-    stops = {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes}
-    for (s, _, k, n), (correct_run, stop) in zip(runs, results):
+    chosen_by = {str(n): {} for n in sizes}
+    for (s, _, k, n), (correct_run, chosen) in zip(runs, results):
         out[k, s] = correct_run
-        if stop is not None:
-            for key in ("best_epoch", "epochs_run"):
-                stops[str(n)][key].append(stop[key])
-    return out, zero_shot, stops if isinstance(hp, MlmBaselineParams) else None
+        for key, value in (chosen or {}).items():
+            chosen_by[str(n)].setdefault(key, []).append(value)
+    return out, zero_shot, chosen_by if baseline or hp.select_epoch == "best" else None
+
+
+def inputs_curve(inputs: "HeadInputs", name: str, orders: Mapping[int, np.ndarray], sizes: Sequence[int],
+                 setting: str, hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool
+                 ) -> tuple[np.ndarray, np.ndarray, dict | None]:
+    """:func:`variant_curve` of ``inputs``' variant ``name``: on features cached on the CPU, its runs spread over
+    as many one-thread processes as torch has threads."""
+    train_split, dev, make_head = inputs.splits(name)
+    processes = torch.get_num_threads() if inputs.cached and dev.gold.device.type == "cpu" else 1
+    with one_thread(inputs.cached):
+        return variant_curve(make_head, train_split, dev, orders, sizes, setting, hp, desc, progress, processes)
 
 
 def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_rows: int | None = None) -> Features:
@@ -162,28 +184,28 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
               progress: bool = True, record: Mapping | None = None) -> dict:
     """The curve of every variant (the full one first, then its controls), its metrics and files. With
     ``MlmBaselineParams`` (MLM-BASELINE) metrics.json's ``training`` says so and ``early_stopping`` records, per
-    variant and N, the epoch early stopping chose for each seed and how many epochs ran."""
+    variant and N, the epoch early stopping chose for each seed and how many epochs ran; with ``select_epoch:
+    best``, ``epoch_selection`` records per variant and N each seed's epoch selected on ``split`` and its
+    accuracy there after every epoch."""
     full_name, full = next(iter(variants.items()))
     sizes, dropped = learning_curve.sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
     original_ids = [r["id"] for r in full["train"]]
     orders, subsets = learning_curve.nested_subsets(original_ids, sizes, seeds)
-    correct_by, zero_by, stops = {}, {}, {}
+    correct_by, zero_by, chosen = {}, {}, {}
     for name, v in variants.items():
         rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
         variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
-        train_split, dev, make_head = inputs.splits(name)
-        processes = torch.get_num_threads() if inputs.cached and dev.gold.device.type == "cpu" else 1
-        with one_thread(inputs.cached):
-            correct_by[name], zero_by[name], stops[name or full["path"].parent.name] = variant_curve(
-                make_head, train_split, dev, variant_orders, sizes, setting, hp,
-                f"{model_name} {name or 'curve'} {setting}", progress, processes)
+        correct_by[name], zero_by[name], chosen[name or full["path"].parent.name] = inputs_curve(
+            inputs, name, variant_orders, sizes, setting, hp, f"{model_name} {name or 'curve'} {setting}", progress)
     training = hp.model_dump(mode="json")
     if isinstance(hp, MlmBaselineParams):
         training = {"optimizer": "Adam (L2 weight decay)", **training,
                     "early_stopping": f"on the {split} split's accuracy, the best epoch kept"}
     header = {"protocol": "MC-MLM", "setting": setting, "split": split, "training": training, **(record or {})}
     if isinstance(hp, MlmBaselineParams):
-        header["early_stopping"] = stops
+        header["early_stopping"] = chosen
+    elif hp.select_epoch == "best":
+        header["epoch_selection"] = chosen
     return learning_curve.write_results(out, variants=variants, correct=correct_by, zero_shot=zero_by, sizes=sizes,
                                         dropped=dropped, seeds=seeds, subsets=subsets, header=header)
 

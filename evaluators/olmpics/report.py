@@ -15,6 +15,7 @@ from tabulate import tabulate
 
 from evaluators.shared import applies, smoke
 from evaluators.olmpics import plots as olmpics_plots
+from evaluators.olmpics.lr_selection import describe as describe_lr
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
 from evaluators.shared.report import iter_metrics
@@ -206,12 +207,30 @@ def _curve_lines(probe: Probe) -> list[str]:
     return lines
 
 
+def lr_lines(probes: list[Probe]) -> list[str]:
+    """The section on each model's MC-MLM heads' lr and how it was chosen (its curves' ``lr_selection``); a model
+    whose curves were trained with different ones gets a line per lr, naming its curves."""
+    chosen: dict[str, dict[str, list[str]]] = {}
+    for probe in probes:
+        for label in probe.rows:
+            for setting, r in probe.results[label].items():
+                if r.meta.get("lr_selection"):
+                    where = chosen.setdefault(label, {}).setdefault(describe_lr(r.meta["lr_selection"]), [])
+                    where.append(f"{probe.title} {setting}")
+    lines = []
+    for label, texts in sorted(chosen.items()):
+        for text, where in texts.items():
+            lines.append(f"- {label}: {text}" if len(texts) == 1 else f"- {label} ({', '.join(where)}): {text}")
+    return ["## The MC-MLM heads' learning rate", "", "The original's is not known (`transformer_masked_lm.jsonnet`: "
+            "`#local learning_rate = 5e-5; local learning_rate = 0.0;`, set per run):", "", *lines, ""] if lines else []
+
+
 def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> str:
     """The whole report: legend, medal table, then per probe its table, footnote and paired differences."""
     small = any(_smoke(p, label) for p in probes for label in p.rows)
     lines = smoke.with_banner(["# oLMpics learning curves (dev), with 95% bootstrap intervals", "",
-                               legend(rule, resamples, seed, small), "", "## Medals", "", medal_table(probes), ""],
-                              small)
+                               legend(rule, resamples, seed, small), "", "## Medals", "", medal_table(probes), "",
+                               *lr_lines(probes)], small)
     for probe in probes:
         lines += [f"## {probe.title}", "", f"- protocol: {probe.protocol}",
                   *(f"- {line}" for line in _curve_lines(probe)), "", probe_table(probe), ""]

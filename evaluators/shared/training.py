@@ -1,6 +1,7 @@
 """The training loops of the few-shot protocols. :func:`train`, shared by the MC-MLM heads, MC-QA and ESIM, with
 the original oLMpics AllenNLP configuration of the LMs: AdamW (betas 0.9/0.98, weight decay 0.1 except biases and
-LayerNorm weights), a slanted-triangular learning rate, 4 epochs, batches of 8 with 2 accumulation steps.
+LayerNorm weights), a slanted-triangular learning rate, 4 epochs, batches of 8 with 2 accumulation steps, and
+either the last epoch's weights or, as the original's ``"validation_metric": "+EM"``, the best epoch's on dev.
 :func:`train_early_stopping`, MLM-BASELINE's, as the original ``mlm_baseline.jsonnet``: Adam, up to 75 epochs,
 early stopping on the validation accuracy.
 
@@ -46,17 +47,29 @@ def slanted_triangular(step: int, total: int, cut_frac: float, ratio: float) -> 
 
 
 def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor], n_examples: int,
-          hp: TrainingParams, seed: int, *, desc: str = "training", progress: bool = False) -> None:
+          hp: TrainingParams, seed: int, *, desc: str = "training", progress: bool = False,
+          validate: Callable[[], float] | None = None) -> dict | None:
     """Train ``model``'s trainable parameters in place: ``loss_of(indices)`` is the mean loss of a batch of
-    example indices (into the training set of ``n_examples``)."""
+    example indices (into the training set of ``n_examples``).
+
+    ``hp.select_epoch``: ``last`` keeps the weights after the last epoch (returns None); ``best`` does what the
+    original's AllenNLP trainer does with ``"validation_metric": "+EM"`` and a validation set: ``validate()`` (the
+    accuracy on the validation set) after every epoch, and at the end the weights of the best epoch restored.
+    AllenNLP's ``MetricTracker`` counts an epoch as better only when its metric is strictly greater, so a tie keeps
+    the earlier epoch. Validating reads the model in eval mode and draws nothing, so the epochs trained are the same
+    either way. Returns ``{"selected_epoch": e, "dev_accuracy": [per epoch]}`` (epochs counted from 1)."""
+    best_mode = hp.select_epoch == "best"
+    if best_mode and validate is None:
+        raise ValueError("select_epoch: best restores the best epoch on a validation set, and none was given")
     opt = optimizer(model.named_parameters(), hp)
     total = hp.updates(n_examples)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: slanted_triangular(step, total, hp.cut_frac, hp.ratio))
     order = torch.Generator().manual_seed(seed)
+    accuracies, best_epoch, best_state = [], 0, None
     model.train()
     with tqdm(total=total, desc=desc, unit="update", disable=not progress, leave=False) as bar:
-        for _ in range(hp.epochs):
+        for epoch in range(1, hp.epochs + 1):
             batches = torch.randperm(n_examples, generator=order).numpy()
             batches = [batches[i:i + hp.batch_size] for i in range(0, n_examples, hp.batch_size)]
             for k, batch in enumerate(batches):
@@ -67,7 +80,23 @@ def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor],
                     schedule.step()
                     opt.zero_grad(set_to_none=True)
                     bar.update()
+            if best_mode:
+                model.eval()
+                accuracies.append(float(validate()))
+                model.train()
+                if not best_epoch or accuracies[-1] > accuracies[best_epoch - 1]:   # strictly better
+                    best_epoch, best_state = epoch, snapshot(model) if epoch < hp.epochs else None
     model.eval()
+    if not best_mode:
+        return None
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    return {"selected_epoch": best_epoch, "dev_accuracy": accuracies}
+
+
+def snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A copy of ``model``'s weights, to restore later."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
 def train_early_stopping(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor], n_examples: int,
@@ -97,7 +126,7 @@ def train_early_stopping(model: torch.nn.Module, loss_of: Callable[[np.ndarray],
         accuracy = float(validate())
         if accuracy > best:
             best, best_epoch = accuracy, epoch
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            best_state = snapshot(model)
         if plateau is not None:
             plateau.step(accuracy)
         if hp.patience is not None and epoch - best_epoch >= hp.patience:

@@ -16,6 +16,7 @@ from probes.main import main, parser
 from probes.options import FieldValue
 
 COMMANDS = {"zeroshot": ("evaluate", "zeroshot"), "features": ("evaluate", "features"), "curve": ("evaluate", "curve"),
+            "curve-lr": ("evaluate", "curve-lr"),
             "mcqa": ("evaluate", "mcqa"), "pararel": ("evaluate", "pararel"), "calum": ("evaluate", "calum"),
             "consistency": ("train", "consistency")}
 

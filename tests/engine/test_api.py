@@ -57,11 +57,13 @@ def test_one_registry_serves_params_applicability_the_grid_and_probes_run():
 
     every = protocols.every()
     assert PAPERS == ("olmpics", "pararel", "consistency", "calum")
-    assert list(every) == ["audit", "zeroshot", "features", "curve", "mcqa", "pararel", "consistency", "calum"]
+    assert list(every) == ["audit", "zeroshot", "features", "curve", "curve-lr", "mcqa", "pararel", "consistency",
+                           "calum"]
     assert tuple(plan.SECTIONS) == plan.GRID == tuple(REPORTS) == ("zeroshot", "curve", "mcqa", "pararel", "calum")
     for name, record in every.items():
         if record.run is not None:   # declared beside its run: the function of that name in a paper's runs module
-            assert record.run.__name__ == name and record.run.__module__.endswith(".runs"), record.run
+            assert record.run.__name__ == name.replace("-", "_") and record.run.__module__.endswith(".runs"), \
+                record.run
             assert list(inspect.signature(record.run).parameters)[:3] == ["model", "data", "out"]
         for section, model in record.reads.items():
             assert section in SECTIONS and issubclass(model, __import__("pydantic").BaseModel), section

@@ -24,7 +24,8 @@ def test_the_applicability_table():
 
     families = {name: p.families for name, p in protocols.every().items()}
     assert families == {"zeroshot": every, "audit": every, "pararel": every, "features": ("mlm",),
-                        "curve": ("mlm",), "mcqa": ("mlm",), "calum": every, "consistency": ("mlm",)}
+                        "curve": ("mlm",), "curve-lr": ("mlm",), "mcqa": ("mlm",), "calum": every,
+                        "consistency": ("mlm",)}
     for protocol in families:
         assert applies.reason(protocol, "mlm", "m") is None
     assert applies.reason("zeroshot", "causal", "m") is None and applies.reason("pararel", "seq2seq", "m") is None
