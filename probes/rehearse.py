@@ -5,7 +5,7 @@ It copies the project (the files git tracks or would track: the workspace as it 
 not dvc.lock, not data or results) into a new folder, composes the paper profile there with the tiny model(s) in
 place of the papers' models and a cap on the examples of each protocol (:func:`rehearsal_params`), and runs every
 stage of dvc.yaml with ``dvc repro --keep-going`` in that copy. The user's workspace, params.yaml and dvc.lock are
-untouched. Every paper-only code path runs: 3 seeds and the curve sizes 62 ... 4000, MLM-BASELINE's and CALUM's
+untouched. Every paper-only code path runs: 6 seeds and the curve sizes 62 ... 4000, MLM-BASELINE's and CALUM's
 early stopping, every ParaRel relation, §8's λ selection, the five GLUE tasks, the Para and All multitask groups,
 Table 5's Korean tasks (KorNLI, KLUE-NLI, KLUE-STS: their table sets, pair sets and runs). What the raw sources lack
 offline (QQP, MNLI, QNLI's train and test; KLUE, KorNLI) is stood in for by small made-up files in the sources' own
