@@ -75,8 +75,8 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     p["zeroshot"]["limit"] = limit
     if "mlm_baseline" in p:   # up to 3 epochs, patience 1: early stopping can end a run
         p["mlm_baseline"] |= {"epochs": 3, "patience": 1}
-    for key in ("training", "esim_training"):   # over the rest of the block's defaults (McqaParams)
-        p["mcqa"].setdefault(key, {})["epochs"] = 1
+    p["mcqa"].setdefault("training", {})["epochs"] = 1   # over the rest of the block's defaults (McqaParams)
+    p["mcqa"]["esim_training"] = p["mcqa"].get("esim_training", {}) | {"epochs": 3, "patience": 1}   # as above
     p["mcqa"]["intermediate_limit"] = limit
     if max_size is not None:   # --max-size: the curves' sizes up to it (at least the smallest)
         for key in ("curve", "mcqa"):

@@ -61,7 +61,14 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert curve.sizes == paper_sizes and curve.seeds == mcqa.seeds == [1, 2, 3, 4, 5, 6]   # the original README's
     assert curve.training.select_epoch == "best"     # the original trainer's "validation_metric": "+EM"
     assert curve.training.lr == [1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4]   # the original's unknown: selected on dev
-    assert mcqa.sizes == paper_sizes and mcqa.esim_training.epochs == 20
+    assert mcqa.sizes == paper_sizes
+    # ESIM as the original esim_baseline.jsonnet: Adam 4e-4, batch 32, up to 75 epochs, grad norm 10, lr halved on a
+    # plateau, early stopping (patience 10), trainable embeddings; MC-QA's hidden layer new, as §2.2
+    assert mcqa.esim_hp == mcqa.esim_training and mcqa.esim_training.model_dump() == {
+        "lr": 4e-4, "batch_size": 32, "epochs": 75, "weight_decay": 0.0, "betas": (0.9, 0.999), "grad_norm": 10.0,
+        "plateau_factor": 0.5, "patience": 10}
+    assert mcqa.esim_trainable_embeddings and mcqa.esim_embeddings == "glove" and mcqa.pooler == "new"
+    assert mcqa.glove_tokens == curve.glove_tokens == "original"   # the original readers' (paper silent)
     assert mcqa.intermediate == {"encyclopedic_composition": "single_hop"} and mcqa.intermediate_limit is None
     assert section(params, "pararel_eval", ParaRelEvalParams).limit is None     # every tuple
     assert p["pararel_eval"]["relations"] is None                                # every relation

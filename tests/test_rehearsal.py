@@ -39,6 +39,9 @@ def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():
     assert list(p["calum_korean"]["tasks"]) == ["kornli", "klue_nli", "klue_sts"]
     assert p["calum_eval"]["patience"] and p["calum_eval"]["epochs"] > p["calum_eval"]["patience"]
     assert p["mlm_baseline"]["patience"] and p["mlm_baseline"]["epochs"] > p["mlm_baseline"]["patience"]
+    esim = p["mcqa"]["esim_training"]
+    assert esim["patience"] and esim["epochs"] > esim["patience"] and p["mcqa"].get("esim_trainer") != \
+        "slanted_triangular"
     # what the cap cuts
     assert p["zeroshot"]["limit"] == p["pararel_eval"]["limit"] == p["calum_eval"]["limit"] == 5
     assert p["calum_eval"]["eval_limit"] == p["consistency"]["limit"] == p["consistency"]["eval_limit"] == 5

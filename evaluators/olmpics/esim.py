@@ -2,8 +2,15 @@
 baseline: the stem is the premise, a choice the hypothesis, and each pair gets one logit (the caller
 softmaxes a question's logits over its choices).
 
+The layers are the original's (alontalmor/oLMpics, ``models/esim_baseline.py`` with ``config/esim_baseline.jsonnet``):
+one BiLSTM of 300 per direction, dot-product attention, the enhancement [a; ã; a - ã; a * ã], a 300-d ReLU
+projection, a second BiLSTM, mean and max pooling, dropout 0.3, a 300-d ReLU layer, dropout, one logit; the
+LSTMs' inputs take AllenNLP's variational dropout (one mask per sequence, the same at every position), and the
+linear layers' weights are Xavier-uniform, their biases zero (the config's ``initializer``). The embeddings are
+trainable, as the config's ``"trainable": true``.
+
 Padding has no effect on a pair's logit: both BiLSTMs read packed sequences, attention gives padding zero
-weight and pooling skips it. Ids and masks are those of :func:`evaluators.olmpics.glove.encode_tokens` (masks are
+weight and pooling skips it. Ids and masks are those of :meth:`evaluators.olmpics.glove.Lexicon.encode` (masks are
 True on a prefix of each row, never empty).
 """
 
@@ -17,19 +24,23 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 class ESIM(nn.Module):
     """``hidden`` is each LSTM direction's size and the MLP's width; the defaults are oLMpics' ESIM baseline
-    config (hidden 300, dropout 0.3, over 50-d GloVe)."""
+    config (hidden 300, dropout 0.3, trainable embeddings). ``embeddings``: the initial ``[V, D]`` matrix (row 0
+    padding, kept zero)."""
 
     def __init__(self, embeddings: np.ndarray, hidden: int = 300, dropout: float = 0.3,
-                 freeze_embeddings: bool = True):
+                 freeze_embeddings: bool = False):
         super().__init__()
         self.embed = nn.Embedding.from_pretrained(torch.tensor(embeddings, dtype=torch.float32),  # a copy
                                                   freeze=freeze_embeddings, padding_idx=0)
-        self.drop = nn.Dropout(dropout)
+        self.drop = VariationalDropout(dropout)
         self.encoder = nn.LSTM(self.embed.embedding_dim, hidden, batch_first=True, bidirectional=True)
         self.project = nn.Sequential(nn.Linear(8 * hidden, hidden), nn.ReLU())
         self.composer = nn.LSTM(hidden, hidden, batch_first=True, bidirectional=True)
-        self.classify = nn.Sequential(nn.Dropout(dropout), nn.Linear(8 * hidden, hidden), nn.Tanh(),
+        self.classify = nn.Sequential(nn.Dropout(dropout), nn.Linear(8 * hidden, hidden), nn.ReLU(),
                                       nn.Dropout(dropout), nn.Linear(hidden, 1))
+        for layer in (self.project[0], self.classify[1], self.classify[4]):
+            nn.init.xavier_uniform_(layer.weight)
+            nn.init.zeros_(layer.bias)
 
     def forward(self, premise_ids: torch.Tensor, premise_mask: torch.Tensor, hypothesis_ids: torch.Tensor,
                 hypothesis_mask: torch.Tensor) -> torch.Tensor:
@@ -42,6 +53,15 @@ class ESIM(nn.Module):
         v_a = _bilstm(self.composer, self.drop(self.project(_enhance(a, a_tilde))), premise_mask)
         v_b = _bilstm(self.composer, self.drop(self.project(_enhance(b, b_tilde))), hypothesis_mask)
         return self.classify(torch.cat([*_pool(v_a, premise_mask), *_pool(v_b, hypothesis_mask)], -1)).squeeze(-1)
+
+
+class VariationalDropout(nn.Dropout):
+    """Dropout of ``[batch, length, features]`` with one mask per sequence, the same at every position (the
+    original's ``VariationalDropout``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        keep = nn.functional.dropout(x.new_ones(x.shape[0], 1, x.shape[-1]), self.p, self.training)
+        return x * keep
 
 
 def _bilstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -25,10 +25,13 @@ SPLITS = ("train", "dev")
 
 
 def key(*, model: str, model_id: str, revision: str | None, dtype: str, fingerprints: Mapping[str, str],
-        split: str, train_rows: Mapping[str, np.ndarray] | None = None) -> dict:
-    """What a cache must match to be used. ``train_rows``: the training rows cached per variant (None: all)."""
+        split: str, train_rows: Mapping[str, np.ndarray] | None = None, inputs: Mapping | None = None) -> dict:
+    """What a cache must match to be used. ``train_rows``: the training rows cached per variant (None: all);
+    ``inputs``: how the texts were read, where that is a choice (MLM-BASELINE's ``glove_tokens``)."""
     expected = {"model": model, "model_id": model_id, "model_revision": revision, "dtype": dtype,
                 "data_fingerprints": dict(sorted(fingerprints.items())), "eval_split": split}
+    if inputs is not None:
+        expected["inputs"] = dict(inputs)
     if train_rows is not None:
         expected["train_rows"] = {name: {"n": len(rows), "sha256": hashlib.sha256(
             np.ascontiguousarray(rows, np.int64).tobytes()).hexdigest()} for name, rows in sorted(train_rows.items())}

@@ -105,17 +105,23 @@ def lm_inputs(loaded: LoadedModel, variants: Mapping[str, dict], *, split: str, 
 
 
 def baseline_inputs(glove_spec: str, variants: Mapping[str, dict], *, split: str, features_dir: Path | None,
-                    device: str, n_tokens: int = 20) -> HeadInputs:
+                    device: str, n_tokens: int = 20, glove_tokens: str = "original") -> HeadInputs:
     """MLM-BASELINE's curve inputs: the stem's first ``n_tokens`` GloVe vectors, concatenated (cached like
-    mask features); the candidates are the choice words; a new head per seed."""
-    from evaluators.olmpics.glove import mlm_baseline_features
+    mask features), each text read as ``glove_tokens`` says (``glove.py``: ``original``, ``lowercase``; under
+    ``original`` every stem and choice of every variant's splits is the vocabulary whose known vectors give the
+    unknown tokens' mean and deviation, as the original's vocabulary holds its files' stems and choices); the
+    candidates are the choice words; a new head per seed."""
+    from evaluators.olmpics.glove import Lexicon, mlm_baseline_features
     from probekit.sources.vectors import load_glove
 
-    glove = load_glove(glove_spec)
-    key = feature_key(variants, split, model=MLM_BASELINE, model_id=glove_spec, revision=None, dtype="float32")
+    lexicon = Lexicon(load_glove(glove_spec), glove_tokens)
+    key = feature_key(variants, split, model=MLM_BASELINE, model_id=glove_spec, revision=None, dtype="float32",
+                      inputs={"glove_tokens": glove_tokens})
     stored = feature_cache.read(features_dir, key)
     if stored is None:
-        stored = {name: {s: mlm_baseline_features(glove, _texts(v[s])[0], n_tokens) for s in SPLITS}
+        lexicon.add(text for v in variants.values() for s in SPLITS
+                    for stem, choices, _ in zip(*_texts(v[s])) for text in [stem, *choices])
+        stored = {name: {s: mlm_baseline_features(lexicon, _texts(v[s])[0], n_tokens) for s in SPLITS}
                   for name, v in variants.items()}
         if features_dir is not None:
             feature_cache.write(features_dir, key, stored)
@@ -140,7 +146,7 @@ def baseline_inputs(glove_spec: str, variants: Mapping[str, dict], *, split: str
 
 
 def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "dev", load=None,
-                   glove: str = "", device: str = "cpu", batch_size: int | str = "auto",
+                   glove: str = "", glove_tokens: str = "original", device: str = "cpu", batch_size: int | str = "auto",
                    multi_token: str = "error", sizes: Sequence[int] | None = None,
                    seeds: Sequence[int] | None = None) -> tuple[int, ...]:
     """Compute (or keep, when its key matches) the features cache of ``model`` on ``data``; their shape.
@@ -148,7 +154,8 @@ def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "
     only); None: every training row."""
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
-        baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
+        baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device,
+                        glove_tokens=glove_tokens)
     else:
         if (sizes is None) != (seeds is None):
             raise UsageError("features: give both the curves' sizes and seeds, or neither")
@@ -161,8 +168,8 @@ def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "
 
 def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], sizes: Sequence[int],
         seeds: Sequence[int], hp: TrainingParams | MlmBaselineParams, split: str = "dev",
-        features_dir: Path | None = None, load=None,
-        glove: str = "", device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
+        features_dir: Path | None = None, load=None, glove: str = "", glove_tokens: str = "original",
+        device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
         progress: bool = True, profile: str | None = None, selected_lr: Mapping | None = None) -> dict:
     """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
     (its ``original`` variant and controls) or one variant folder; writes the results under ``out`` and returns
@@ -187,9 +194,10 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
     check_curve(sizes, seeds)
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
-        inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device)
+        inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device,
+                                 glove_tokens=glove_tokens)
         record = {"model": "MLM-BASELINE", "model_id": glove, "baseline": "MLM-BASELINE", "lm_head": None,
-                  "dtype": "float32", "device": str(device), "versions": _versions(), "profile": profile}
+                  "glove_tokens": glove_tokens, "dtype": "float32", "device": str(device), "versions": _versions(), "profile": profile}
     else:
         loaded = load()
         inputs = lm_inputs(loaded, variants, split=split, features_dir=features_dir, device=device,

