@@ -60,6 +60,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     curve, mcqa = section(params, "curve", CurveParams), section(params, "mcqa", McqaParams)
     assert curve.sizes == paper_sizes and curve.seeds == mcqa.seeds == [1, 2, 3, 4, 5, 6]   # the original README's
     assert curve.training.select_epoch == "best"     # the original trainer's "validation_metric": "+EM"
+    assert mcqa.training.select_epoch == "best"      # transformer_mc_qa.jsonnet: "+EM" too
     assert curve.training.lr == [1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4]   # the original's unknown: selected on dev
     assert mcqa.sizes == paper_sizes
     # ESIM as the original esim_baseline.jsonnet: Adam 4e-4, batch 32, up to 75 epochs, grad norm 10, lr halved on a

@@ -181,18 +181,28 @@ def example_loss(backend, model: torch.nn.Module, enc: Encoded, examples: np.nda
 def fit(backend, model: torch.nn.Module, enc: Encoded, subset: np.ndarray, hp: TrainingParams | MlmBaselineParams,
         seed: int, desc: str, progress: bool, dev: Encoded | None = None) -> dict | None:
     """Fine-tune ``model`` on the examples ``subset`` of ``enc``; dropout drawn from ``seed`` alone. With
-    ``MlmBaselineParams`` (ESIM's original trainer) each epoch is validated on ``dev`` and the best kept: returns
-    ``{"best_epoch", "epochs_run", "best_accuracy"}`` (else None)."""
+    ``MlmBaselineParams`` (ESIM's original trainer), or ``TrainingParams`` with ``select_epoch: best`` (the original
+    MC-QA config's ``"validation_metric": "+EM"``), each epoch is validated on ``dev`` and the best kept: returns
+    ``{"best_epoch", "epochs_run", ...}`` (else None)."""
     torch.manual_seed(seed)
 
     def loss_of(batch: np.ndarray) -> torch.Tensor:
         return example_loss(backend, model, enc, subset[batch])
 
+    def validate() -> float:
+        return float(correct(backend, model, dev).mean())
+
     if isinstance(hp, MlmBaselineParams):
-        return train_early_stopping(model, loss_of, len(subset), hp, seed,
-                                    validate=lambda: float(correct(backend, model, dev).mean()))
-    train(model, loss_of, len(subset), hp, seed, desc=desc, progress=progress)
-    return None
+        return train_early_stopping(model, loss_of, len(subset), hp, seed, validate=validate)
+    chosen = train(model, loss_of, len(subset), hp, seed, desc=desc, progress=progress,
+                   validate=validate if hp.select_epoch == "best" else None)
+    return None if chosen is None else {"best_epoch": chosen["selected_epoch"], "epochs_run": hp.epochs}
+
+
+def validated(hp: TrainingParams | MlmBaselineParams) -> bool:
+    """Whether runs with ``hp`` validate every epoch and keep the best: ESIM's original trainer (early stopping),
+    or the LM runs' trainer with ``select_epoch: best``."""
+    return isinstance(hp, MlmBaselineParams) or hp.select_epoch == "best"
 
 
 def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
@@ -234,7 +244,7 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
                 out[variant][k, j] = correct(backend, model, dev_sets[variant])
                 bar.update()
     bar.close()
-    return out, stops if isinstance(hp, MlmBaselineParams) else None
+    return out, stops if validated(hp) else None
 
 
 def intermediate_rows(data: Path, variant: str, splits: dict[str, dict], which: str, limit: int | None,
@@ -292,10 +302,11 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     if intermediate is not None and intermediate not in train_split:
         raise UsageError(f"--intermediate {intermediate}: no {data / intermediate / 'train.jsonl'} (variants with "
                          f"a train split: {', '.join(train_split)})")
-    if intermediate is not None and early and intermediate not in dev_split:
-        raise UsageError(f"--intermediate {intermediate}: ESIM's original trainer validates the intermediate step on "
-                         f"{data / intermediate / f'{split}.jsonl'}, which does not exist (mcqa.esim_trainer: "
-                         f"slanted_triangular trains without validation)")
+    if intermediate is not None and validated(hp) and intermediate not in dev_split:
+        raise UsageError(f"--intermediate {intermediate}: the trainer keeps the best epoch: it validates the "
+                         f"intermediate step on {data / intermediate / f'{split}.jsonl'}, which does not exist "
+                         f"(mcqa.esim_trainer: slanted_triangular, mcqa.training.select_epoch: last train without "
+                         f"validation)")
     variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0]}
                 for v in [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]}
     sizes, dropped = lc.sizes_that_fit(sizes, len(variants[FULL]["train"]), str(train_split[FULL][0]))
@@ -316,7 +327,7 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
     warmup = None if intermediate is None else (
         encoded(backend, data / intermediate, warmup_rows),
-        encoded(backend, *dev_split[intermediate]) if early else None)
+        encoded(backend, *dev_split[intermediate]) if validated(hp) else None)
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
@@ -329,5 +340,7 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
               "intermediate": warmup_record, "training": training, "profile": profile}
     if early:
         header["early_stopping"] = stops
+    elif stops is not None:   # select_epoch: best, the epochs trained fixed
+        header["epoch_selection"] = stops
     return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
                             sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

@@ -214,14 +214,6 @@ class McqaParams(BaseModel):
         """ESIM's training params under ``esim_trainer``."""
         return self.esim_training if self.esim_trainer == "original" else self.esim_slanted
 
-    @model_validator(mode="after")
-    def _last_epoch(self) -> "McqaParams":
-        for name in ("training", "esim_slanted"):
-            if getattr(self, name).select_epoch != "last":
-                raise ValueError(f"{name}.select_epoch: MC-QA and ESIM evaluate their last epoch (select_epoch: best "
-                                 f"is the MC-MLM heads' only, curve.training)")
-        return self
-
     @model_validator(mode="before")
     @classmethod
     def _over_the_defaults(cls, data):

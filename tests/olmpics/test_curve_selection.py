@@ -132,15 +132,6 @@ def test_the_curves_metrics_record_each_runs_epoch(informative_bert, tmp_path):
     assert written["epoch_selection"] == m["epoch_selection"]
 
 
-def test_mc_qa_refuses_an_epoch_choice_it_does_not_make():
-    """MC-QA's trainer passes no dev set yet: ``best`` there is refused when the params are read, not ignored."""
-    from evaluators.shared.params import McqaParams
-
-    with pytest.raises(ValidationError, match="MC-QA and ESIM evaluate their last epoch"):
-        McqaParams(training={"select_epoch": "best"})
-    assert McqaParams(training={"epochs": 2}).training.select_epoch == "last"
-
-
 # --- the lr: one per model, selected on dev where the original's is not known ---------------------------------
 
 def _load(path):

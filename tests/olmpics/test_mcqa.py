@@ -166,6 +166,40 @@ def test_deterministic(tmp_path, tiny_bert):
     assert files_of(tmp_path / "a") == files_of(tmp_path / "b")
 
 
+def test_mc_qa_evaluates_its_best_dev_epoch_as_the_original_config(tmp_path, tiny_bert, monkeypatch):
+    """``mcqa.training.select_epoch: best`` (the paper profile), as ``transformer_mc_qa.jsonnet``'s
+    ``"validation_metric": "+EM"``: every epoch validated on the variant's dev split, the best epoch's weights
+    evaluated (a tie: the earlier), the epochs trained unchanged; the intermediate step validated on its own."""
+    import torch
+
+    data = make_probe(tmp_path, 10, 5, single_hop=6)
+    calls, real_correct = [], mcqa.correct
+
+    def recording(backend, model, enc):
+        calls.append((real_correct(backend, model, enc), [p.detach().clone() for p in model.parameters()]))
+        return calls[-1][0]
+
+    monkeypatch.setattr(mcqa, "correct", recording)
+    hp = TrainingParams(lr=3e-3, epochs=4, batch_size=2, accumulation=1, select_epoch="best")
+    metrics = mcqa.run(model=str(tiny_bert), data=data, out=tmp_path / "best", sizes=[6], seeds=[1], hp=hp,
+                       intermediate="single_hop", progress=False)
+    warm, run, final = calls[:4], calls[4:8], calls[8]
+    assert len(calls) == 9                                     # 4 + 4 validations, then the evaluation
+    chosen = metrics["epoch_selection"]
+    for epochs, record in ((warm, chosen["intermediate"]), (run, chosen["original"]["6"])):
+        accuracies = [c[0].mean() for c in epochs]
+        assert record == {"best_epoch": [1 + int(np.argmax(accuracies))], "epochs_run": [4]}
+    best = chosen["original"]["6"]["best_epoch"][0]
+    np.testing.assert_array_equal(final[0], run[best - 1][0])
+    assert all(torch.equal(a, b) for a, b in zip(final[1], run[best - 1][1]))
+    assert metrics["training"]["select_epoch"] == "best"
+    monkeypatch.setattr(mcqa, "correct", real_correct)          # last: no validation, nothing recorded
+    last = mcqa.run(model=str(tiny_bert), data=data, out=tmp_path / "last", sizes=[6], seeds=[1],
+                    hp=TrainingParams(**{**hp.model_dump(), "select_epoch": "last"}), intermediate="single_hop",
+                    progress=False)
+    assert "epoch_selection" not in last
+
+
 def test_esim_baseline(tmp_path):
     data = make_probe(tmp_path, 10, 5, perturbed=True, stem="the word is {} , [MASK] .")
     for out in ("a", "b"):
