@@ -118,6 +118,7 @@ def head_lr(hp: TrainingParams, selected: Mapping | None) -> tuple[TrainingParam
     if selected is None:
         if len(lrs) > 1:
             raise UsageError(f"curve.training.lr lists {len(lrs)} candidates: give the selection made among them "
-                             f"(--lr-selection, written by `probes evaluate curve-lr`)")
+                             f"(--lr-selection, in a grid spec `lr_selection: FOLDER`, written by `probes evaluate curve-lr`; "
+                             f"or a number in curve.training.lr)")
         selected = fixed("", lrs[0])
     return TrainingParams(**{**hp.model_dump(), "lr": selected["lr"]}), summary(selected)
