@@ -48,9 +48,9 @@ def one_curve(loaded, variants, sizes, seeds, hp, device, reencode: bool) -> tup
     if inputs.cached:
         processes = torch.get_num_threads() if device == "cpu" else 1
         with one_thread(device == "cpu"):
-            correct, _, _ = curve.variant_curve(make_head, train_split, dev, orders, sizes, "MLP", hp, "cached",
-                                                False, processes)
-        return correct.mean(axis=2), time.perf_counter() - t0, t_inputs
+            chosen, _, _ = curve.variant_curve(make_head, train_split, dev, orders, sizes, "MLP", hp, "cached",
+                                               False, processes)
+        return (chosen == dev.gold.cpu().numpy()).mean(axis=2), time.perf_counter() - t0, t_inputs
     accuracy = np.zeros((len(sizes), len(seeds)))
     for s, seed in enumerate(seeds):
         for k, n in enumerate(sizes):

@@ -156,20 +156,21 @@ def fit(backend, model: torch.nn.Module, enc: Encoded, subset: np.ndarray, hp: T
           desc=desc, progress=progress)
 
 
-def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
-    """Whether each example's highest logit is its gold choice (a tie goes to the first choice)."""
+def predicted(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
+    """Each example's choice of highest logit, as its position among the example's choices (a tie goes to the
+    first choice)."""
     logits = backend.evaluate(model, enc)
-    predicted = [int(np.argmax(logits[a:b])) for a, b in zip(enc.starts[:-1], enc.starts[1:])]
-    return np.asarray(predicted) == enc.gold
+    return np.asarray([int(np.argmax(logits[a:b])) for a, b in zip(enc.starts[:-1], enc.starts[1:])], np.int64)
 
 
 def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded], rows_of: dict[str, np.ndarray],
           orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams, warmup: Encoded | None,
           progress: bool) -> dict[str, np.ndarray]:
-    """Correctness ``[sizes, seeds, dev examples]`` per variant. ``rows_of[v]``: the row of ``v``'s train split
+    """The choice each dev example gets ``[sizes, seeds, dev examples]`` (its position among the example's choices)
+    per variant. ``rows_of[v]``: the row of ``v``'s train split
     for each original train row (-1: none); ``orders[seed]``: the original rows in the seed's nested order;
     ``warmup``: the intermediate training set, or None."""
-    out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), bool) for v in dev_sets}
+    out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), np.int64) for v in dev_sets}
     bar = tqdm(total=len(orders) * len(sizes) * len(dev_sets), desc="MC-QA curve", unit="run", disable=not progress)
     for j, (seed, order) in enumerate(orders.items()):
         start = backend.fresh(seed)
@@ -181,7 +182,7 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
                 subset = rows_of[variant][order[:n]]
                 fit(backend, model, train_sets[variant], subset[subset >= 0], hp, seed, f"seed {seed} {variant} N={n}",
                     progress)
-                out[variant][k, j] = correct(backend, model, dev_sets[variant])
+                out[variant][k, j] = predicted(backend, model, dev_sets[variant])
                 bar.update()
     bar.close()
     return out
@@ -254,9 +255,9 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
-        correct_of = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
+        chosen = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
     header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
               "intermediate": warmup_record,
               "training": hp.model_dump(mode="json"), "profile": profile}
-    return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
+    return lc.write_results(Path(out), variants=variants, predicted=chosen, zero_shot=dict.fromkeys(variants),
                             sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)
