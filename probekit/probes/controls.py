@@ -143,10 +143,11 @@ def _describe_nolang(spec: ProbeSpec, template: Template, seed: int) -> str:
                else "the choices (taken from the data) are unchanged")
     kept = "the arguments and the mask" if spec.format == "mc_mlm" else "the arguments"
     if template.nolang:
-        kept += f" (with the template's {', '.join(f'`{w}`' for w in template.nolang)}, which names the relation)"
-    fillers = "".join(f"; a `{{{slot}}}` phrase is reduced to the words that name it ("
-                      f"{', '.join(f'`{p}` → `{w}`' for p, w in list(words.items())[:3])}, ...)"
-                      for slot, words in spec.nolang_fillers.items() if slot in template.slots)
+        kept += f" and the template's {', '.join(f'`{w}`' for w in template.nolang)} (its relation)"
+    slots = [slot for slot in spec.nolang_fillers if slot in template.slots]
+    fillers = (f"; a {', '.join(f'`{{{slot}}}`' for slot in slots)} phrase is reduced to the words that name it ("
+               f"{', '.join(f'`{p}` → `{w}`' for p, w in list(spec.nolang_fillers[slots[0]].items())[:3])}, ...)"
+               if slots else "")
     return f"NO-LANG control (oLMpics §3): only {kept} are kept, `{nolang_text(template)}`{fillers}; {answers}."
 
 

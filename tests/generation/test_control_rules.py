@@ -20,6 +20,7 @@ from probekit.data import keys
 from probekit.data.examples import answer_text
 from probekit.params import ParamsFile, probe_section
 from probekit.probes import controls
+from probekit.probes.dataset import write_probe
 from probekit.probes.spec import load_probe_spec
 from probekit.probes.templates import MASK, TemplateError
 
@@ -57,11 +58,13 @@ def yaml_copy(probe: str, tmp_path: Path, change) -> Path:
 # --- NO-LANG: one rule ----------------------------------------------------------------------------------
 
 
-def test_always_never_nolang_keeps_the_word_that_names_the_relation():
+def test_always_never_nolang_keeps_the_word_that_names_the_relation(tmp_path):
     """`original` mixes seven templates, and one (x, y) has different golds under two of them ("A calf is [MASK]
     larger / smaller than a dog ."): NO-LANG keeps the relation's word, so no two of its inputs stand for base rows
-    with different answers (the NO-LANG that kept the slots alone had 17 such inputs)."""
+    with different answers (the NO-LANG that kept the slots alone had 17 such inputs). The card says so."""
     built = always_never()
+    card = (write_probe(tmp_path / "an", built, generator_version="2") / "nolang" / "README.md").read_text()
+    assert "the template's `larger` (its relation) are kept, `{x} [MASK] larger {y}`" in card
     base = {r["id"]: r for rows in built.variants["original"].values() for r in rows}
     answers = defaultdict(set)
     for rows in built.variants["nolang"].values():
