@@ -20,14 +20,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from evaluators.engine.models import load_lm
 from evaluators.olmpics import learning_curve
 from evaluators.olmpics import mc_mlm as mlm_curve
 from evaluators.olmpics import mc_mlm_curve as curve
 from evaluators.shared.params import TrainingParams
-from evaluators.shared.training import one_thread
 from probekit.tokens.refs import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,14 +41,12 @@ def one_curve(loaded, variants, sizes, seeds, hp, device, reencode: bool) -> tup
     inputs = mlm_curve.lm_inputs(loaded, variants, split="dev", features_dir=None, device=device,
                                  reencode=reencode, progress=False)
     t_inputs = time.perf_counter() - t0
-    train_split, dev, make_head = inputs.splits(next(iter(variants)))
+    name = next(iter(variants))
+    train_split, dev, make_head = inputs.splits(name)
     orders = {seed: learning_curve.nested_order(len(train_split), seed) for seed in seeds}
-    if inputs.cached:
-        processes = torch.get_num_threads() if device == "cpu" else 1
-        with one_thread(device == "cpu"):
-            correct, _, _ = curve.variant_curve(make_head, train_split, dev, orders, sizes, "MLP", hp, "cached",
-                                                False, processes)
-        return correct.mean(axis=2), time.perf_counter() - t0, t_inputs
+    if inputs.cached:   # as the command runs it: over the CPU's cores
+        chosen, _, _ = curve.inputs_curve(inputs, name, orders, sizes, "MLP", hp, "cached", False)
+        return (chosen == dev.gold.cpu().numpy()).mean(axis=2), time.perf_counter() - t0, t_inputs
     accuracy = np.zeros((len(sizes), len(seeds)))
     for s, seed in enumerate(seeds):
         for k, n in enumerate(sizes):

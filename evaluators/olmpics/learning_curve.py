@@ -97,18 +97,30 @@ def sensitivity_statistics(full: np.ndarray, control: np.ndarray) -> dict:
     return sensitivity_summary(full.T, control.T)
 
 
-def prediction_rows(rows: Sequence[Mapping], correct: np.ndarray, sizes: Sequence[int],
+def gold_positions(rows: Sequence[Mapping]) -> np.ndarray:
+    """Each row's gold choice as its position among the row's choices."""
+    return np.asarray([[c["label"] for c in r["question"]["choices"]].index(r["answerKey"]) for r in rows], np.int64)
+
+
+def prediction_rows(rows: Sequence[Mapping], predicted: np.ndarray, sizes: Sequence[int],
                     zero_shot: np.ndarray | None) -> list[dict]:
-    """One row per dev example: its ids, gold label, zero-shot correctness and, per size, one bool per seed
-    (``correct`` is ``[sizes, seeds, examples]``): what the report's bootstrap resamples."""
+    """One row per dev example: its ids, gold label, its choices' texts, and, per size, one value per seed
+    (``predicted`` is ``[sizes, seeds, examples]``, the chosen choice's position among the example's choices):
+    ``correct``, what the report's bootstrap resamples, and ``predicted``, the position chosen, from which the
+    report tells a constant predictor (the same choice, or the same word, on every example). ``zero_shot``: the
+    untrained head's choices, or None."""
+    gold = gold_positions(rows)
     out = []
     for i, row in enumerate(rows):
         record = {"id": row["id"]}
         if "source_id" in row:
             record["source_id"] = row["source_id"]
         record["gold"] = row["answerKey"]
-        record["zero_shot"] = None if zero_shot is None else bool(zero_shot[i])
-        record["correct"] = {str(n): correct[k, :, i].tolist() for k, n in enumerate(sizes)}
+        record["choices"] = [c["text"] for c in row["question"]["choices"]]
+        record["zero_shot"] = None if zero_shot is None else bool(zero_shot[i] == gold[i])
+        record["zero_shot_predicted"] = None if zero_shot is None else int(zero_shot[i])
+        record["correct"] = {str(n): (predicted[k, :, i] == gold[i]).tolist() for k, n in enumerate(sizes)}
+        record["predicted"] = {str(n): predicted[k, :, i].tolist() for k, n in enumerate(sizes)}
         out.append(record)
     return out
 
@@ -120,13 +132,15 @@ def variant_result(correct: np.ndarray, sizes: Sequence[int], zero_shot: np.ndar
     return result
 
 
-def write_results(out: Path, *, variants: Mapping[str, dict], correct: Mapping[str, np.ndarray],
+def write_results(out: Path, *, variants: Mapping[str, dict], predicted: Mapping[str, np.ndarray],
                   zero_shot: Mapping[str, np.ndarray | None], sizes: Sequence[int], dropped: Sequence[int],
                   seeds: Sequence[int], subsets: dict, header: Mapping) -> dict:
     """A curve's files, placed atomically: ``metrics.json`` (``header``, the full variant's data and chance,
     its statistics, each control's, and the language sensitivity against each control, computed on the
     original dev examples that have a control row), ``subsets.json`` and ``<variant>/predictions.jsonl``.
-    ``variants``: ``{name: {"train", "dev", "path"}}``, the full variant first. Returns the metrics."""
+    ``variants``: ``{name: {"train", "dev", "path"}}``, the full variant first; ``predicted``: each variant's
+    chosen choices ``[sizes, seeds, dev examples]`` (positions among each example's choices), ``zero_shot`` its
+    untrained head's ``[dev examples]`` (or None). Returns the metrics."""
     from evaluators.olmpics.zeroshot import (  # here: the report reads pair_rows without importing torch
         chance_level,
         describe,
@@ -134,7 +148,10 @@ def write_results(out: Path, *, variants: Mapping[str, dict], correct: Mapping[s
 
     full_name = next(iter(variants))
     full = variants[full_name]
-    results = {name: variant_result(correct[name], sizes, zero_shot[name]) for name in variants}
+    gold = {name: gold_positions(v["dev"]) for name, v in variants.items()}
+    correct = {name: predicted[name] == gold[name] for name in variants}
+    zero = {name: None if zero_shot[name] is None else zero_shot[name] == gold[name] for name in variants}
+    results = {name: variant_result(correct[name], sizes, zero[name]) for name in variants}
     controls, sens = {}, {}
     dev_ids = [r["id"] for r in full["dev"]]
     for name in list(variants)[1:]:
@@ -153,7 +170,7 @@ def write_results(out: Path, *, variants: Mapping[str, dict], correct: Mapping[s
     with atomic.atomic_path(out, kind="results") as tmp:
         for name, v in variants.items():
             atomic.write_jsonl(tmp / (name or full["path"].parent.name) / "predictions.jsonl",
-                               prediction_rows(v["dev"], correct[name], sizes, zero_shot[name]))
+                               prediction_rows(v["dev"], predicted[name], sizes, zero_shot[name]))
         atomic.write_json(tmp / "subsets.json", subsets)
         atomic.write_json(tmp / "metrics.json", metrics)
     return metrics

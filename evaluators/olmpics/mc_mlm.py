@@ -238,8 +238,9 @@ def select_lr(*, model: str, loaded: LoadedModel, datas: Sequence[Path], setting
         probes[data.name] = {"sizes": kept, "n": len(full["dev"])}
         for i, lr in enumerate(lrs):
             for setting in settings:
-                correct, _, _ = inputs_curve(inputs, name, orders, kept, setting, hp.with_lr(lr),
-                                             f"{model} {data.name} lr {lr:g} {setting}", progress)
+                chosen, _, _ = inputs_curve(inputs, name, orders, kept, setting, hp.with_lr(lr),
+                                            f"{model} {data.name} lr {lr:g} {setting}", progress)
+                correct = chosen == inputs.splits(name)[1].gold.cpu().numpy()
                 ws[i].setdefault(data.name, {})[setting] = float(weighted_score(correct.mean(axis=2)[:, 0]))
     return lr_selection.record(model=model, model_id=loaded.model_id, lrs=lrs, ws=ws, probes=probes,
                                settings=settings, sizes=sizes, seed=seed, split=split, hp=hp, profile=profile)

@@ -45,10 +45,6 @@ class Split:
         return len(self.gold)
 
 
-def gold_positions(rows: Sequence[Mapping]) -> np.ndarray:
-    return np.asarray([[c["label"] for c in r["question"]["choices"]].index(r["answerKey"]) for r in rows])
-
-
 def candidate_index(candidates: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
     """The union of the splits' candidates (token ids or word indices, -1 = none) and each split's
     candidates as positions in that union."""
@@ -63,15 +59,20 @@ def candidate_logits(head: torch.nn.Module, x: torch.Tensor, candidates: torch.T
 
 
 @torch.no_grad()
-def correct(head: torch.nn.Module, split: Split, chunk: int = 4096) -> np.ndarray:
-    """Whether each example's highest-scoring candidate is the gold one (a tie goes to the first)."""
+def predicted(head: torch.nn.Module, split: Split, chunk: int = 4096) -> np.ndarray:
+    """Each example's highest-scoring candidate, as its position among the example's choices (a tie goes to the
+    first)."""
     head.eval()
     out = []
     for start in range(0, len(split), chunk):
         idx = np.arange(start, min(start + chunk, len(split)))
-        c = split.candidates[idx]
-        out.append(candidate_logits(head, split.features(idx), c).argmax(1) == split.gold[idx])
+        out.append(candidate_logits(head, split.features(idx), split.candidates[idx]).argmax(1))
     return torch.cat(out).cpu().numpy()
+
+
+def correct(head: torch.nn.Module, split: Split) -> np.ndarray:
+    """Whether each example's highest-scoring candidate is the gold one (a tie goes to the first)."""
+    return predicted(head, split) == split.gold.cpu().numpy()
 
 
 def fit(head: torch.nn.Module, train_split: Split, rows: np.ndarray, setting: str, hp: TrainingParams,
@@ -116,13 +117,15 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
                   orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str,
                   hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool, processes: int = 1
                   ) -> tuple[np.ndarray, np.ndarray, dict | None]:
-    """Correctness on dev ``[sizes, seeds, examples]``, of the untrained head (the zero-shot point), and what each
-    run's epoch choice recorded, ``{N: {key: [per seed]}}``: with ``MlmBaselineParams`` early stopping's
-    (``best_epoch``, ``epochs_run``), with ``select_epoch: best`` the epoch selected on dev and each epoch's dev
-    accuracy (``selected_epoch``, ``dev_accuracy``); None when the last epoch is kept. ``orders[seed]``: the
-    training rows in the seed's nested order (-1: no row for that example). ``processes``: the (N, seed) runs spread
-    over that many processes (:func:`evaluators.shared.parallel.each`; the same bits as one after another)."""
-    zero_shot = correct(make_head(min(orders)), dev)
+    """The choice each dev example gets (its position among the example's choices) ``[sizes, seeds, examples]``,
+    from the untrained head (the zero-shot point, ``[examples]``), and what each run's epoch choice recorded,
+    ``{N: {key: [per seed]}}``: with ``MlmBaselineParams`` early stopping's (``best_epoch``, ``epochs_run``), with
+    ``select_epoch: best`` the epoch selected on dev and each epoch's dev accuracy (``selected_epoch``,
+    ``dev_accuracy``); None when the last epoch is kept. Correct where the choice equals ``dev.gold``.
+    ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example). ``processes``: the
+    (N, seed) runs spread over that many processes (:func:`evaluators.shared.parallel.each`; the same bits as one
+    after another)."""
+    zero_shot = predicted(make_head(min(orders)), dev)
     runs = [(s, seed, k, n) for s, seed in enumerate(orders) for k, n in enumerate(sizes)]
     baseline = isinstance(hp, MlmBaselineParams)
 
@@ -136,14 +139,14 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
         else:
             chosen = fit_selecting(head, train_split, rows[rows >= 0], setting, hp, seed,
                                    dev if hp.select_epoch == "best" else None)
-        return correct(head, dev), chosen
+        return predicted(head, dev), chosen
 
     with tqdm(total=len(runs), desc=desc, unit="run", disable=not progress) as bar:
         results = parallel.each(run, len(runs), processes, bar.update, cost=lambda i: runs[i][3])
-    out = np.zeros((len(sizes), len(orders), len(dev)), bool)
+    out = np.zeros((len(sizes), len(orders), len(dev)), np.int64)
     chosen_by = {str(n): {} for n in sizes}
-    for (s, _, k, n), (correct_run, chosen) in zip(runs, results):
-        out[k, s] = correct_run
+    for (s, _, k, n), (choices, chosen) in zip(runs, results):
+        out[k, s] = choices
         for key, value in (chosen or {}).items():
             chosen_by[str(n)].setdefault(key, []).append(value)
     return out, zero_shot, chosen_by if baseline or hp.select_epoch == "best" else None
@@ -191,11 +194,11 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
     sizes, dropped = learning_curve.sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
     original_ids = [r["id"] for r in full["train"]]
     orders, subsets = learning_curve.nested_subsets(original_ids, sizes, seeds)
-    correct_by, zero_by, chosen = {}, {}, {}
+    chosen_by, zero_by, chosen = {}, {}, {}
     for name, v in variants.items():
         rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
         variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
-        correct_by[name], zero_by[name], chosen[name or full["path"].parent.name] = inputs_curve(
+        chosen_by[name], zero_by[name], chosen[name or full["path"].parent.name] = inputs_curve(
             inputs, name, variant_orders, sizes, setting, hp, f"{model_name} {name or 'curve'} {setting}", progress)
     training = hp.model_dump(mode="json")
     if isinstance(hp, MlmBaselineParams):
@@ -206,7 +209,7 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
         header["early_stopping"] = chosen
     elif hp.select_epoch == "best":
         header["epoch_selection"] = chosen
-    return learning_curve.write_results(out, variants=variants, correct=correct_by, zero_shot=zero_by, sizes=sizes,
+    return learning_curve.write_results(out, variants=variants, predicted=chosen_by, zero_shot=zero_by, sizes=sizes,
                                         dropped=dropped, seeds=seeds, subsets=subsets, header=header)
 
 
@@ -232,7 +235,7 @@ def check_setting(setting: str) -> str:
 
 def as_split(features: Features, candidates: np.ndarray, rows: Sequence[Mapping], device: str) -> Split:
     return Split(features, torch.as_tensor(candidates, device=device),
-                 torch.as_tensor(gold_positions(rows), device=device))
+                 torch.as_tensor(learning_curve.gold_positions(rows), device=device))
 
 
 def feature_key(variants: Mapping[str, dict], split: str, train_rows: Mapping[str, np.ndarray] | None = None,

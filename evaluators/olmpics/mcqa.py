@@ -205,22 +205,28 @@ def validated(hp: TrainingParams | MlmBaselineParams) -> bool:
     return isinstance(hp, MlmBaselineParams) or hp.select_epoch == "best"
 
 
-def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
-    """Whether each example's highest logit is its gold choice (a tie goes to the first choice)."""
+def predicted(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
+    """Each example's choice of highest logit, as its position among the example's choices (a tie goes to the
+    first choice)."""
     logits = backend.evaluate(model, enc)
-    predicted = [int(np.argmax(logits[a:b])) for a, b in zip(enc.starts[:-1], enc.starts[1:])]
-    return np.asarray(predicted) == enc.gold
+    return np.asarray([int(np.argmax(logits[a:b])) for a, b in zip(enc.starts[:-1], enc.starts[1:])], np.int64)
+
+
+def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
+    """Whether each example's choice (:func:`predicted`) is its gold one."""
+    return predicted(backend, model, enc) == enc.gold
 
 
 def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded], rows_of: dict[str, np.ndarray],
           orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams | MlmBaselineParams,
           warmup: tuple[Encoded, Encoded | None] | None, progress: bool) -> tuple[dict[str, np.ndarray], dict | None]:
-    """Correctness ``[sizes, seeds, dev examples]`` per variant, and with early stopping (``MlmBaselineParams``)
+    """The choice each dev example gets ``[sizes, seeds, dev examples]`` (its position among the example's choices)
+    per variant, and with early stopping (``MlmBaselineParams``)
     what it chose: ``{variant: {N: {"best_epoch": [per seed], "epochs_run": [...]}}, "intermediate": {...}}``
     (else None). ``rows_of[v]``: the row of ``v``'s train split for each original train row (-1: none);
     ``orders[seed]``: the original rows in the seed's nested order; ``warmup``: the intermediate training set and
     its validation set, or None."""
-    out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), bool) for v in dev_sets}
+    out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), np.int64) for v in dev_sets}
     stops = {v: {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes} for v in dev_sets}
     if warmup is not None:
         stops["intermediate"] = {"best_epoch": [], "epochs_run": []}
@@ -241,7 +247,7 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
                 subset = rows_of[variant][order[:n]]
                 record(stops[variant][str(n)], fit(backend, model, train_sets[variant], subset[subset >= 0], hp, seed,
                                                    f"seed {seed} {variant} N={n}", progress, dev=dev_sets[variant]))
-                out[variant][k, j] = correct(backend, model, dev_sets[variant])
+                out[variant][k, j] = predicted(backend, model, dev_sets[variant])
                 bar.update()
     bar.close()
     return out, stops if validated(hp) else None
@@ -331,7 +337,7 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     train_sets = {v: encoded(backend, *train_split[v]) for v in variants}
     dev_sets = {v: encoded(backend, *dev_split[v]) for v in variants}
     with one_thread(model == ESIM and torch.device(device).type == "cpu"):  # ESIM's ops are tiny
-        correct_of, stops = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
+        chosen, stops = curve(backend, train_sets, dev_sets, rows_of, orders, sizes, hp, warmup, progress)
     training = hp.model_dump(mode="json")
     if early:
         training = {"optimizer": "Adam", **training,
@@ -342,5 +348,5 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
         header["early_stopping"] = stops
     elif stops is not None:   # select_epoch: best, the epochs trained fixed
         header["epoch_selection"] = stops
-    return lc.write_results(Path(out), variants=variants, correct=correct_of, zero_shot=dict.fromkeys(variants),
+    return lc.write_results(Path(out), variants=variants, predicted=chosen, zero_shot=dict.fromkeys(variants),
                             sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)

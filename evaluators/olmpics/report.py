@@ -18,7 +18,8 @@ from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.lr_selection import describe as describe_lr
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
-from evaluators.shared.report import iter_metrics
+from evaluators.olmpics.flags import constant_mark, flag_lines
+from evaluators.shared.report import deviation, iter_metrics
 from probekit import yamlfile
 from probekit.outputs import atomic
 from probekit.errors import DataError
@@ -72,7 +73,8 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
   resamples, seed {seed}): a resample draws the dev examples with replacement once, applies them to every
   (N, seed) point of the curve, averages the seeds and recomputes the whole statistic. The interval measures
   dev-example sampling, given the trained heads. `value ± std [low, high]` (WS only): also the standard deviation
-  (ddof 1) over seeds of each seed's own WS, whose mean WS is (WS is linear): seed-to-seed variation. MAX and the
+  (ddof 1) over seeds of each seed's own WS, whose mean WS is (WS is linear): seed-to-seed variation; `± —` over
+  one seed, where it is undefined. MAX and the
   sensitivities have no ± std: they are nonlinear in the seeds' curves, so no per-seed value averages to them.
   Zero-shot: accuracy and its interval.
 - **Zero-shot**: the checkpoint's pretrained MLM head before any training; — where there is none (MC-QA starts
@@ -92,6 +94,12 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
   same dev examples, 95% interval of the difference excluding 0. The baseline row is the one with a `baseline`
   (MLM-BASELINE for MC-MLM, ESIM for MC-QA); with several, the one with the highest WS.
 - **↑**: the zero-shot interval lies entirely above chance (pretrained heads only: never † rows or baselines).
+- **⚠**: a constant predictor: the model gave one answer (the same word, or the same position) to every dev example
+  of a variant at that point (zero-shot) or in some run (N, seed) of that curve (on a sensitivity: of the original
+  or of the control); its accuracy is the share of examples whose gold is that answer, no knowledge. The note under
+  the table names the runs and the answer.
+- **↓**: on a sensitivity: the control's own WS interval (on the same examples) lies entirely below chance, so
+  max(0, acc(original) − acc(control)) counts the control's failure, not the model's use of language.
 - **†**: {NO_HEAD}.{smoke_line}
 - **↳ paper: X**: under a row whose checkpoint (Hub id) or baseline the paper evaluated, its published numbers
   (Talmor et al. 2020, Tables 2, 3, 5 and 7-11) for the paper's model X: integer %, no interval.
@@ -128,8 +136,8 @@ def _p(p: float, resamples: int) -> str:
 
 
 def _stat(c: dict) -> str:
-    """``value ± std [low, high]`` (WS) or ``value [low, high]`` (MAX, sensitivity)."""
-    std = "" if c.get("std") is None else f" ± {_pct(c['std'])}"
+    """``value ± std [low, high]`` (WS; ``± —`` over one seed) or ``value [low, high]`` (MAX, sensitivity)."""
+    std = f" ± {deviation(c.get('std'), c['seeds'], _pct)}" if "seeds" in c else ""
     return f"{_pct(c['value'])}{std} {_interval(c)}"
 
 
@@ -150,15 +158,19 @@ def probe_table(probe: Probe) -> str:
         zero = probe.zero_shot(label)
         marks = (" †" if _newly_initialised(probe, label) else "") + (f" {smoke.MARK}" if _smoke(probe, label)
                                                                       else "")
+        zero_setting = next((s for s in SETTINGS if "zero_shot" in probe.cells[label].get(s, {})), None)
         row = [label + marks,
-               f"{_pct(zero['mean'])} {_interval(zero)}{' ↑' if zero['above_chance'] else ''}" if zero else "—"]
+               f"{_pct(zero['mean'])} {_interval(zero)}{' ↑' if zero['above_chance'] else ''}"
+               f"{constant_mark(probe, label, zero_setting, zero_shot=True)}" if zero else "—"]
         for setting in settings:
             for key in ("WS", "MAX"):
                 c = probe.cells[label].get(setting, {}).get(key)
-                row.append(f"{_stat(c)}{_marker(probe.vs_baseline.get((label, setting, key)))}" if c else "—")
+                row.append(f"{_stat(c)}{_marker(probe.vs_baseline.get((label, setting, key)))}"
+                           f"{constant_mark(probe, label, setting)}" if c else "—")
         for name in CONTROLS:
             c = probe.cells[label].get(main, {}).get(name)
-            row.append(_stat(c) if c else "—")
+            row.append(f"{_stat(c)}{' ↓' if c['below_chance'] else ''}"
+                       f"{constant_mark(probe, label, main, ('original', name))}" if c else "—")
         rows.append(row)
         paper = published_row(probe, label)
         if paper:
@@ -237,6 +249,7 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
         marked = [label for label in probe.rows if _newly_initialised(probe, label)]
         if marked:
             lines += [f"† {', '.join(marked)}: {NO_HEAD}.", ""]
+        lines += flag_lines(probe)
         smoky = [label for label in probe.rows if _smoke(probe, label)]
         if smoky:
             lines += [f"{smoke.MARK} {', '.join(smoky)}: {smoke.LEGEND}.", ""]
@@ -251,10 +264,13 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
 
 def summary(probes: list[Probe]) -> dict:
     """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, MAX_low, MAX_high, MAX_at_n, nolang,
-    nolang_low, ..., n, chance}, zero_shot, medal, profile, baseline, published_pct}}}``: each statistic of the
-    seed-averaged curve, its interval, the seeds' std for WS only, the N of MAX, the dev examples and chance
-    (``profile``: the params profile of the row's runs, :func:`smoke.profile_of`; ``baseline``: a baseline row;
-    ``published_pct``: the paper's row, :func:`published_row`, where it has one)."""
+    nolang_low, ..., nolang_control_WS, nolang_below_chance, ..., n, chance, constant_predictor}, zero_shot, medal,
+    profile, baseline, published_pct}}}``: each statistic of the seed-averaged curve, its interval, the seeds' std
+    for WS only (none over one seed), the N of MAX, each control's own WS and whether its interval is below chance,
+    the dev examples and chance, and, where a variant had one, its constant points (``{variant: {zero_shot, runs:
+    [[N, seed, answer]], of}}``, :func:`evaluators.olmpics.constant.runs`) (``profile``: the params profile of the
+    row's runs, :func:`smoke.profile_of`; ``baseline``: a baseline row; ``published_pct``: the paper's row,
+    :func:`published_row`, where it has one)."""
     out: dict = {}
     for probe in probes:
         for label in probe.rows:
@@ -269,8 +285,15 @@ def summary(probes: list[Probe]) -> dict:
                                   for suffix, stat in (("", "value"), ("_std", "std"), ("_low", "low"),
                                                        ("_high", "high"), ("_at_n", "at_n"))
                                   if c.get(stat) is not None}
-                meta = probe.results[label][setting].meta
-                entry[setting].update(n=meta["n"], chance=round(meta["chance"], 4))
+                result = probe.results[label][setting]
+                entry[setting].update(n=result.meta["n"], chance=round(result.meta["chance"], 4))
+                for name in CONTROLS:
+                    if name in cells:
+                        entry[setting][f"{name}_control_WS"] = round(cells[name]["control_WS"]["estimate"], 4)
+                        entry[setting][f"{name}_below_chance"] = cells[name]["below_chance"]
+                found = {v: f for v, f in result.constant.items() if f["zero_shot"] or f["runs"]}
+                if found:
+                    entry[setting]["constant_predictor"] = found
             if label in probe.medals:
                 entry["medal"] = MEDAL_WORDS[probe.medals[label]]
             entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())

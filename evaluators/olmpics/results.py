@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
 from evaluators.olmpics.pairing import pair_rows
+from evaluators.olmpics import constant
 from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
 from evaluators.shared.params import Medals
 from probekit.errors import DataError, ParamsError
@@ -38,15 +39,17 @@ def _field(obj, path: Path, dotted: str):
 
 
 def _predictions(path: Path, sizes: list[int], seeds: list, control: bool):
-    """``(ids, correct [seeds, sizes, n] bool, zero_shot list, source_ids)`` from one predictions.jsonl."""
+    """``(ids, correct [seeds, sizes, n] bool, zero_shot list, source_ids, constant points)`` from one
+    predictions.jsonl (:func:`evaluators.olmpics.constant.runs`)."""
     if not path.is_file():
         raise DataError(f"{path}: predictions file missing")
-    ids, correct, zero, sources = [], [], [], []
+    ids, correct, zero, sources, rows = [], [], [], [], []
     for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
+            rows.append(row)
             ids.append(str(row["id"]))
             correct.append([row["correct"][str(n)] for n in sizes])
             zero.append(row.get("zero_shot"))
@@ -62,7 +65,8 @@ def _predictions(path: Path, sizes: list[int], seeds: list, control: bool):
         array = None
     if array is None or array.shape != (len(ids), len(sizes), len(seeds)) or not ids:
         raise DataError(f"{path}: expected one bool per seed ({len(seeds)}) and size ({len(sizes)}) on each row")
-    return ids, array.transpose(2, 1, 0), zero, sources
+    return ids, array.transpose(2, 1, 0), zero, sources, constant.runs(constant.read(rows, sizes, seeds, path),
+                                                                        sizes, seeds)
 
 
 def _check(path: Path, meta: dict, prefix: str, correct: np.ndarray, sizes: list[int]) -> None:
@@ -109,6 +113,7 @@ class Result:
     correct: np.ndarray  # [seeds, sizes, n] bool
     zero_shot: np.ndarray | None  # [n] bool; None without a zero-shot result
     controls: dict  # name -> (original positions, control correct [seeds, sizes, m]) aligned through source_id
+    constant: dict  # variant (original, each control) -> its constant points (:func:`evaluators.olmpics.constant.runs`)
 
     @property
     def label(self) -> str:
@@ -126,7 +131,8 @@ def load(path: Path, meta: dict) -> Result:
     if meta["setting"] not in SETTINGS or meta["protocol"] not in MAIN:
         raise DataError(f"{path}: unknown protocol/setting {meta['protocol']!r}/{meta['setting']!r}")
     sizes, seeds = [int(s) for s in meta["sizes"]], meta["seeds"]
-    ids, correct, zero, _ = _predictions(path.parent / "original" / "predictions.jsonl", sizes, seeds, False)
+    ids, correct, zero, _, constant_points = _predictions(path.parent / "original" / "predictions.jsonl", sizes,
+                                                         seeds, False)
     if len(ids) != meta["n"]:
         raise DataError(f"{path}: n = {meta['n']} but {len(ids)} original predictions")
     _check(path, meta, "", correct, sizes)
@@ -137,17 +143,18 @@ def load(path: Path, meta: dict) -> Result:
         if any(z is None for z in zero):
             raise DataError(f"{path}: zero_shot is set but some original predictions have zero_shot null")
         zero_shot = np.asarray(zero, bool)
-    controls = {}
+    controls, constants = {}, {"original": constant_points}
     for name in sorted(meta["controls"]):
         if name not in CONTROLS:
             raise DataError(f"{path}: unknown control {name!r} (known: {', '.join(CONTROLS)})")
-        _, c_correct, _, sources = _predictions(path.parent / name / "predictions.jsonl", sizes, seeds, True)
+        _, c_correct, _, sources, constants[name] = _predictions(path.parent / name / "predictions.jsonl", sizes,
+                                                                 seeds, True)
         _check(path, meta, f"controls.{name}.", c_correct, sizes)
         mine, theirs = align(ids, sources)
         if not len(mine):
             raise DataError(f"{path}: no {name} row's source_id matches an original id")
         controls[name] = (mine, c_correct[..., theirs])
-    return Result(path, meta, ids, correct, zero_shot, controls)
+    return Result(path, meta, ids, correct, zero_shot, controls, constants)
 
 
 def curve_statistics(correct: np.ndarray) -> dict:
@@ -165,28 +172,33 @@ def sensitivity_statistic(full: np.ndarray, control: np.ndarray):
 
 def _cell(ci: dict, n: int, std: float | None = None, **extra) -> dict:
     """A statistic's cell: ``value`` (the statistic on every example), its interval, and, for WS only, ``std``
-    over seeds (of the per-seed WS, whose mean ``value`` is; for MAX and sensitivity None: no per-seed value
-    averages to them)."""
+    over seeds (of the per-seed WS, whose mean ``value`` is; None over one seed, where it is undefined; for MAX and
+    sensitivity None: no per-seed value averages to them) and ``seeds``."""
     return {"value": ci["estimate"], "std": std, "low": ci["low"], "high": ci["high"], "n": n, **extra}
 
 
-def _seed_std(values: np.ndarray) -> float:
-    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+def _seed_std(values: np.ndarray) -> float | None:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else None
 
 
 def cells(result: Result, *, resamples: int, seed: int) -> dict:
     """``{WS, MAX, <control>...}`` cells (the statistic of the seed-averaged curve and its bootstrap interval;
-    WS with its std over seeds, MAX with ``at_n``) and ``zero_shot``."""
+    WS with its std over seeds, MAX with ``at_n``) and ``zero_shot``. A control's cell (the language sensitivity)
+    also holds ``control_WS``, the control curve's own WS and interval on the same examples, and ``below_chance``:
+    that interval lies entirely below chance, so max(0, acc − control) counts the control's failure, not the
+    model's use of language, as sensitivity (a random head's NO-LANG at 41% of a 50% task)."""
     accuracy, n = result.correct.mean(axis=-1), len(result.ids)
     stats = curve_statistics(result.correct)
     out = {"WS": _cell(bootstrap(stats["WS"], n, resamples=resamples, seed=seed), n,
-                       _seed_std(weighted_score(accuracy))),
+                       _seed_std(weighted_score(accuracy)), seeds=len(result.meta["seeds"])),
            "MAX": _cell(bootstrap(stats["MAX"], n, resamples=resamples, seed=seed), n,
                         at_n=max_summary(accuracy, result.sizes)["at_n"])}
     for name, (positions, control) in result.controls.items():
         ci = bootstrap(sensitivity_statistic(result.correct[..., positions], control), len(positions),
                        resamples=resamples, seed=seed)
-        out[name] = _cell(ci, len(positions))
+        own = bootstrap(curve_statistics(control)["WS"], len(positions), resamples=resamples, seed=seed)
+        out[name] = _cell(ci, len(positions), control_WS={k: own[k] for k in ("estimate", "low", "high")},
+                          below_chance=bool(own["high"] < result.meta["chance"]))
     if result.zero_shot is not None:
         ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed)
         out["zero_shot"] = {"mean": ci["estimate"], "low": ci["low"], "high": ci["high"], "n": n,

@@ -29,9 +29,12 @@ def evaluate(engine: Engine, examples: Iterable[Mapping]) -> tuple[list[dict], d
     predictions, ties = [], 0
     for e, label_row, row in zip(examples, labels, scores):
         # a tie goes to the first of the tied choices in the file's order (counted in metrics: "ties")
-        prediction = label_row[max(range(len(row)), key=row.__getitem__)]
+        best = max(range(len(row)), key=row.__getitem__)
+        prediction = label_row[best]
         ties += row.count(max(row)) > 1
-        predictions.append({"id": e["id"], "scores": row, "prediction": prediction, "gold": e["answerKey"],
+        # `choice`: the chosen word, from which the report tells a constant predictor (one word on every example)
+        predictions.append({"id": e["id"], "scores": row, "prediction": prediction,
+                            "choice": e["question"]["choices"][best]["text"], "gold": e["answerKey"],
                             "correct": prediction == e["answerKey"], "rule": rule})
     n = len(predictions)
     metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,

@@ -66,9 +66,11 @@ def zero_shot_rows(results: Path, key: str) -> list[Row]:
             m = variants.get(variant)
             if isinstance(m, dict) and "accuracy" in m:
                 chance = f"chance {m['chance']:.3f}" if isinstance(m.get("chance"), (int, float)) else ""
+                constant = f"{CONSTANT} ({m['constant_predictor']})" if m.get("constant_predictor") else ""
                 rows.append(Row("zero-shot", f"{probe} ({variant})", "accuracy", m["accuracy"],
                                 m.get("accuracy_low"), m.get("accuracy_high"), examples=m.get("n"),
-                                reference=chance, notes=_notes("" if m.get("zero_shot", True) else NEW_HEAD)))
+                                reference=chance, notes=_notes("" if m.get("zero_shot", True) else NEW_HEAD,
+                                                               constant)))
     return rows
 
 
@@ -98,9 +100,12 @@ def curve_rows(results: Path, key: str) -> list[Row]:
             base = _baseline(models, setting, key)
             if base:
                 lines.append(f"{base[0]} {base[1]['MAX']:.3f}")
+            runs = sum(len(f.get("runs") or ()) for f in (m.get("constant_predictor") or {}).values())
+            constant = f"{CONSTANT} ({runs} run{'s' if runs != 1 else ''})" if runs else ""
             rows.append(Row("oLMpics curves", f"{probe} {setting}", "MAX", m["MAX"], m.get("MAX_low"),
                             m.get("MAX_high"), examples=m.get("n"), at_n=m.get("MAX_at_n"),
-                            reference="; ".join(lines), smoke=entry.get("profile") == smoke.SMOKE))
+                            reference="; ".join(lines), notes=_notes(constant),
+                            smoke=entry.get("profile") == smoke.SMOKE))
     return rows
 
 
@@ -195,9 +200,13 @@ def legend(rows: list[Row]) -> list[str]:
     if any(n == NEW_HEAD for n in notes):
         lines.append(f"{NEW_HEAD}: the checkpoint has no MLM head; a newly initialised one scored, so not a "
                      "zero-shot result (no knowledge is measured).")
-    if any(n.startswith(CONSTANT) for n in notes):
+    if any(n.startswith(CONSTANT) for r in rows if r.protocol == "CALUM" for n in r.notes):
         lines.append(f"{CONSTANT}: the fine-tuned model predicted one label for every example in that many seeds: "
                      "its C_R = C_S = 1 by construction, a perfect-looking consistency that measures nothing.")
+    if any(n.startswith(CONSTANT) for r in rows if r.protocol != "CALUM" for n in r.notes):
+        lines.append(f"{CONSTANT} (oLMpics): the model gave one answer (that word or choice) to every dev example at "
+                     "zero-shot, or in that many (N, seed) runs of a curve's variants: the number measures no "
+                     "knowledge.")
     if AT_MAJORITY in notes:
         lines.append(f"{AT_MAJORITY}: the accuracy is no better than always predicting the majority class.")
     if any(n.startswith(smoke.CAPPED) for n in notes):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 import matplotlib
 
@@ -17,6 +17,7 @@ import pandas as pd  # noqa: E402
 from evaluators.shared import applies  # noqa: E402
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 from probekit.outputs import atomic  # noqa: E402
+from probekit.data.examples import LABELS  # noqa: E402
 from probekit.data.jsonl import read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
 
@@ -31,6 +32,31 @@ LEGEND = """Columns:
 - **vs chance**: accuracy − chance (negative: below chance);
 - **setup**: `zero-shot` when the checkpoint's own MLM head scored the choices; `† not zero-shot` when the head
   was newly initialised (the checkpoint has none): such rows check the pipeline, they measure no knowledge."""
+
+
+CONSTANT = "⚠"
+"""The mark of a constant predictor's number (every oLMpics report; CALUM's report words it in full)."""
+
+
+def constant_choice(positions: Sequence, words: Sequence | None = None) -> str | None:
+    """What a constant predictor answered: ``None`` unless one choice was made on every example of a variant, the
+    same word (``words``: the chosen choices' texts, e.g. `younger` on all 500 age examples, whose choice order is
+    shuffled) or the same position (``positions``: labels or indices, e.g. always the first choice, as ties give).
+    Then ``"`younger`"`` or ``"choice A"`` (an index: its label, 0 is A), for the report's note."""
+    if len(positions) < 2:
+        return None
+    if words is not None and None not in words and len(set(words)) == 1:
+        return f"`{words[0]}`"
+    if None not in positions and len(set(positions)) == 1:
+        first = positions[0]
+        return f"choice {LABELS[first] if isinstance(first, (int, np.integer)) else first}"
+    return None
+
+
+def deviation(std: float | None, seeds: int, fmt: Callable[[float], str]) -> str:
+    """A standard deviation over ``seeds`` as a report prints it: ``fmt(std)``, or "—" over fewer than two seeds,
+    where it is undefined (not "0.0")."""
+    return "—" if seeds < 2 or std is None else fmt(std)
 
 
 def iter_metrics(folders: Iterable[Path], skipped: list | None = None) -> Iterator[tuple[Path, dict]]:
@@ -69,10 +95,12 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
         missing = [k for k in keys if k not in m]
         if missing:
             raise DataError(f"{path}: missing field(s) {missing} (not a probekit metrics.json?)")
-        correct = np.asarray([p["correct"] for p in read_jsonl(path.parent / "predictions.jsonl")], bool)
+        predictions = read_jsonl(path.parent / "predictions.jsonl")
+        correct = np.asarray([p["correct"] for p in predictions], bool)
         ci = bootstrap(accuracy_statistic(correct), len(correct)) if len(correct) else {"low": 0.0, "high": 0.0}
+        constant = constant_choice([p.get("prediction") for p in predictions], [p.get("choice") for p in predictions])
         rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
-                     "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m)})
+                     "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m), "constant": constant})
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
@@ -89,7 +117,8 @@ def markdown(df: pd.DataFrame) -> str:
         return "\n".join(["# MC-MLM accuracy (dev)", "", "No results.", "", *skipped])
     table = pd.DataFrame({
         "model": df.model, "probe": df.probe, "variant": df.variant,
-        "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" for a, lo, hi in zip(df.accuracy, df.low, df.high)],
+        "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" + (f" {CONSTANT}" if isinstance(c, str) else "")
+                     for a, lo, hi, c in zip(df.accuracy, df.low, df.high, df.constant)],
         "n": df.n, "chance": df.chance.map("{:.3f}".format),
         "vs chance": (df.accuracy - df.chance).map("{:+.3f}".format),
         "setup": df.zero_shot.map({True: "zero-shot", False: "† not zero-shot"}),
@@ -99,6 +128,7 @@ def markdown(df: pd.DataFrame) -> str:
         models = ", ".join(sorted(set(df.model[~df.zero_shot])))
         lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
                   ""]
+    lines += constant_lines(df)
     lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, "", *skipped]
     differences = paired_differences(df)
     if len(differences):
@@ -106,6 +136,19 @@ def markdown(df: pd.DataFrame) -> str:
                   "accuracy A − B, its 95% paired bootstrap interval over the shared examples, and whether it holds "
                   "(the interval excludes 0).", "", differences.to_markdown(index=False, disable_numparse=True), ""]
     return "\n".join(lines)
+
+
+def constant_lines(df: pd.DataFrame) -> list[str]:
+    """The constant predictors among the rows, flagged as CALUM's report flags them: per model, each dataset it
+    answered with one choice throughout, and that choice."""
+    flagged = df[[isinstance(c, str) for c in df.constant]]
+    if flagged.empty:
+        return []
+    by_model = {model: ", ".join(f"{r.probe}/{r.variant} ({r.constant} on all {r.n})" for r in rows.itertuples())
+                for model, rows in flagged.groupby("model", sort=True)}
+    return [f"**{CONSTANT} constant predictor**: " + "; ".join(f"{m}: {w}" for m, w in by_model.items())
+            + f". A {CONSTANT} accuracy is the share of examples whose gold is that choice: it measures no "
+              "knowledge (the model gave one answer to every example of that dataset).", ""]
 
 
 def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
@@ -125,13 +168,15 @@ def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame) -> dict:
-    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head}}}}`` for ``dvc metrics``."""
+    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head}}}}`` for ``dvc metrics``, with
+    ``constant_predictor`` (the one choice, :func:`constant_choice`) where the model answered one choice throughout."""
     nested: dict = {}
     for r in df.itertuples():
         nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
             "accuracy": round(r.accuracy, 4), "accuracy_low": round(r.low, 4), "accuracy_high": round(r.high, 4),
             "n": int(r.n), "chance": round(r.chance, 4),
-            "zero_shot": bool(r.zero_shot), "lm_head": "pretrained" if r.zero_shot else "newly_initialised"}
+            "zero_shot": bool(r.zero_shot), "lm_head": "pretrained" if r.zero_shot else "newly_initialised",
+            **({"constant_predictor": r.constant} if isinstance(r.constant, str) else {})}
     return nested
 
 

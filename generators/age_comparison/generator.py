@@ -17,7 +17,8 @@ def outcome(pair: tuple[int, int]) -> str:
     return "less" if pair[0] < pair[1] else "greater"
 
 
-@register("age_comparison", version="1", params=NumberParams, outcomes=OUTCOMES, options=VARIANT_OPTIONS)
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register("age_comparison", version="2", params=NumberParams, outcomes=OUTCOMES, options=VARIANT_OPTIONS)
 def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, tables: Mapping) -> dict[str, list[dict]]:
     """Pairs of distinct values in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=2, outcome=outcome)

@@ -53,7 +53,8 @@ log = logging.getLogger("probekit.always_never")
 OUTCOMES = ("never", "rarely", "sometimes", "often", "always")   # the gold of an annotation: how often it holds
 
 
-@register("always_never", version="1", params=AlwaysNeverParams, sources=("olmpics",), outcomes=OUTCOMES)
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register("always_never", version="2", params=AlwaysNeverParams, sources=("olmpics",), outcomes=OUTCOMES)
 def generate(spec: ProbeSpec, variant: Variant, params: AlwaysNeverParams, tables: Mapping) -> dict[str, list[dict]]:
     """One row per annotated statement of the variant's templates, in its annotation's split."""
     ids = list(variant.templates)

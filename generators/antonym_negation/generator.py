@@ -151,7 +151,8 @@ def layout(spec: ProbeSpec, variant: Variant) -> Layout:
 # --- the generator -------------------------------------------------------------------------------------
 
 
-@register(PROBE, version="1", params=AntonymParams, tables=("conceptnet", "wordnet"), outcomes=RELATIONS,
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register(PROBE, version="2", params=AntonymParams, tables=("conceptnet", "wordnet"), outcomes=RELATIONS,
           options=OPTIONS)
 def generate(spec: ProbeSpec, variant: Variant, params: AntonymParams, tables: Mapping) -> dict[str, list[dict]]:
     """The split pairs, each filled into the template of its part of speech (and articles)."""

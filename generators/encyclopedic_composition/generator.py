@@ -200,7 +200,8 @@ def _row(spec: ProbeSpec, variant: Variant, template_id: str, slot_value: str, a
     return row
 
 
-@register(PROBE, version="1", params=CompositionParams, tables=("wikidata",))
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register(PROBE, version="2", params=CompositionParams, tables=("wikidata",))
 def generate(spec: ProbeSpec, variant: Variant, params: CompositionParams, tables: Mapping) -> dict[str, list[dict]]:
     """The variant's templates filled from the planned questions: the two-hop ones, or their one-hop facts."""
     ids = variant_templates(spec, variant)

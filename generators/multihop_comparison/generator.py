@@ -16,7 +16,8 @@ def outcome(ages: tuple[int, int, int]) -> str:
     return ORDINALS[ages.index(max(ages))]
 
 
-@register("multihop_comparison", version="1", params=NumberParams, outcomes=ORDINALS, options=VARIANT_OPTIONS)
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register("multihop_comparison", version="2", params=NumberParams, outcomes=ORDINALS, options=VARIANT_OPTIONS)
 def generate(spec: ProbeSpec, variant: Variant, params: NumberParams, tables: Mapping) -> dict[str, list[dict]]:
     """Triples of distinct ages in the split's range, filled into the variant's template."""
     return instantiate(spec, variant, params, arity=3, outcome=outcome)

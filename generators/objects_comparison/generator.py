@@ -121,7 +121,8 @@ def _log(counts: dict, built: Mapping[str, list]) -> None:
                         len(built[split]), c["rows asked"])
 
 
-@register(PROBE, version="1", params=ObjectsParams, tables=("object_sizes", "wordnet"), outcomes=OUTCOMES)
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register(PROBE, version="2", params=ObjectsParams, tables=("object_sizes", "wordnet"), outcomes=OUTCOMES)
 def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: Mapping) -> dict[str, list[dict]]:
     """Balanced pairs of animals (train) and of general objects (dev), a bucket gap apart, gold from sizes."""
     template = spec.template(variant.template)

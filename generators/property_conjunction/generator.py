@@ -85,7 +85,8 @@ def check_variant(spec: ProbeSpec, variant: Variant) -> str:
     return gold
 
 
-@register(PROBE, version="1", params=ConjunctionParams, tables=("conceptnet",), options=("gold",))
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register(PROBE, version="2", params=ConjunctionParams, tables=("conceptnet",), options=("gold",))
 def generate(spec: ProbeSpec, variant: Variant, params: ConjunctionParams, tables: Mapping) -> dict[str, list[dict]]:
     """The planned questions, worded by the variant's template, with the variant's gold."""
     gold = check_variant(spec, variant)

@@ -34,6 +34,8 @@ def build_probe(probe: str, params_file: ParamsFile, tables: Mapping | None = No
             if variant.control:
                 control = controls.CONTROLS[variant.control]
                 built[name] = controls.apply(rows(variant.base), control.perturbation(spec, variant, params.seed))
+                if control.check is not None:
+                    control.check(spec, variant, rows(variant.base), built[name])
             else:
                 built[name] = generator.fn(spec, variant, params, tables or {})
             check_unique_ids(built[name])

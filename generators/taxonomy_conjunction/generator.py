@@ -158,7 +158,8 @@ def facts_of(tax: Taxonomy, pick: Pick) -> list[dict]:
     return [f.as_dict() for f in sorted(facts, key=lambda f: (f.concept != pick.x, f.hypernym, f.source, f.via))]
 
 
-@register(PROBE, version="1", params=TaxonomyParams, tables=("wordnet", "conceptnet"), options=("articles",))
+# version 2: PERTURBED-LANG's draws seeded by each example's key, not its text (probekit/probes/controls.py)
+@register(PROBE, version="2", params=TaxonomyParams, tables=("wordnet", "conceptnet"), options=("articles",))
 def generate(spec: ProbeSpec, variant: Variant, params: TaxonomyParams, tables: Mapping) -> dict[str, list[dict]]:
     """The planned (x, y, gold, distractors) of each split in the variant's templates."""
     mode, ids = variant_templates(spec, variant)

@@ -57,13 +57,20 @@ def _rest(row: dict, known: set, extra: bool) -> str:
     return canonical(rest) if rest else ""
 
 
+def mc_key(row: dict) -> str:
+    """An MC-MLM or MC-QA row's key: a digest of its ``args`` and ``facts`` (what the example is about, never its
+    text). A control row has its base row's key; PERTURBED-LANG seeds its draws with it
+    (:func:`probekit.probes.controls.perturbed_lang`)."""
+    return _digest(canonical([row.get("args"), row.get("facts")]))
+
+
 def _mc(row: dict, _lists: dict, extra: bool) -> tuple:
     q = row.get("question") or {}
     choices = [c.get("text") for c in q.get("choices") or []]
     answer = next((c.get("text") for c in q.get("choices") or [] if c.get("label") == row.get("answerKey")), None)
     args, facts = row.get("args"), row.get("facts")
     what = canonical(args) if args is not None else canonical(facts)
-    return (_digest(canonical([args, facts])), what, q.get("stem"), canonical(choices), answer,
+    return (mc_key(row), what, q.get("stem"), canonical(choices), answer,
             row.get("answerKey"), row.get("template_id"), row.get("source_id"), _rest(row, _MC_KNOWN, extra), row.get("id"))
 
 

@@ -21,13 +21,13 @@ from probekit.errors import SHOWN, ProbekitError, clipped, shown
 TOP = ("probe", "version", "format", "license", "citation", "slots", "templates", "variants", "controls",
        "multi_token", "params")
 """An MC probe's YAML, at the top."""
-TEMPLATE = ("id", "text", "slots", "answers", "perturb")
+TEMPLATE = ("id", "text", "slots", "answers", "perturb", "nolang")
 """Each template of ``templates:``."""
 BASE_VARIANT = ("template", "templates", "role")
 """A base variant of ``variants:``, besides the options its generator declares."""
 CONTROL_VARIANT = ("control", "base", "role")
 """A control variant of ``variants:``."""
-CONTROLS = ("nolang_answers", "nonsense_words")
+CONTROLS = ("nolang_answers", "nolang_fillers", "nonsense_words")
 """``controls:``."""
 
 

@@ -60,6 +60,7 @@ def load_probe_spec(path: str | Path, *, outcomes: Sequence[str] | None = None,
     if nolang and set(nolang) != answer_words:  # open choices (no `answers`) are kept as they are
         raise TemplateError(f"{path}: controls.nolang_answers must map exactly the closed answer words "
                             f"{sorted(answer_words)}, got {sorted(nolang)}")
+    fillers = nolang_fillers(controls.get("nolang_fillers"), templates, path)
     words = tuple(controls.get("nonsense_words", PAPER_NONSENSE_WORDS))
     if not words:
         raise TemplateError(f"{path}: controls.nonsense_words is empty")
@@ -69,7 +70,7 @@ def load_probe_spec(path: str | Path, *, outcomes: Sequence[str] | None = None,
         raise TemplateError(f"{path}: 'params' must be a mapping (the probe's default params)")
     return ProbeSpec(probe=raw["probe"], version=str(raw["version"]), path=path, format=raw["format"],
                      templates=templates,
-                     variants=variants, nolang_answers=nolang, nonsense_words=words,
+                     variants=variants, nolang_answers=nolang, nolang_fillers=fillers, nonsense_words=words,
                      license=raw.get("license"), citation=raw.get("citation"), params=dict(defaults),
                      multi_token=multi_token_words(raw.get("multi_token"), answer_words | set(nolang.values()), path))
 
@@ -88,6 +89,37 @@ def check_outcomes(templates: Mapping[str, Template], outcomes: tuple[str, ...],
             raise TemplateError(f"{where}: must map exactly the generator's outcomes {', '.join(outcomes)} to their "
                                 f"words" + (f"; missing: {', '.join(map(str, missing))}" if missing else "")
                                 + (f"; not an outcome: {', '.join(map(str, unknown))}" if unknown else ""))
+
+
+def nolang_fillers(raw: Any, templates: Mapping[str, Template], path: Path) -> dict[str, dict[str, str]]:
+    """``controls.nolang_fillers``: ``{slot: {filler: kept words}}``, for a slot filled with a phrase (PROPERTY
+    CONJUNCTION's predicates): NO-LANG keeps of the phrase only the words that name it. Each slot is a template's,
+    the kept words of a phrase are its own words in their order, and no two phrases of a slot keep the same words
+    (the argument they name would be lost)."""
+    if raw is None:
+        return {}
+    where = f"{path}: controls.nolang_fillers"
+    slots = {s for t in templates.values() for s in t.slots}
+    if not isinstance(raw, Mapping) or not raw:
+        raise TemplateError(f"{where}: must map a slot to {{phrase: the words of it NO-LANG keeps}}, got {shown(raw)}")
+    out: dict[str, dict[str, str]] = {}
+    for slot, words in raw.items():
+        if slot not in slots:
+            raise TemplateError(f"{where}: {shown(slot)} is no slot of a template (slots: {sorted(slots)})")
+        if not isinstance(words, Mapping) or not words or not all(
+                isinstance(k, str) and isinstance(v, str) and v.split() for k, v in words.items()):
+            raise TemplateError(f"{where}.{slot}: must map each phrase to the words of it NO-LANG keeps, got "
+                                f"{shown(words)}")
+        for phrase, kept in words.items():
+            rest = iter(phrase.split())
+            if not all(word in rest for word in kept.split()):   # a subsequence of the phrase's words
+                raise TemplateError(f"{where}.{slot}: {shown(kept)} is not words of the phrase {shown(phrase)}, in "
+                                    f"its order")
+        same = next((v for v in words.values() if list(words.values()).count(v) > 1), None)
+        if same is not None:
+            raise TemplateError(f"{where}.{slot}: two phrases keep {shown(same)}: NO-LANG could not tell them apart")
+        out[str(slot)] = dict(words)
+    return out
 
 
 def multi_token_words(raw: Any, answer_words: set[str], path: Path) -> tuple[str, ...]:

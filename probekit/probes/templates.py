@@ -43,6 +43,7 @@ class Template:
     slots: tuple[str, ...]
     answers: Mapping[str, str]
     perturb: tuple[str, ...] = ()
+    nolang: tuple[str, ...] = ()  # the template words NO-LANG keeps beside the slots and the mask (controls.py)
     source: str = "<string>"
 
     def fill(self, values: Mapping[str, Any], text: str | None = None) -> str:
@@ -52,10 +53,12 @@ class Template:
             raise TemplateError(f"{self.source}: template {shown(self.id)}: unfilled slot(s) {missing}")
         return SLOT.sub(lambda m: str(values[m.group(1)]), self.text if text is None else text)
 
-    def pieces(self) -> list[str]:
-        """The slot names and the mask in the order they appear in the text (what NO-LANG keeps)."""
-        return [m.group(0) if m.group(0) == MASK else m.group(1)
-                for m in re.finditer(r"\[MASK\]|" + SLOT.pattern, self.text)]
+    def pieces(self) -> list[tuple[str, str]]:
+        """What NO-LANG keeps, in the order it appears in the text: ``("mask", "[MASK]")``, ``("slot", name)`` and
+        ``("word", word)`` for each occurrence of a declared ``nolang`` word."""
+        words = "".join(f"|{_whole_word(w).pattern}" for w in self.nolang)
+        return [("mask", MASK) if m.group(0) == MASK else ("slot", m.group(1)) if m.group(1) else ("word", m.group(0))
+                for m in re.finditer(r"\[MASK\]|" + SLOT.pattern + words, self.text)]
 
     def perturbed_text(self, pick) -> str:
         """The text with every declared key word replaced by ``pick(word)`` (whole words only)."""
@@ -97,6 +100,7 @@ class ProbeSpec:
     templates: Mapping[str, Template]
     variants: Mapping[str, Variant]
     nolang_answers: Mapping[str, str] = field(default_factory=dict)
+    nolang_fillers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # slot -> phrase -> kept words
     nonsense_words: tuple[str, ...] = PAPER_NONSENSE_WORDS
     license: str | None = None  # of a synthetic probe's data; a probe with sources takes theirs
     citation: str | None = None  # a key of probekit/data/papers.yaml or a BibTeX entry; None: the card cites none
@@ -148,9 +152,20 @@ def parse_template(raw: Mapping[str, Any], *, source: str, default_slots=(), for
         raise TemplateError(f"{where}: every answer must be a non-empty word")
     if len(set(answers.values())) != len(answers):
         raise TemplateError(f"{where}: answer words must be distinct")
-    perturb = tuple(raw.get("perturb", ()))
-    template = Template(id=tid, text=text, slots=slots, answers=dict(answers), perturb=perturb, source=source)
-    for word in perturb:
+    perturb, nolang = (_words(raw, key, where, text) for key in ("perturb", "nolang"))
+    return Template(id=tid, text=text, slots=slots, answers=dict(answers), perturb=perturb, nolang=nolang,
+                    source=source)
+
+
+def _words(raw: Mapping[str, Any], key: str, where: str, text: str) -> tuple[str, ...]:
+    """A template's ``perturb`` or ``nolang`` words: a list of distinct words, each a whole word of ``text``
+    outside its slots."""
+    words = raw.get(key, [])
+    if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+        raise TemplateError(f"{where}: {key} must be a list of words of the text, got {shown(words)}")
+    if len(set(words)) != len(words):
+        raise TemplateError(f"{where}: {key} names a word twice")
+    for word in words:
         if not _whole_word(word).search(text):
-            raise TemplateError(f"{where}: perturb word {shown(word)} does not occur in text")
-    return template
+            raise TemplateError(f"{where}: {key} word {shown(word)} does not occur in text")
+    return tuple(words)

@@ -75,6 +75,25 @@ def test_a_constant_predictors_consistency_is_flagged(project):
     assert "C_R = C_S = 1 by construction" in text
 
 
+def test_an_olmpics_constant_predictor_is_flagged(project):
+    """MiniLM's `younger` on every age example: the zero-shot row and the curve's row say so (the reports' JSON
+    carry it, :mod:`evaluators.shared.report`, :mod:`evaluators.olmpics.report`)."""
+    results = project / "results"
+    zero = json.loads((results / "metrics.json").read_text())
+    zero["tiny"]["age_comparison"]["original"]["constant_predictor"] = "`younger`"
+    (results / "metrics.json").write_text(json.dumps(zero))
+    curves = json.loads((results / "olmpics.json").read_text())
+    curves["age_comparison (MC-MLM)"]["tiny"]["MLP"]["constant_predictor"] = {
+        "original": {"zero_shot": "`younger`", "runs": [[62, 1, "`younger`"], [125, 1, "`younger`"]], "of": 2},
+        "nolang": {"zero_shot": None, "runs": [[62, 1, "`ya`"]], "of": 2}}
+    (results / "olmpics.json").write_text(json.dumps(curves))
+    text = summary(project, "tiny", ("olmpics",))
+    assert _cells(text, "| zero-shot |")[9] == "† new MLM head; ⚠ constant predictor (`younger`)"
+    assert _cells(text, "| oLMpics curves |")[9].startswith("⚠ constant predictor (3 runs)")
+    assert "⚠ constant predictor (oLMpics): the model gave one answer" in text
+    assert "C_R = C_S = 1 by construction" not in text   # CALUM's wording only for CALUM's rows
+
+
 def test_smoke_scale_is_marked_and_each_symbol_has_one_meaning(project):
     text = summary(project, "tiny", ("olmpics", "pararel", "calum"))
     assert text.splitlines()[2] == smoke.BANNER

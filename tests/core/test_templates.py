@@ -113,7 +113,7 @@ def test_fill_substitutes_every_slot_once_and_keeps_one_mask(slots, glue, mask_a
     expected = "".join(g + (MASK if p == MASK else str(fills[p[1:-1]])) for g, p in zip(glue, pieces)) + glue[-1]
     assert filled == expected
     assert filled.count(MASK) == 1 + sum(str(v).count(MASK) for v in fills.values())
-    assert template.pieces() == [MASK if p == MASK else p[1:-1] for p in pieces]
+    assert template.pieces() == [("mask", MASK) if p == MASK else ("slot", p[1:-1]) for p in pieces]
 
 
 @settings(max_examples=100, deadline=None)

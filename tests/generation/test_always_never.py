@@ -159,7 +159,10 @@ def test_controls(built):
     mapping = dict(zip(WORDS, ("blah", "ya", "foo", "snap", "woo")))
     for n, p in zip(nolang, perturbed):
         o = originals[n["source_id"]]
-        assert n["question"]["stem"] == f"{o['args']['x']} {MASK} {o['args']['y']}"
+        kept = " ".join(always_never._spec().templates[o["template_id"]].nolang)   # the word that names the relation
+        x, y = o["args"]["x"], o["args"]["y"]
+        assert n["question"]["stem"] == (f"{x} {MASK} {y} {kept}" if o["template_id"] == "diet" else
+                                         f"{x} {MASK} {kept} {y}")
         assert answer_text(n) == mapping[answer_text(o)]
         assert p["args"] == o["args"] and answer_text(p) == answer_text(originals[p["source_id"]])
     dish = next(p for p in perturbed if p["template_id"] == "dish")["question"]["stem"]

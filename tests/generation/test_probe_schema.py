@@ -77,7 +77,7 @@ def test_a_probe_whose_choices_come_from_the_data_takes_no_answers(tmp_path, mon
     (("{control: nolang, base: original}", "{control: nolang, bsae: original}"),
      "variant 'nolang': bsae: unknown key (did you mean base?); known: control, base, role"),
     (("  nolang_answers: {older", "  nolang_answer: {older"),
-     "controls: nolang_answer: unknown key (did you mean nolang_answers?); known: nolang_answers, nonsense_words"),
+     "controls: nolang_answer: unknown key (did you mean nolang_answers?); known: nolang_answers, nolang_fillers, nonsense_words"),
 ])
 def test_a_misspelt_variant_or_controls_key_names_the_file_and_the_key(tmp_path, monkeypatch, capsys, edit, line):
     """Finding: a variant's `value: ages` (for `values:`) said `age_comparison.values: no key [None], used by

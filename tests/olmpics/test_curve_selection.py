@@ -101,8 +101,10 @@ def test_the_curve_evaluates_the_best_epochs_weights_and_records_the_choice():
         best = [curve.variant_curve(_head, train_split, dev, orders, sizes, "MLP", hp, "", False, p) for p in (1, 2)]
         last = curve.variant_curve(_head, train_split, dev, orders, sizes, "MLP",
                                    hp.model_copy(update={"select_epoch": "last"}), "", False)
-    (correct, _, chosen), spread = best
-    assert (correct == spread[0]).all() and chosen == spread[2]
+    (choices, _, chosen), spread = best
+    assert (choices == spread[0]).all() and chosen == spread[2]
+    gold = dev.gold.cpu().numpy()
+    correct, last = choices == gold, (last[0] == gold, None, last[2])
     assert last[2] is None and set(chosen) == {"32", "64"}
     earlier = 0
     for k, n in enumerate(sizes):

@@ -173,13 +173,14 @@ def test_mc_qa_evaluates_its_best_dev_epoch_as_the_original_config(tmp_path, tin
     import torch
 
     data = make_probe(tmp_path, 10, 5, single_hop=6)
-    calls, real_correct = [], mcqa.correct
+    calls, real_predicted = [], mcqa.predicted
 
-    def recording(backend, model, enc):
-        calls.append((real_correct(backend, model, enc), [p.detach().clone() for p in model.parameters()]))
-        return calls[-1][0]
+    def recording(backend, model, enc):   # every validation and evaluation: whether each example was right
+        choices = real_predicted(backend, model, enc)
+        calls.append((choices == enc.gold, [p.detach().clone() for p in model.parameters()]))
+        return choices
 
-    monkeypatch.setattr(mcqa, "correct", recording)
+    monkeypatch.setattr(mcqa, "predicted", recording)
     hp = TrainingParams(lr=3e-3, epochs=4, batch_size=2, accumulation=1, select_epoch="best")
     metrics = mcqa.run(model=str(tiny_bert), data=data, out=tmp_path / "best", sizes=[6], seeds=[1], hp=hp,
                        intermediate="single_hop", progress=False)
@@ -193,7 +194,7 @@ def test_mc_qa_evaluates_its_best_dev_epoch_as_the_original_config(tmp_path, tin
     np.testing.assert_array_equal(final[0], run[best - 1][0])
     assert all(torch.equal(a, b) for a, b in zip(final[1], run[best - 1][1]))
     assert metrics["training"]["select_epoch"] == "best"
-    monkeypatch.setattr(mcqa, "correct", real_correct)          # last: no validation, nothing recorded
+    monkeypatch.setattr(mcqa, "predicted", real_predicted)      # last: no validation, nothing recorded
     last = mcqa.run(model=str(tiny_bert), data=data, out=tmp_path / "last", sizes=[6], seeds=[1],
                     hp=TrainingParams(**{**hp.model_dump(), "select_epoch": "last"}), intermediate="single_hop",
                     progress=False)
@@ -264,7 +265,7 @@ def test_esim_trains_as_the_original(tmp_path, monkeypatch):
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({"profile": "smoke", "mcqa": {"esim_training": {"epochs": 30, "patience": 2}}}))
     optimizers, clips, calls, initial = [], [], [], []
-    real_adam, real_clip, real_correct, real_fresh = torch.optim.Adam, torch.nn.utils.clip_grad_norm_, mcqa.correct, \
+    real_adam, real_clip, real_predicted, real_fresh = torch.optim.Adam, torch.nn.utils.clip_grad_norm_, mcqa.predicted, \
         EsimBackend.fresh
     monkeypatch.setattr(torch.optim, "Adam", lambda *a, **k: optimizers.append(real_adam(*a, **k)) or optimizers[-1])
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda p, max_norm, **k: clips.append(max_norm)
@@ -272,14 +273,14 @@ def test_esim_trains_as_the_original(tmp_path, monkeypatch):
     monkeypatch.setattr(EsimBackend, "fresh", lambda self, seed: initial.append(real_fresh(self, seed)) or initial[-1])
     initial_embeddings = []
 
-    def recording_correct(backend, model, enc):
+    def recording_predicted(backend, model, enc):   # every validation and the evaluation
         if not initial_embeddings:
             initial_embeddings.append(initial[0].embed.weight.detach().clone())
-        calls.append((optimizers[-1].param_groups[0]["lr"], model.embed.weight.detach().clone(),
-                      real_correct(backend, model, enc)))
-        return calls[-1][2]
+        choices = real_predicted(backend, model, enc)
+        calls.append((optimizers[-1].param_groups[0]["lr"], model.embed.weight.detach().clone(), choices == enc.gold))
+        return choices
 
-    monkeypatch.setattr(mcqa, "correct", recording_correct)
+    monkeypatch.setattr(mcqa, "predicted", recording_predicted)
     out = tmp_path / "out"
     assert main(["evaluate", "mcqa", "--model", "esim", "--data", str(data), "--sizes", "24", "--seeds", "1",
                  "--params", str(params), "--out", str(out)]) == 0

@@ -20,6 +20,7 @@ from evaluators.olmpics.mcqa import encoded
 from evaluators.shared import params as evaluator_params
 from evaluators.shared import training
 from evaluators.shared.params import TrainingParams
+from generators.shared import registry as generators
 from probekit.errors import UsageError
 from probekit.probes.dataset import write_probe
 from probekit.sources.loaders import wikidata as wd
@@ -171,8 +172,9 @@ def conceptnet_tables() -> dict:
     return {"conceptnet": {"edges": edges}}
 
 
+PREDICATE = generators.get("property_conjunction").probe_spec().nolang_fillers["p1"]   # a phrase's words kept
 ARGUMENTS = {"encyclopedic_composition": lambda a: a.get("person") or a["film"],
-             "property_conjunction": lambda a: f"{a['p1']} {a['o1']} {a['p2']} {a['o2']}"}
+             "property_conjunction": lambda a: f"{PREDICATE[a['p1']]} {a['o1']} {PREDICATE[a['p2']]} {a['o2']}"}
 
 
 @pytest.mark.parametrize(("probe", "section", "tables"), [

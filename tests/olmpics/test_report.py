@@ -43,12 +43,14 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     assert percentile_interval(m1) == (1.0, 1.0, 1.0) and low2 < acc2 == 0.5 < high2
     diff, low_d, high_d = percentile_interval(m1, m2)
     assert 0 < low_d < diff == 0.5 < high_d   # the difference holds
-    assert f"| m2      | age_comparison | original  | {acc2:.3f} [{low2:.3f}, {high2:.3f}] | 20  |" in table
+    assert f"| m2      | age_comparison | original  | {acc2:.3f} [{low2:.3f}, {high2:.3f}] ⚠ | 20  |" in table
+    assert f"| m1      | age_comparison | original  | 1.000 [1.000, 1.000]   | 20  |" in table
     assert f"| age_comparison | original  | m1  | m2  | {diff:+.3f} [{low_d:+.3f}, {high_d:+.3f}] | 0.000 | yes" in table
-    assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000] | 20  | 0.500    | +0.500      | zero-shot " \
+    assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000]   | 20  | 0.500    | +0.500      | zero-shot " \
         in table
-    assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] | 20  | 0.200    | +0.300      | † not zero-" \
-        "shot |" in table
+    assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] ⚠ | 20  | 0.200    | +0.300      | † not " \
+        "zero-shot |" in table
+    assert "**⚠ constant predictor**: m2: age_comparison/original (choice B on all 20)." in table   # always "B"
     # the two models scored the same examples: a paired bootstrap says the difference holds
     assert "| age_comparison | original  | m1  | m2  | +0.500 [+0.300, +0.750] | 0.000 | yes     |" in table
     assert "**† m2: MLM head newly initialised: not a zero-shot result.**" in table
@@ -58,12 +60,47 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
         "m1": {"age_comparison": {"original": {"accuracy": 1.0, "accuracy_low": 1.0, "accuracy_high": 1.0, "n": 20,
                                                "chance": 0.5, "zero_shot": True, "lm_head": "pretrained"}}},
         "m2": {"age_comparison": {"original": {"accuracy": 0.5, "accuracy_low": 0.25, "accuracy_high": 0.7, "n": 20,
-                                               "chance": 0.2, "zero_shot": False, "lm_head": "newly_initialised"}}}}
+                                               "chance": 0.2, "zero_shot": False, "lm_head": "newly_initialised",
+                                               "constant_predictor": "choice B"}}}}
     assert (round(low2, 4), round(high2, 4)) == (0.25, 0.7)
     fig = report.bar_figure(report.collect([results]))
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]
     assert all(label.get_rotation() > 0 for ax in fig.axes for label in ax.get_xticklabels())
+
+
+def zero_shot_result(root, model: str, variant: str, rows: list[tuple[list[str], str, str]]) -> None:
+    """A zero-shot result as ``probes evaluate zeroshot`` writes it: per row (its choices in order, the gold word,
+    the chosen word), the chosen choice's label and word."""
+    predictions = []
+    for i, (choices, gold, chosen) in enumerate(rows):
+        label, key = "AB"[choices.index(chosen)], "AB"[choices.index(gold)]
+        predictions.append({"id": f"{variant}{i}", "scores": [0.0, 1.0], "prediction": label, "choice": chosen,
+                            "gold": key, "correct": label == key})
+    out = root / model / "age_comparison" / variant
+    write_jsonl(out / "predictions.jsonl", predictions)
+    (out / "metrics.json").write_text(json.dumps({
+        "model": model, "probe": "age_comparison", "variant": variant, "n": len(rows), "chance": 0.5,
+        "accuracy": sum(p["correct"] for p in predictions) / len(rows), "zero_shot": True}))
+
+
+def test_a_constant_predictor_is_flagged(tmp_path):
+    """MiniLM's failure: "younger" on every age example, whose choice order is shuffled, so the label varies and the
+    accuracy reads 50.0 like a guess: flagged, with the word, in the table, the note and the metrics."""
+    results = tmp_path / "results"
+    orders = [["younger", "older"], ["older", "younger"]] * 10
+    golds = ["younger", "older", "older", "younger"] * 5
+    zero_shot_result(results, "constant", "original", [(c, g, "younger") for c, g in zip(orders, golds)])
+    zero_shot_result(results, "guess", "original", [(c, g, c[i % 3 == 0]) for i, (c, g) in
+                                                    enumerate(zip(orders, golds))])
+    report.run([results], out=tmp_path / "r.md", metrics=tmp_path / "m.json")
+    table = (tmp_path / "r.md").read_text()
+    assert "**⚠ constant predictor**: constant: age_comparison/original (`younger` on all 20)." in table
+    assert "| constant | age_comparison | original  | 0.500 [0.250, 0.700] ⚠ |" in table
+    assert "| guess    | age_comparison | original  | " in table and "guess:" not in table
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["constant"]["age_comparison"]["original"]["constant_predictor"] == "`younger`"
+    assert "constant_predictor" not in summary["guess"]["age_comparison"]["original"]
 
 
 def test_a_figure_names_the_rule_a_causal_model_was_scored_by(tmp_path):

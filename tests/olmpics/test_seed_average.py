@@ -39,6 +39,11 @@ def correctness(accs) -> np.ndarray:
     return np.array([[np.arange(N_DEV) < round(a * N_DEV) for a in seed] for seed in accs]).transpose(1, 0, 2)
 
 
+def chosen(accs) -> np.ndarray:
+    """The choices that give :func:`correctness` (the gold is choice A, position 0; a wrong answer is B)."""
+    return np.where(correctness(accs), 0, 1)
+
+
 def write_curve(out: Path, data: Path, model: str, probe: str, protocol: str, accs, *, nolang=None,
                 baseline: str | None = None) -> dict:
     """A curve's result folder written by the evaluators' own writer (``learning_curve.write_results``)."""
@@ -54,11 +59,11 @@ def write_curve(out: Path, data: Path, model: str, probe: str, protocol: str, ac
         write_jsonl(folder / "dev.jsonl", rows)
         write_json(folder / "meta.json", {"probe": probe, "variant": name, "fingerprint": f"{probe}-{name}"})
         variants[name] = {"train": [], "dev": rows, "path": folder / "dev.jsonl"}
-        correct[name] = correctness(a)
+        correct[name] = chosen(a)
     setting = "MC-QA" if protocol == "MC-QA" else "MLP"
     header = {"protocol": protocol, "setting": setting, "model": model, "baseline": baseline,
               "lm_head": None if baseline or protocol == "MC-QA" else "pretrained", "split": "dev"}
-    return lc.write_results(out, variants=variants, correct=correct, zero_shot=dict.fromkeys(variants), sizes=SIZES,
+    return lc.write_results(out, variants=variants, predicted=correct, zero_shot=dict.fromkeys(variants), sizes=SIZES,
                             dropped=[], seeds=SEEDS, subsets={}, header=header)
 
 

@@ -172,6 +172,7 @@ def test_scores_equal_single_example_computation(mlm):
     for p, ref, e in zip(predictions, references, examples):
         labels = [c["label"] for c in e["question"]["choices"]]
         assert p["prediction"] == labels[max(range(len(ref)), key=ref.__getitem__)]
+        assert p["choice"] == e["question"]["choices"][labels.index(p["prediction"])]["text"]   # the word chosen
         assert p["gold"] == e["answerKey"]
         assert p["correct"] == (p["prediction"] == e["answerKey"])
     assert [p["correct"] for p in predictions] == [n % 2 == 0 for n in range(len(examples))]
