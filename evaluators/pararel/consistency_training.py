@@ -208,11 +208,11 @@ SELECTED_BY = "Consistent-Acc"
 
 def _summary(metrics: dict) -> dict:
     """Per N-1 relation and macro: ParaRel's METRICS; the majority baseline's macro on the same cells; the
-    relations left with no scored query."""
+    relations left with no scored query; the relations where the model predicted one object throughout."""
     keys = pararel_metrics.METRICS
     return {"relations": {rel: {k: m[k] for k in keys} for rel, m in metrics["relations"].items()},
             "macro": {k: metrics["macro"][k] for k in keys}, "majority": metrics["majority"]["macro"],
-            "unscored": sorted(metrics["unscored"])}
+            "unscored": sorted(metrics["unscored"]), "constant_predictor": metrics["constant_predictor"]}
 
 
 def _state(model) -> dict:

@@ -114,6 +114,7 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
         target = metrics["determinism"] if classes[rel] == "N-M" else metrics["relations"]
         target[rel] |= {"class": classes[rel], "queries": int((table.relation == rel).sum()), **dropped[rel]}
     metrics["unscored"] = {rel: {"class": classes[rel], **dropped[rel]} for rel in relations if rel not in scored}
+    metrics["constant_predictor"] = {"relations": pararel_metrics.constant_relations(table), "of": len(scored)}
     return predictions, metrics
 
 
