@@ -65,8 +65,8 @@ def select(data, engine: Engine, n: int) -> list:
     tuples = max(1, n // len(data.patterns))
     chosen = []
     for rel in (r["relation"] for r in data.relations):
-        candidates, _ = candidates_for(engine, data, rel)
-        chosen.append(scorable(queries(data, rel, tuples), candidates)[0])
+        candidates, _, token_ids = candidates_for(engine, data, rel)
+        chosen.append(scorable(queries(data, rel, tuples), candidates, token_ids)[0])
     return [q for q in chosen if q.stems]
 
 

@@ -75,6 +75,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert p["pararel_eval"]["relations"] is None                                # every relation
     consistency = section(params, "consistency", ConsistencyParams)
     assert (consistency.limit, consistency.eval_limit, consistency.epochs) == (100, None, 3)
+    assert consistency.sample == "with_replacement"   # the original's draw of 101 tuples (issue 41, item 9)
     assert consistency.consistency_weight == [0.1, 0.5, 1.0] and consistency.lr == 6e-5   # §8: λ selected of these
     assert (consistency.mlm_steps, consistency.mlm_batch_size, consistency.block_size) == (5, 32, 126)
     calum = section(params, "calum_eval", CalumEvalParams)

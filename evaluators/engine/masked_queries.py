@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from transformers import PreTrainedTokenizerBase
@@ -73,8 +73,11 @@ def context_key(prefix: str, suffix: str) -> tuple:
 
 
 def encode_masked(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], choices: Sequence[Sequence[str]],
-                  example_ids: Sequence[str]) -> MaskedQueries:
-    """Group the queries, tokenize each group's choices once and each query once (see the module doc)."""
+                  example_ids: Sequence[str], token_ids: Mapping[str, int] | None = None) -> MaskedQueries:
+    """Group the queries, tokenize each group's choices once and each query once (see the module doc).
+    ``token_ids``: each choice word's token id at the mask, in place of its first token in context, every such
+    choice counted as one token (ParaRel's ``leading_space`` rule: the original's ``tokenize(" " + obj)``, RoBERTa's
+    ``Ġobj`` also at the start of a sentence); the input around the mask is the same either way."""
     mask = tokenizer.mask_token_id
     if mask is None:
         raise DataError(f"{type(tokenizer).__name__} has no mask token: masked-LM scoring needs one")
@@ -99,6 +102,12 @@ def encode_masked(tokenizer: PreTrainedTokenizerBase, stems: Sequence[str], choi
     single = np.zeros((len(firsts), width), bool)
     column = np.arange(len(rep.ids)) - rep.offsets[rep.example]
     tokens[rep.example, column], single[rep.example, column] = rep.first, rep.single
+    if token_ids is not None:
+        missing = sorted({w for w in rep.words if w not in token_ids})
+        if missing:
+            raise DataError(f"choices {shown(missing)} have no token id among the {len(token_ids)} given")
+        tokens[rep.example, column] = [token_ids[w] for w in rep.words]
+        single[rep.example, column] = True
 
     first_row = rep.offsets[group]  # the query's group's first choice, as its first query tokenized it
     texts, spans = [], []

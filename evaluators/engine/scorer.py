@@ -22,7 +22,7 @@ hidden state at the mask (features for the learning curves).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -85,11 +85,12 @@ class Engine:
         statements.check_length(self.max_length, extra=len(start))
         return statements
 
-    def encode_masked(self, stems: Sequence[str], choices: Sequence[Sequence[str]],
-                      ids: Sequence[str]) -> MaskedQueries:
+    def encode_masked(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str],
+                      token_ids: Mapping[str, int] | None = None) -> MaskedQueries:
         """Each query with its choice masked, choices tokenized once per group (the mask rules and features),
-        checked against the model's length with its longest choice in place."""
-        queries = encode_masked(self.tokenizer, stems, choices, ids)
+        checked against the model's length with its longest choice in place; ``token_ids``: the choices' tokens
+        at the mask, in place of their in-context ones (:func:`encode_masked`)."""
+        queries = encode_masked(self.tokenizer, stems, choices, ids, token_ids)
         lengths, words = queries.longest()
         if len(lengths) and lengths.max() > self.max_length:
             i = int(np.argmax(lengths))
@@ -98,15 +99,19 @@ class Engine:
                             f"{int(lengths[i])} tokens and the model reads at most {self.max_length}{cut}")
         return queries
 
-    def scores(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str]) -> np.ndarray:
+    def scores(self, stems: Sequence[str], choices: Sequence[Sequence[str]], ids: Sequence[str], *,
+               token_ids: Mapping[str, int] | None = None) -> np.ndarray:
         """Each query's choice scores, ``[queries, most choices]`` in input and choice order, NaN-padded
         (higher is more likely). A candidate list shared by many queries (ParaRel's objects) is tokenized
-        once per group under the mask rule; the other rules score every statement."""
+        once per group under the mask rule; the other rules score every statement. ``token_ids`` (the mask
+        rule only): each choice word's token at the mask, in place of its first token in context."""
         rule = self.scoring.rule
+        if token_ids is not None and rule != "mask-logit":
+            raise UsageError(f"token ids of the choices are read by the mask-logit rule only, not {rule}")
         if rule == "harness":
             return self._harness_scores(stems, choices, ids)
         if rule == "mask-logit":
-            queries = self.encode_masked(stems, choices, ids)
+            queries = self.encode_masked(stems, choices, ids, token_ids)
             return self.runner.fitting(lambda: masked.mask_logit(self.runner, queries, self.scoring.multi_token))
         st = self.encode(stems, choices, ids, whole=rule == "pll-statement")
         if rule in ("pll", "pll-statement"):

@@ -16,8 +16,9 @@ Follows the original (github yanaiela/pararel, ``pararel/ft/train_consistency.py
 relation in turn, each batch one optimizer step on λ·Lc (:func:`consistency_loss`) over the relation's
 candidate set; the round's first step also carries ``mlm_steps`` MLM losses (summed, as their separate
 ``backward`` calls add up), each on ``mlm_batch_size`` random blocks of ``block_size`` tokens of the filled
-patterns (subject and gold object) of the training tuples, masked BERT-style (15%; 80/10/10). Gradients are
-clipped per step; the linear schedule steps once per round. Departures, all deliberate: every tuple is used
+patterns (subject and gold object) of the training tuples, masked BERT-style (15%; 80/10/10). The training
+tuples (:func:`training_tuples`, ``sample``) are the original's draw with replacement, or the first ``limit``.
+Gradients are clipped per step; the linear schedule steps once per round. Departures, all deliberate: every tuple is used
 each epoch (the original's ``drop_last`` zip trains each relation on as many batches as the smallest has)
 and the last partial MLM block is kept; padding is masked out of attention (the original attends to it);
 the candidate set is the relation's, deduplicated and single-token in context as evaluation scores it (the
@@ -27,6 +28,7 @@ original repeats an object once per tuple, so the softmax weighs frequent object
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 from typing import Callable
 
@@ -62,12 +64,33 @@ def consistency_loss(logits_at_mask: torch.Tensor, n_patterns: int) -> torch.Ten
     return pairs.sum() / (2 * k)
 
 
+def training_tuples(data: ClozeSet, relation: str, limit: int | None, sample: str, seed: int) -> list[dict]:
+    """The relation's training tuples (``consistency.sample``): ``first``, its first ``limit`` in file order; or
+    ``with_replacement``, as the original's ``pararel/ft/generate_data_ft_consistency.py`` (lines 57-77): it
+    shuffles the tuples, then loops over the list while shuffling it again at each step (``for i, d in
+    enumerate(data): random.shuffle(data)``), so each step takes the tuple at position ``i`` of a fresh shuffle, a
+    uniform draw with replacement; it stops after tuple ``i == num_tuples``: ``limit + 1`` draws (as many as there
+    are tuples when fewer, or when ``limit`` is None). Its released ``100_3_P138_P37_P449`` holds 101 tuples per
+    relation, 13, 5 and 4 subjects repeated. Ours are seeded by ``seed`` and the relation (the original's are not
+    seeded); the MLM text is the filled patterns of the same draws, repeats included (its ``train_mlm.txt``)."""
+    rows = [t for t in data.tuples if t["relation"] == relation]
+    if sample == "first":
+        return rows[:limit]
+    if sample != "with_replacement":
+        raise ValueError(f"sample must be first or with_replacement, got {sample!r}")
+    draw = random.Random(f"{seed}/{relation}")
+    n = len(rows) if limit is None else min(limit + 1, len(rows))
+    return [rows[draw.randrange(len(rows))] for _ in range(n)]
+
+
 class _Relation:
     """One training relation's queries (encoded once, as evaluation encodes them) and filled patterns."""
 
-    def __init__(self, engine: Engine, data: ClozeSet, relation: str, limit: int | None):
-        candidates, _ = candidates_for(engine, data, relation)
-        q = queries(data, relation, limit)
+    def __init__(self, engine: Engine, data: ClozeSet, relation: str, tuples: list[dict] | None = None):
+        """``tuples``: the training tuples (:func:`training_tuples`; None: every tuple of the relation)."""
+        candidates, _, token_ids = candidates_for(engine, data, relation)
+        tuples = [t for t in data.tuples if t["relation"] == relation] if tuples is None else tuples
+        q = queries(data, relation, tuples=tuples)
         if not q.stems:
             raise DataError(f"consistency training: relation {relation} has no tuple left in the cloze set (the "
                             f"one-token filter of pararel.tokenizers dropped every object: relations.jsonl "
@@ -75,8 +98,7 @@ class _Relation:
         self.name = relation
         self.n_patterns = len(dict.fromkeys(q.pattern_ids))
         self.n_tuples = len(q.stems) // self.n_patterns
-        self.encoded = engine.encode_masked(q.stems, [candidates] * len(q.stems), q.ids)
-        tuples = [t for t in data.tuples if t["relation"] == relation][:limit]
+        self.encoded = engine.encode_masked(q.stems, [candidates] * len(q.stems), q.ids, token_ids)
         patterns = [p["pattern"] for p in data.patterns if p["relation"] == relation]
         self.filled = [p.replace(SUBJECT, t["subject"]).replace(OBJECT, t["object"]) for t in tuples for p in patterns]
 
@@ -137,7 +159,8 @@ def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, wei
         weight = params.weights()[0]
     model, tokenizer = loaded.model.to(device), loaded.tokenizer
     engine = Engine(model, tokenizer, loaded.family)
-    relations = [_Relation(engine, data, rel, params.limit) for rel in params.train_relations]
+    relations = [_Relation(engine, data, rel, training_tuples(data, rel, params.limit, params.sample, params.seed))
+                 for rel in params.train_relations]
     blocks = _blocks(tokenizer, [s for r in relations for s in r.filled], params.block_size)
     rounds = max(math.ceil(r.n_tuples / params.batch_size) for r in relations)
     opt = training.optimizer(model.named_parameters(), params)
@@ -185,11 +208,11 @@ SELECTED_BY = "Consistent-Acc"
 
 def _summary(metrics: dict) -> dict:
     """Per N-1 relation and macro: ParaRel's METRICS; the majority baseline's macro on the same cells; the
-    relations left with no scored query."""
+    relations left with no scored query; the relations where the model predicted one object throughout."""
     keys = pararel_metrics.METRICS
     return {"relations": {rel: {k: m[k] for k in keys} for rel, m in metrics["relations"].items()},
             "macro": {k: metrics["macro"][k] for k in keys}, "majority": metrics["majority"]["macro"],
-            "unscored": sorted(metrics["unscored"])}
+            "unscored": sorted(metrics["unscored"]), "constant_predictor": metrics["constant_predictor"]}
 
 
 def _state(model) -> dict:
@@ -243,8 +266,10 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
 
     before = {name: measure(name) for name in groups if groups[name]}
     selection, history = _select(loaded, data, params, measure, device=device, progress=progress)
+    drawn = {rel: [t["tuple_id"] for t in training_tuples(data, rel, params.limit, params.sample, params.seed)]
+             for rel in groups["train"]}
     metrics = {"before": before, "after": {name: measure(name) for name in groups if groups[name]},
-               "selection": selection, "history": history, "params": params.model_dump(),
+               "selection": selection, "history": history, "params": params.model_dump(), "training_tuples": drawn,
                "train_relations": groups["train"], "validation_relations": groups["validation"],
                "eval_relations": groups["test"], "model": loaded.name, "model_id": loaded.model_id,
                "data": str(data.folder),

@@ -1,9 +1,12 @@
 """ParaRel evaluation: every (pattern, tuple) query of each relation scored over the relation's candidate
 set on the scoring engine (any family), then ParaRel's metrics (``pararel_metrics.py``).
 
-A masked LM scores a candidate by its logit at the mask (the candidate-restricted prediction of the paper);
-a candidate that is not one token in context for this model is dropped for it, with the tuples whose object
-it is, and recorded: the cloze set was filtered for the tokenizers of its params, not necessarily this one.
+A masked LM scores a candidate by its logit at the mask (the candidate-restricted prediction of the paper), its
+token read by the rule the cloze set was filtered by (its ``params.object_token``, :func:`object_rule`):
+``leading_space``, as the original ``encode_consistency_probe.py``, the object alone after a space (RoBERTa's
+``Ġobj`` also where ``[Y]`` opens the pattern), or ``in_context``, where ``[Y]`` stands. A candidate that is not
+one token for this model is dropped for it, with the tuples whose object it is, and recorded: the cloze set was
+filtered for the tokenizers of its params, not necessarily this one.
 Two candidates sharing their token (an uncased vocabulary) keep the first in the relation's order. The
 other rules (PLL, causal and seq2seq log-likelihoods) score multi-token objects as they are. A tie goes to
 the first candidate in the relation's order.
@@ -23,18 +26,29 @@ from evaluators.pararel import metrics as pararel_metrics
 from probekit.outputs import atomic
 from probekit.data.cloze import ClozeSet, Queries, queries
 from probekit.errors import shown
-from probekit.tokens.one_token import single_token_objects
+from probekit.tokens.one_token import object_tokens
+
+NOT_ONE_TOKEN = {"leading_space": "not one token after a space", "in_context": "not one token in every pattern"}
 
 
-def candidates_for(engine: Engine, data: ClozeSet, relation: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The relation's candidates this model can score, and why each other one was dropped."""
+def object_rule(data: ClozeSet) -> str:
+    """How the cloze set read its objects' one token (``params.object_token`` in its meta.json); a set written
+    before the rule was recorded read them in context."""
+    return (data.meta.get("params") or {}).get("object_token", "in_context")
+
+
+def candidates_for(engine: Engine, data: ClozeSet,
+                   relation: str) -> tuple[tuple[str, ...], dict[str, str], dict[str, int] | None]:
+    """The relation's candidates this model can score, why each other one was dropped, and (``leading_space``)
+    the kept candidates' token ids at the mask (None: the engine reads them in context)."""
     candidates = list(data.relation(relation)["candidates"])
     if engine.scoring.rule != "mask-logit":
-        return tuple(candidates), {}
+        return tuple(candidates), {}, None
+    rule = object_rule(data)
     patterns = [p["pattern"] for p in data.patterns if p["relation"] == relation]
     subject = next((t["subject"] for t in data.tuples if t["relation"] == relation), "X")
-    single = single_token_objects(engine.tokenizer, patterns, subject, candidates)
-    dropped = {c: "not one token in every pattern" for c in candidates if c not in single}
+    single = object_tokens(rule, engine.tokenizer, patterns, subject, candidates)
+    dropped = {c: NOT_ONE_TOKEN[rule] for c in candidates if c not in single}
     kept, seen = [], {}
     for c in (c for c in candidates if c in single):
         token = single[c]
@@ -43,23 +57,24 @@ def candidates_for(engine: Engine, data: ClozeSet, relation: str) -> tuple[tuple
         else:
             seen[token] = c
             kept.append(c)
-    return tuple(kept), dropped
+    return tuple(kept), dropped, ({c: single[c] for c in kept} if rule == "leading_space" else None)
 
 
-def scorable(q: Queries, candidates: tuple[str, ...]) -> tuple[Queries, int]:
-    """The queries whose gold object is among ``candidates`` (over those candidates), and how many tuples
-    were left out."""
+def scorable(q: Queries, candidates: tuple[str, ...],
+             token_ids: dict[str, int] | None = None) -> tuple[Queries, int]:
+    """The queries whose gold object is among ``candidates`` (over those candidates, their ``token_ids`` if
+    given), and how many tuples were left out."""
     keep = set(candidates)
     rows = [i for i, g in enumerate(q.gold) if g in keep]
     lost = len({t for t, g in zip(q.tuple_ids, q.gold) if g not in keep})
     pick = (lambda column: [column[i] for i in rows])
     return Queries(q.relation, pick(q.stems), candidates, pick(q.ids), pick(q.tuple_ids), pick(q.pattern_ids),
-                   pick(q.gold)), lost
+                   pick(q.gold), token_ids), lost
 
 
 def score_relation(engine: Engine, q: Queries, top_k: int) -> list[dict]:
     """Prediction rows of one relation's queries (input order), each with its ``top_k`` candidates."""
-    scores = engine.scores(q.stems, [q.candidates] * len(q.stems), q.ids)
+    scores = engine.scores(q.stems, [q.candidates] * len(q.stems), q.ids, token_ids=q.token_ids)
     order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]  # stable: a tie goes to the first candidate
     top = np.take_along_axis(scores, order, axis=1)
     rows = []
@@ -80,8 +95,8 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
 
     predictions, dropped, scored = [], {}, []
     for rel in tqdm(relations, desc="relations", unit="relation", disable=not progress):
-        candidates, why = candidates_for(engine, data, rel)
-        q, lost = scorable(queries(data, rel, limit), candidates)
+        candidates, why, token_ids = candidates_for(engine, data, rel)
+        q, lost = scorable(queries(data, rel, limit), candidates, token_ids)
         dropped[rel] = {"candidates": len(candidates), "dropped_objects": why, "dropped_tuples": lost}
         if q.stems:
             predictions += score_relation(engine, q, top_k)
@@ -99,6 +114,7 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
         target = metrics["determinism"] if classes[rel] == "N-M" else metrics["relations"]
         target[rel] |= {"class": classes[rel], "queries": int((table.relation == rel).sum()), **dropped[rel]}
     metrics["unscored"] = {rel: {"class": classes[rel], **dropped[rel]} for rel in relations if rel not in scored}
+    metrics["constant_predictor"] = {"relations": pararel_metrics.constant_relations(table), "of": len(scored)}
     return predictions, metrics
 
 
@@ -117,7 +133,8 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[s
                 "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                 "zero_shot": loaded.head_pretrained, "data": str(data.folder),
                 "data_fingerprint": data.meta["fingerprint"], "relations_evaluated": relations, "limit": limit,
-                "a_an_filter": a_an_filter, "top_k": top_k, "queries": len(predictions),
+                "a_an_filter": a_an_filter, "object_token": object_rule(data), "top_k": top_k,
+                "queries": len(predictions),
                 **engine.scoring.record(), **loaded.provenance(), "profile": profile}
     with atomic.atomic_path(Path(out), kind="results") as tmp:
         atomic.write_jsonl(tmp / "predictions.jsonl", predictions)

@@ -176,6 +176,15 @@ def macro(per_relation: Mapping[str, dict], relations: Sequence[str], keys: Sequ
     return out
 
 
+def constant_relations(predictions: pd.DataFrame) -> dict[str, str]:
+    """``{relation: object}`` of every relation whose queries scored (every pattern of every tuple, two at least)
+    all got one and the same prediction: a **constant predictor** there, whose Consistency (Determinism) is 1
+    by construction and whose Accuracy is that object's share of the gold objects, as CALUM's report flags a model
+    that predicts one label for every example (:mod:`evaluators.calum.metrics`)."""
+    counts = predictions.groupby("relation", sort=False)["prediction"].agg(["nunique", "size", "first"])
+    return {str(rel): str(row["first"]) for rel, row in counts.iterrows() if row["nunique"] == 1 and row["size"] > 1}
+
+
 def majority_predictions(predictions: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     """The majority baseline on the same cells, and its object per relation. §5.1: "We also report a majority
     baseline that always predicts the most common object for a relation. By construction, this baseline is

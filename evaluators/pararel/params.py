@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
                       model_validator)
@@ -38,7 +38,9 @@ class ConsistencyParams(BaseModel):
     mlm_steps: NonNegativeInt = 5        # MLM batches per round (--num_LAMA_steps)
     mlm_batch_size: PositiveInt = 32     # blocks per MLM batch (--batch_size_mlm)
     block_size: PositiveInt = 126        # tokens per MLM block, before [CLS]/[SEP]
-    limit: PositiveInt | None = 100      # training tuples per relation, its first ones (--num_tuples)
+    limit: PositiveInt | None = 100      # training tuples per relation (--num_tuples; with_replacement: limit + 1 draws)
+    sample: Literal["with_replacement", "first"] = "with_replacement"   # the original's generate_data_ft_consistency.py
+                                         # (seeded by `seed`); first: the first `limit` tuples in file order
     eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
     seed: int = 42
 

@@ -21,11 +21,50 @@ TABLE3 = ("Accuracy", "Consistency", "Consistent-Acc")
 TABLE2 = ("Succ-Patt", "Succ-Objs", "Unk-Const", "Know-Const")
 
 
+CONSTANT = "⚠"
+UNDEFINED = "—"   # a std over one relation: undefined, not 0.0
+
+
 def _cell(stat: dict | None) -> str:
+    """``mean±std`` in %; ``mean±—`` where the std is undefined (one value); ``–`` where there is no value."""
     if not stat or stat.get("mean") is None:
         return "–"
     std = stat.get("std")
-    return f"{100 * stat['mean']:.1f}" + (f"±{100 * std:.1f}" if std is not None else "")
+    return f"{100 * stat['mean']:.1f}±" + (f"{100 * std:.1f}" if std is not None else UNDEFINED)
+
+
+def constant_in(record: dict | None, relations) -> list[str]:
+    """The ``relations`` on which a run predicted one object for every query (``constant_predictor`` of its
+    metrics.json, :func:`evaluators.pararel.metrics.constant_relations`)."""
+    constant = ((record or {}).get("constant_predictor") or {}).get("relations") or {}
+    return [r for r in relations if r in constant]
+
+
+def _count(n: int, record: dict | None, relations) -> str:
+    """A relations column: ``n``, and how many of ``relations`` the run predicted one object throughout."""
+    k = len(constant_in(record, relations))
+    return f"{n} ({CONSTANT} {k} constant)" if k else str(n)
+
+
+def _n_m(m: dict) -> list[str]:
+    """The N-M relations a run scored (its ``determinism``, less the macro average)."""
+    return [r for r in m["determinism"] if r != "macro"]
+
+
+def constant_lines(results: dict[str, dict]) -> list[str]:
+    """One line per run that predicted one object for every query of some relations: which, of how many."""
+    lines = []
+    for name, m in results.items():
+        groups = [(kind, constant_in(m, of), of) for kind, of in (("N-1", list(m["relations"])), ("N-M", _n_m(m)))]
+        if not any(found for _, found, _ in groups):
+            continue
+        objects = m["constant_predictor"]["relations"]
+        parts = [f"{len(found)} of {len(of)} {kind} relations ({', '.join(f'{r}: {objects[r]}' for r in found)})"
+                 for kind, found, of in groups if found]
+        lines.append(f"**{CONSTANT} constant predictor**: {name} predicted one object for every query of "
+                     f"{' and '.join(parts)}. There its Consistency (Determinism) is 100 by construction and its "
+                     f"Accuracy that object's share of the gold objects: those numbers measure no consistency.")
+    return lines + [""] if lines else []
 
 
 def _published(values) -> str:
@@ -79,7 +118,7 @@ def _table(title: str, keys: tuple[str, ...], results: dict, published: dict) ->
         n = m["macro"].get(keys[0], {}).get("n", 0)
         cells = " | ".join(f"{_cell(m['macro'].get(k))} | {_published(paper.get(k))}" for k in keys)
         flag = ("" if m.get("lm_head", "pretrained") == "pretrained" else " †") + _smoke_flag(m)
-        lines.append(f"| {name}{flag} | `{m['model_id']}` | {n} | {cells} |")
+        lines.append(f"| {name}{flag} | `{m['model_id']}` | {_count(n, m, m['relations'])} | {cells} |")
     return lines + [""]
 
 
@@ -90,12 +129,14 @@ def render(results: dict[str, dict], consistency: dict[str, dict] | None = None)
     small = smoke.any_smoke([*results.values(), *(consistency or {}).values()])
     lines = smoke.with_banner([
         "# ParaRel results", "",
-        "Macro mean ± std (sample std over relations) in %, over the N-1 relations each run evaluated; the paper's "
-        "numbers (Elazar et al. 2021) are over its 31 N-1 relations, with objects filtered to one token for all of "
-        "its models, so they compare only when the data and model match.", ""], small)
+        "Macro mean ± std (sample std over relations; ±— over a single relation, where it is undefined) in %, over "
+        "the N-1 relations each run evaluated; the paper's numbers (Elazar et al. 2021) are over its 31 N-1 "
+        "relations, with objects filtered to one token for all of its models, so they compare only when the data "
+        "and model match.", ""], small)
     if any(m.get("lm_head", "pretrained") != "pretrained" for m in results.values()):
         lines += ["† the checkpoint has no MLM head: a newly initialised one scored, so not a zero-shot result "
                   "(no knowledge is measured).", ""]
+    lines += constant_lines(results)
     if small:
         lines += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
     lines += _table("Knowledge and consistency (Table 3)", TABLE3, results, published)
@@ -108,7 +149,7 @@ def render(results: dict[str, dict], consistency: dict[str, dict] | None = None)
     lines += ["", "### Determinism on the N-M relations", "", "| model | relations | Determinism |", "| --- | --- | --- |"]
     for name, m in results.items():
         det = m["determinism"].get("macro", {}).get("Determinism", {})
-        lines.append(f"| {name} | {det.get('n', 0)} | {_cell(det)} |")
+        lines.append(f"| {name} | {_count(det.get('n', 0), m, _n_m(m))} | {_cell(det)} |")
     lines += ["", "Settings: " + "; ".join(
         f"{name}: rule {m['rule']}, a/an filter {'on' if m['a_an_filter'] else 'off'}, {m['queries']} queries, "
         f"LM head {m['lm_head']}" for name, m in results.items()), ""]
@@ -116,7 +157,8 @@ def render(results: dict[str, dict], consistency: dict[str, dict] | None = None)
         f"{name} {r:.2f}" if (r := correlation(m)) is not None else f"{name} –" for name, m in results.items()), ""]
     summary = {name: {"model_id": m["model_id"], "macro": m["macro"], "determinism": m["determinism"].get("macro"),
                       "accuracy_consistency_r": correlation(m), "published": published.get(m["model_id"]),
-                      "majority": (m.get("majority") or {}).get("macro"), "profile": m.get("profile")}
+                      "majority": (m.get("majority") or {}).get("macro"), "profile": m.get("profile"),
+                      "constant_predictor": m.get("constant_predictor")}
                for name, m in results.items()}
     return "\n".join(lines), summary
 
@@ -188,11 +230,18 @@ def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
              "| model | relations | n | " + " | ".join(f"{k} before | after" for k in TABLE3) + " |",
              "| --- | --- | --- | " + " | ".join("--- | ---" for _ in TABLE3) + " |"]
     results = folder if isinstance(folder, dict) else read_results(folder)
-    notes, comparable = [], []
+    notes, comparable, constant = [], [], []
     for name, m in results.items():
         for group in (g for g in GROUPS if g in m["before"]):
             before, after = m["before"][group]["macro"], m["after"][group]["macro"]
-            lines.append(f"| {name}{_smoke_flag(m)} | {group} | {before['Consistency']['n']} | " +
+            rels = list(m["before"][group].get("relations") or ())
+            held = [constant_in(m[when][group], rels) for when in ("before", "after")]
+            if any(held):
+                constant.append(f"{name}'s {group} relations: {len(held[0])} of {len(rels)} before training, "
+                                f"{len(held[1])} after")
+            n = before["Consistency"]["n"]
+            count = f"{n} ({CONSTANT} {len(held[0])} → {len(held[1])} constant)" if any(held) else str(n)
+            lines.append(f"| {name}{_smoke_flag(m)} | {group} | {count} | " +
                          " | ".join(f"{_cell(before.get(k))} | {_cell(after.get(k))}" for k in TABLE3) + " |")
         if (m["before"].get("test") or {}).get("majority"):
             maj = m["before"]["test"]["majority"]
@@ -206,6 +255,9 @@ def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
             lines += _paper_rows(table7, m.get("params", {}).get("typed", True))
     lines += ["", "λ (§8.2: \"select the best model based on Consistent-Acc on the validation set\"): " +
               "; ".join(_lambda_line(name, m) for name, m in results.items()) + ".", ""]
+    if constant:
+        lines += [f"**{CONSTANT} constant predictor** (one object predicted for every query of a relation: its "
+                  f"Consistency 100 by construction): " + "; ".join(constant) + ".", ""]
     if comparable:
         lines += [f"The paper's rows stand beside {', '.join(comparable)}: the paper's split of its 31 N-1 relations "
                   f"(3 training, 3 validation, 25 test), but the paper does not name its validation relations, so up "

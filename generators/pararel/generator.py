@@ -7,11 +7,14 @@
   card reports how the computed flags agree with the annotated ones.
 - **Tuples**: every row is kept (the original code overwrote repeated subjects silently); the card counts
   repeats. ``dedupe_subjects`` gives ParaRel* (the first tuple of each subject).
-- **Objects** must be one token, in the context of every pattern of the relation, for every tokenizer of
-  ``tokenizers`` (default: every masked LM of the params' ``models``, the models whose ParaRel rule, the mask
-  logit, reads one token; causal and seq2seq LMs score a multi-token object by its log-likelihood, so they do
-  not narrow the set; the leading-space form for BPE falls out of the context); an object that is not is dropped
-  with its tuples and recorded per tokenizer. The candidate set of a relation is its remaining objects.
+- **Objects** must be one token for every tokenizer of ``tokenizers`` (default: every masked LM of the params'
+  ``models``, the models whose ParaRel rule, the mask logit, reads one token; causal and seq2seq LMs score a
+  multi-token object by its log-likelihood, so they do not narrow the set), read by ``object_token``
+  (:data:`probekit.tokens.one_token.OBJECT_TOKEN_RULES`): ``leading_space`` (default) as the original's
+  ``filter_data.py``, ``len(tokenizer.tokenize(f' {obj}')) == 1``, RoBERTa's ``Ġobj`` also where ``[Y]`` opens
+  the pattern (56 of the 328 patterns); ``in_context``: one token where ``[Y]`` stands, in every pattern of the
+  relation. An object that is not is dropped with its tuples and recorded per tokenizer. The candidate set of a
+  relation is its remaining objects; ``meta.json``'s ``params`` record the rule, which evaluation then follows.
 - **Mixed objects** (footnote 11: "we filter entities from certain relations that contain multiple fine-grained
   relations to make our patterns compatible with the data"): with ``filter_mixed_objects`` (default) the tuples
   of the objects ``pararel.yaml`` lists under ``mixed_objects`` are removed, the lists of the original
@@ -23,9 +26,10 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Mapping
+from typing import Literal, Mapping
 
 import yaml
+
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from generators.shared.registry import DatasetSpec, Request, register_dataset
@@ -37,7 +41,7 @@ from probekit.data.writer import Dataset, Part
 from probekit.errors import DataError, ParamsError, UsageError, shown
 from probekit.names import Name
 from probekit.params import ParamsFile, section
-from probekit.tokens.one_token import load_tokenizer, single_token_objects
+from probekit.tokens.one_token import OBJECT_TOKEN_RULES, load_tokenizer, object_tokens
 
 HERE = Path(__file__).resolve().parent
 PATTERN_FIELDS = ("lemma", "extended_lemma", "tense")
@@ -63,6 +67,7 @@ class Spec(DatasetSpec):
 class ParaRelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tokenizers: list[str] | None = None   # None: every masked LM of the params' `models` (the models evaluated)
+    object_token: Literal[OBJECT_TOKEN_RULES] = "leading_space"   # how an object's one token is read (the original's)
     dedupe_subjects: bool = False
     filter_mixed_objects: bool = True     # remove the tuples of the spec's `mixed_objects` (footnote 11)
     relations: list[str] | None = None
@@ -150,7 +155,10 @@ def _tokenizers(specs: list[str], params_file: ParamsFile) -> dict:
     return out
 
 
-@register_dataset("pararel", version="1", tables=("pararel",))
+GENERATOR_VERSION = "2"   # 2: objects read as the original, tokenize(" " + obj) (``object_token: leading_space``)
+
+
+@register_dataset("pararel", version=GENERATOR_VERSION, tables=("pararel",))
 def generate(request: Request) -> Dataset:
     """The cloze set as the one writer takes it: one part, the files of :data:`probekit.data.cloze.FILES`."""
     rows, meta = build(request.params, request.tables, request.section)
@@ -197,7 +205,7 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
         dropped = {}
         kept = set(objects)
         for name, tok in tokenizers.items():
-            single = single_token_objects(tok, texts, subject, objects)
+            single = object_tokens(params.object_token, tok, texts, subject, objects)
             dropped[name] = sorted(set(objects) - set(single))
             kept &= set(single)
             left[f"{ONE_TOKEN} {name}"] = int(tuples.object.isin(kept).sum())
@@ -232,7 +240,7 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
                              "candidates": len(kept), "objects_dropped": len(objects) - len(kept),
                              "mixed_object_tuples": mixed_tuples}
     meta = {"probe": "pararel", "format": spec.format, "definition_version": spec.version,
-            "generator_version": "1", "params": params.model_dump(mode="json"),
+            "generator_version": GENERATOR_VERSION, "params": params.model_dump(mode="json"),
             "relations": per_relation, "edge_agreement": pattern_edges.agreement(pairs),
             "counts": {name: len(r) for name, r in rows.items()},
             "filter_steps": filter_steps(steps),
@@ -262,9 +270,10 @@ def card(meta: dict, example: dict | None = None) -> str:
 {meta["counts"]["tuples"]} tuples, {meta["queries"]} queries (pattern x tuple) over {len(meta["relations"])} relations.
 A query is a pattern of `patterns.jsonl` with the tuple's subject at `[X]` and the mask at `[Y]`, answered
 from the relation's `candidates` (`relations.jsonl`). Objects that are not one token for every tokenizer the
-params list (`tokenizers` below) are dropped with their tuples (`relations.jsonl` `dropped_objects`, per
-tokenizer); so are, with `filter_mixed_objects`, the objects the paper's footnote 11 removes (`relations.jsonl`
-`mixed_objects`)."""
+params list (`tokenizers` below), read by `object_token` (`leading_space`: the object alone after a space, as the
+original ParaRel code; `in_context`: where `[Y]` stands in every pattern), are dropped with their tuples
+(`relations.jsonl` `dropped_objects`, per tokenizer); so are, with `filter_mixed_objects`, the objects the
+paper's footnote 11 removes (`relations.jsonl` `mixed_objects`)."""
     body = f"""The tuples, filter by filter (`meta.json` `filter_steps`):
 
 | step | tuples removed | tuples left |

@@ -51,6 +51,7 @@ class Queries:
     tuple_ids: list[str]
     pattern_ids: list[int]
     gold: list[str]
+    token_ids: Mapping[str, int] | None = None   # the candidates' tokens at the mask (None: in context)
 
 
 def fill(pattern: str, subject: str) -> str:
@@ -58,10 +59,13 @@ def fill(pattern: str, subject: str) -> str:
     return pattern.replace(SUBJECT, subject).replace(OBJECT, MASK)
 
 
-def queries(data: ClozeSet, relation: str, limit: int | None = None) -> Queries:
-    """Every (pattern, tuple) query of ``relation`` over its candidate set; ``limit``: its first tuples."""
+def queries(data: ClozeSet, relation: str, limit: int | None = None, *,
+            tuples: Sequence[dict] | None = None) -> Queries:
+    """Every (pattern, tuple) query of ``relation`` over its candidate set; ``limit``: its first tuples;
+    ``tuples``: these rows of the relation instead, in their order (a sample, repeats kept)."""
     candidates = tuple(data.relation(relation)["candidates"])
-    tuples = [t for t in data.tuples if t["relation"] == relation][:limit]
+    if tuples is None:
+        tuples = [t for t in data.tuples if t["relation"] == relation][:limit]
     stems, ids, tuple_ids, pattern_ids, gold = [], [], [], [], []
     for p in (p for p in data.patterns if p["relation"] == relation):
         for t in tuples:

@@ -73,3 +73,20 @@ def test_context_keys_reach_the_nearest_whitespace():
     assert context_key("Obama lives in (", ") now") == (" (", False, ") ", False)
     assert context_key("", " was born") == ("", True, " ", False)
     assert context_key("x  ", "'s friend") == ("  ", False, "'s ", False)
+
+
+def test_given_token_ids_replace_the_choices_in_context_tokens_and_keep_the_input(tiny_roberta):
+    """ParaRel's ``leading_space`` rule (the original's ``tokenize(" " + obj)``): the choices' tokens at the mask are
+    given, RoBERTa's ``Ġolder`` also where the mask opens the sentence, each counted as one token; the masked input
+    is the same as in context. In context the sentence start reads ``older`` and ``younger`` in pieces."""
+    tok = AutoTokenizer.from_pretrained(tiny_roberta)
+    stems, choices = ["[MASK] is older than me .", "I am [MASK] ."], [["older", "younger"]] * 2
+    given = {w: tok.convert_tokens_to_ids("Ġ" + w) for w in ("older", "younger")}
+    plain = encode_masked(tok, stems, choices, ["a", "b"])
+    spaced = encode_masked(tok, stems, choices, ["a", "b"], given)
+    assert spaced.inputs == plain.inputs and spaced.positions.tolist() == plain.positions.tolist()
+    assert spaced.candidates().tolist() == [[given["older"], given["younger"]]] * 2 and spaced.single.all()
+    assert plain.candidates()[0, 0] == tok.convert_tokens_to_ids("older") != given["older"]
+    assert not plain.single[plain.group[0], 1] and plain.candidates()[1].tolist() == list(given.values())
+    with pytest.raises(DataError, match=r"choices \['younger'\] have no token id"):
+        encode_masked(tok, stems, choices, ["a", "b"], {"older": given["older"]})

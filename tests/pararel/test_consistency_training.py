@@ -32,7 +32,7 @@ RELATIONS = {  # relation: (patterns, (subject, object) tuples); every object on
                      "france germany italy spain canada japan france japan".split()))),
 }
 PARAMS = dict(train_relations=["P37", "P138"], consistency_weight=1.0, lr=3e-3, epochs=6, batch_size=4,
-              mlm_steps=1, mlm_batch_size=4, block_size=32, seed=3)
+              mlm_steps=1, mlm_batch_size=4, block_size=32, seed=3, sample="first")   # every tuple once
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +129,31 @@ def test_run_writes_its_outputs_and_is_deterministic(runs):
     assert (folder / "model" / "config.json").is_file() and (folder / "model" / "tokenizer.json").is_file()
     reloaded = load_lm(ModelRef("trained", str(folder / "model"), str(folder / "model")), scoring="mlm")
     assert reloaded.head_pretrained
+
+
+def test_the_training_tuples_are_the_originals_draw_with_repeats(tiny_bert, tmp_path):
+    """Issue 41 item 9: the original's generate_data_ft_consistency.py reshuffles its tuples at every step of its
+    loop over them and stops after tuple ``num_tuples``: ``limit + 1`` uniform draws with replacement (its released
+    100_3_P138_P37_P449: 101 tuples per relation, subjects repeated), the default (``sample: with_replacement``,
+    seeded); ``first`` takes the first ``limit``. Training takes the draw: ceil(21 / 4) = 6 batches, not 5."""
+    from evaluators.pararel.consistency_training import training_tuples
+
+    objects = "french portuguese spanish german arabic".split()
+    big = {"P37": (RELATIONS["P37"][0], [(f"land {k}", objects[k % 5]) for k in range(60)]), "P17": RELATIONS["P17"]}
+    data = read_cloze_set(write_toy_cloze_set(tmp_path / "pararel", big))
+    rows = [t for t in data.tuples if t["relation"] == "P37"]
+    drawn = training_tuples(data, "P37", 20, "with_replacement", 3)
+    ids = [t["tuple_id"] for t in drawn]
+    assert len(ids) == 21 and len(set(ids)) < 21 and all(t in rows for t in drawn)   # repeats, as the release
+    assert drawn == training_tuples(data, "P37", 20, "with_replacement", 3)
+    assert drawn != training_tuples(data, "P37", 20, "with_replacement", 4)
+    assert len(training_tuples(data, "P37", None, "with_replacement", 3)) == 60   # as many draws as tuples
+    assert training_tuples(data, "P37", 20, "first", 3) == rows[:20]
+    params = ConsistencyParams(train_relations=["P37"], limit=20, batch_size=4, epochs=1, mlm_steps=0, seed=3)
+    assert params.sample == "with_replacement"
+    with one_thread(True):
+        assert len(train(_load(tiny_bert), data, params, progress=False)) == 6
+        assert len(train(_load(tiny_bert), data, params.model_copy(update={"sample": "first"}), progress=False)) == 5
 
 
 def test_params_refuse_unknown_keys():

@@ -151,7 +151,7 @@ def test_evaluate_writes_predictions_and_the_papers_metrics(cloze_set, tiny_bert
 def test_a_model_whose_tokenizer_splits_objects_drops_them_and_says_so(cloze_set, split_bert, tiny_roberta,
                                                                       tmp_path):
     m = ev.run(_mlm(split_bert), cloze_set, tmp_path / "out", relations=["P19", "P37"], limit=40, progress=False)
-    assert m["relations"]["P37"]["dropped_objects"] == {"French": "not one token in every pattern"}
+    assert m["relations"]["P37"]["dropped_objects"] == {"French": ev.NOT_ONE_TOKEN["leading_space"]}
     p37 = [t for t in cloze_set.tuples if t["relation"] == "P37"][:40]
     assert m["relations"]["P37"]["dropped_tuples"] == sum(t["object"] == "French" for t in p37) > 0
     assert m["relations"]["P37"]["candidates"] == len(cloze_set.relation("P37")["candidates"]) - 1
