@@ -103,7 +103,7 @@ def test_every_device_option_offers_auto_and_defaults_to_it():
     rehearse_device = found.pop(("rehearse",))
     assert "auto" in rehearse_device.choices and rehearse_device.default == "cpu"
     assert {" ".join(p) for p in found} == {"evaluate zeroshot", "evaluate features", "evaluate curve",
-                                            "evaluate mcqa", "evaluate pararel", "evaluate calum",
+                                            "evaluate curve-lr", "evaluate mcqa", "evaluate pararel", "evaluate calum",
                                             "train consistency", "diff"}
     for path, action in found.items():
         assert action.default == "auto", path

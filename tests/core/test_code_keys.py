@@ -83,7 +83,7 @@ def _rerun_by(path: str, stages, written) -> set[str]:
 def test_an_edit_reruns_exactly_the_stages_whose_commands_run_the_file(stages, written):
     # a module no stage imports: nothing
     for path in ("probekit/hub/publish.py", "probekit/versions/diff.py", "probekit/data/compare.py",
-                 "probekit/data/keys.py", "probekit/sources/loaders/klue.py", "probes/new.py", "probes/diff.py",
+                 "probekit/sources/loaders/klue.py", "probes/new.py", "probes/diff.py",
                  "probes/rehearse.py", "probes/run.py", "probes/annotate.py", "generators/shared/scaffold.py"):
         assert _rerun_by(path, stages, written) == set(), path
     # a paper's report module: that report (and the grid, which writes every protocol's report of its cells)
