@@ -112,8 +112,11 @@ def curve_rows(results: Path, key: str) -> list[Row]:
 def pararel_rows(results: Path, key: str) -> list[Row]:
     """ParaRel's macro averages over relations (results/pararel.json), mean ± std as the paper's Table 2."""
     entry = _read(results / "pararel.json").get(key) or {}
+    constant = len(((entry.get("constant_predictor") or {}).get("relations")) or {})
+    flag = f"{CONSTANT} ({constant} relation{'s' if constant != 1 else ''})" if constant else ""
     return [Row("ParaRel", "macro over relations", name, m["mean"], std=m.get("std"),
-                over=f"{m['n']} relations" if m.get("n") is not None else "", smoke=entry.get("profile") == smoke.SMOKE)
+                over=f"{m['n']} relations" if m.get("n") is not None else "", smoke=entry.get("profile") == smoke.SMOKE,
+                notes=_notes(flag))
             for name, m in (entry.get("macro") or {}).items() if isinstance(m, dict) and m.get("mean") is not None]
 
 
@@ -203,7 +206,10 @@ def legend(rows: list[Row]) -> list[str]:
     if any(n.startswith(CONSTANT) for r in rows if r.protocol == "CALUM" for n in r.notes):
         lines.append(f"{CONSTANT}: the fine-tuned model predicted one label for every example in that many seeds: "
                      "its C_R = C_S = 1 by construction, a perfect-looking consistency that measures nothing.")
-    if any(n.startswith(CONSTANT) for r in rows if r.protocol != "CALUM" for n in r.notes):
+    if any(n.startswith(CONSTANT) for r in rows if r.protocol == "ParaRel" for n in r.notes):
+        lines.append(f"{CONSTANT} (ParaRel): the model predicted one object for every query of that many relations: "
+                     "their Consistency is 100 by construction, their Accuracy that object's share.")
+    if any(n.startswith(CONSTANT) for r in rows if r.protocol not in ("CALUM", "ParaRel") for n in r.notes):
         lines.append(f"{CONSTANT} (oLMpics): the model gave one answer (that word or choice) to every dev example at "
                      "zero-shot, or in that many (N, seed) runs of a curve's variants: the number measures no "
                      "knowledge.")

@@ -94,6 +94,20 @@ def test_an_olmpics_constant_predictor_is_flagged(project):
     assert "C_R = C_S = 1 by construction" not in text   # CALUM's wording only for CALUM's rows
 
 
+def test_a_pararel_constant_predictor_is_flagged(project):
+    """A run that predicted one object for every query of a relation (pararel.json's ``constant_predictor``, from
+    :func:`evaluators.pararel.metrics.constant_relations`): each ParaRel row says in how many relations."""
+    results = project / "results"
+    pararel = json.loads((results / "pararel.json").read_text())
+    pararel["tiny"]["constant_predictor"] = {"relations": {"P30": "Asia", "P36": "Livingston"}}
+    (results / "pararel.json").write_text(json.dumps(pararel))
+    text = summary(project, "tiny", ("pararel",))
+    rows = [line for line in text.splitlines() if line.startswith("| ParaRel |")]
+    assert rows and all("⚠ constant predictor (2 relations)" in line for line in rows)
+    assert "⚠ constant predictor (ParaRel): the model predicted one object for every query" in text
+    assert "(oLMpics)" not in text
+
+
 def test_smoke_scale_is_marked_and_each_symbol_has_one_meaning(project):
     text = summary(project, "tiny", ("olmpics", "pararel", "calum"))
     assert text.splitlines()[2] == smoke.BANNER
