@@ -90,6 +90,8 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     p["tables"]["klue"] = {**p["tables"].get("klue", {}), "source": "files",   # KLUE's and KorNLI's release
                            "folder": "standins/klue"}                          # files, stood in (KorNLI's in
     p["tables"]["kornli"] = {**p["tables"].get("kornli", {}), "source": "release"}   # raw/kornli)
+    if p["tables"]["kornli"].get("splits_as") == "original_code":   # KorNLI's dev and test, cut from SNLI's end
+        p["tables"]["kornli"]["holdout"] = limit                      # as the original code: `limit` rows each
     p["calum_eval"] |= {"limit": limit, "eval_limit": limit, "epochs": 4, "patience": 1}   # the paper's batch size:
     # one step an epoch at small limits (a smaller one must stay a multiple of calum_eval.device_batch_size)
     return p
@@ -139,14 +141,22 @@ def _env(work: Path, mirror: Path | None) -> dict:
     return env
 
 
-def kornli_drawn(work: Path) -> int:
-    """The KorNLI training rows CALUM's test draw takes (``calum.test_draw.size.kornli`` of the copy's
-    ``generators/calum/probe.yaml``: Table 1's 10,000), which its stand-in training file must hold beyond the
-    rows it keeps; 0 for a fraction."""
+def kornli_extra(params: dict, work: Path) -> dict[str, int]:
+    """The rows KorNLI's stand-in files must hold beyond the ones each split keeps, by file: with
+    ``tables.kornli.splits_as: original_code``, the dev and test the loader cuts from SNLI's training file (2 x
+    ``holdout``); otherwise the rows CALUM's test draw takes from the training files, put in MultiNLI's
+    (``calum.test_draw.size.kornli`` of ``params``, or else of the copy's ``generators/calum/probe.yaml``: Table 1's
+    10,000; none for a fraction or ``tables``)."""
     from probekit import yamlfile
+    from probekit.sources.loaders.kornli import KorNliParams
 
-    size = yamlfile.read(work / "generators" / "calum" / "probe.yaml")["params"]["test_draw"]["size"].get("kornli")
-    return size if isinstance(size, int) else 0
+    kornli = KorNliParams.model_validate((params.get("tables") or {}).get("kornli") or {})
+    if kornli.splits_as == "original_code":
+        return {"snli_1.0_train.ko.tsv": 2 * kornli.holdout}
+    size = (((params.get("calum") or {}).get("test_draw") or {}).get("size") or {}).get("kornli")
+    if size is None:
+        size = yamlfile.read(work / "generators" / "calum" / "probe.yaml")["params"]["test_draw"]["size"].get("kornli")
+    return {"multinli.train.ko.tsv": size if isinstance(size, int) else 0}
 
 
 def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path) -> tuple[bool, float]:
@@ -241,7 +251,7 @@ def _run(args) -> int:
             notes = [f"raw/glue/{f}" for f in rehearse_files.write_glue(work / "raw" / "glue", n)]
             notes += [f"standins/klue/{f}" for f in rehearse_files.write_klue(work / "standins" / "klue", n)]
             notes += [f"raw/kornli/{f}" for f in rehearse_files.write_kornli(work / "raw" / "kornli", n,
-                                                                              kornli_drawn(work))]
+                                                                              kornli_extra(params, work))]
             print(f"  ok             {title}: {len(notes)} made-up files ({n} rows each)", flush=True)
             continue
         ok, seconds = _step(title, cmd, work, env, log)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Mapping
 
 # GLUE's TSV headers, as its zips write them (MNLI/train.tsv, QQP/dev.tsv, ...): the loader reads columns by name
 _PARSES = ["sentence1_binary_parse", "sentence2_binary_parse", "sentence1_parse", "sentence2_parse"]
@@ -108,16 +109,17 @@ KORNLI = {"train": ("multinli.train.ko.tsv", "snli_1.0_train.ko.tsv"), "dev": ("
 and SNLI train, XNLI dev (XNLI test only on request)."""
 
 
-def write_kornli(folder: Path, n: int, drawn: int = 0) -> list[str]:
+def write_kornli(folder: Path, n: int, extra: Mapping[str, int] | None = None) -> list[str]:
     """KorNLI's release files (:data:`KORNLI`) in ``folder`` (``raw/kornli``), ``n`` rows each in the release's
-    layout (header ``sentence1 sentence2 gold_label``, tab-separated), the MultiNLI training file ``drawn`` more
-    (the rows CALUM's test draw takes from train, §4.1); the names written."""
+    layout (header ``sentence1 sentence2 gold_label``, tab-separated), a file of ``extra`` that many more (the rows
+    CALUM's test draw takes from train, §4.1, or the dev and test the original code's split cuts from SNLI's
+    training file: ``probes.rehearse.kornli_extra``); the names written."""
     folder.mkdir(parents=True, exist_ok=True)
     nli = ["entailment", "neutral", "contradiction"]
     written = []
     for split, names in KORNLI.items():
         for k, name in enumerate(names):
-            rows = n + (drawn if name.startswith("multinli") else 0)
+            rows = n + (extra or {}).get(name, 0)
             lines = [f"{_ko(i + 11 * k)}\t{_ko(i + 11 * k + 5)}\t{nli[i % 3]}\n" for i in range(rows)]
             (folder / name).write_text("sentence1\tsentence2\tgold_label\n" + "".join(lines), encoding="utf-8")
             written.append(name)

@@ -53,7 +53,9 @@ def _typed_fields() -> dict[str, set[str]]:
     models = {"scoring": ScoringParams, "zeroshot": ZeroshotParams, "curve": CurveParams, "mcqa": McqaParams,
               "mlm_baseline": MlmBaselineParams, "olmpics_report": OlmpicsReportParams,
               "pararel_eval": ParaRelEvalParams, "consistency": ConsistencyParams, "calum_eval": CalumEvalParams}
-    return {name: set(model.model_fields) for name, model in models.items()}
+    typed = {name: set(model.model_fields) for name, model in models.items()}
+    from probekit.sources import loaders   # each table set's typed params: tables.<set>.<field>
+    return typed | {f"tables.{name}": set(loaders.get(name).params.model_fields) for name in loaders.available()}
 
 
 def _resolves(key: str, known: dict, typed: dict[str, set[str]]) -> bool:
@@ -65,7 +67,8 @@ def _resolves(key: str, known: dict, typed: dict[str, set[str]]) -> bool:
         if isinstance(node, dict) and part in node:
             node = node[part]
         else:
-            return len(parts) >= 2 and parts[1] in typed.get(parts[0], ())
+            return (len(parts) >= 2 and parts[1] in typed.get(parts[0], ())) or \
+                (len(parts) >= 3 and parts[2] in typed.get(f"{parts[0]}.{parts[1]}", ()))
     return True
 
 
@@ -92,6 +95,7 @@ def test_every_switch_the_table_names_exists():
 
 
 @pytest.mark.parametrize("key, ok", [("calum_eval.seq2seq", True), ("calum_eval.no_such_switch", False),
+                                     ("tables.klue.splits_as", True), ("tables.klue.no_such_switch", False),
                                      ("age_comparison.values.ages", True), ("nosection.x", False)])
 def test_the_switch_check_can_fail(key, ok):
     assert _resolves(key, _known(), _typed_fields()) is ok

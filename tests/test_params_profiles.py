@@ -92,8 +92,18 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     for probe in p["probes"]["mc_mlm"] + p["probes"]["mc_qa"]:
         assert p[probe] == smoke[probe]
     assert p["age_comparison_grid"] == smoke["age_comparison_grid"]
-    # but CALUM's NLI dev and test, fed in the order of the original code's inference (issue 41 item 5)
-    assert p["calum"] == smoke["calum"] | {"eval_order": "original_code"} and "eval_order" not in smoke["calum"]
+    # but CALUM's NLI dev and test, fed in the order of the original code's inference (issue 41 item 5), and KorNLI
+    # split as the original code (SNLI's training set cut in order), its test kept, not drawn
+    assert p["calum"] == smoke["calum"] | {"eval_order": "original_code", "test_draw": {"size": {"kornli": "tables"}}}
+    assert "eval_order" not in smoke["calum"] and "test_draw" not in smoke["calum"]
+    from generators.calum.generator import CalumParams, load_spec
+    from probekit.sources.loaders.kornli import KorNliParams
+    kornli = section(params, "tables.kornli", KorNliParams)
+    assert (kornli.source, kornli.splits_as, kornli.holdout) == ("hub", "original_code", 10000)   # kornli.py 22-24
+    spec = load_spec()
+    draw = section(params, "calum", CalumParams, spec.params, context={"spec": spec}).test_draw
+    assert draw.size == {"klue_nli": 0.5, "klue_sts": 0.5, "kornli": "tables"}
+    assert spec.tasks["kornli"].indicators == spec.tasks["klue_nli"].indicators == ("전제", "가정")   # the original's
 
 
 def test_the_user_gives_the_models(tmp_path):

@@ -50,7 +50,8 @@ def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():
     assert p["tables"]["glue"]["source"] == "mirror" and p["tables"]["glue"]["splits"]["qnli"] == ["train", "dev",
                                                                                                      "test"]
     assert p["tables"]["klue"] == {"source": "files", "folder": "standins/klue", "tasks": ["klue_nli", "klue_sts"]}
-    assert p["tables"]["kornli"] == {"source": "release"} and paper["tables"]["kornli"] == {"source": "hub"}
+    assert paper["tables"]["kornli"] == {"source": "hub", "splits_as": "original_code"}   # the original's split,
+    assert p["tables"]["kornli"] == {"source": "release", "splits_as": "original_code", "holdout": 5}   # dev, test
     assert paper["models"] != p["models"] and paper["zeroshot"]["limit"] is None   # the paper profile unchanged
     short = rehearsal_params(paper, {"tiny": "/models/tiny"}, 5, "cpu", max_size=300)   # --max-size
     assert short["curve"]["sizes"] == short["mcqa"]["sizes"] == [62, 125, 250]
@@ -59,9 +60,12 @@ def test_the_rehearsal_keeps_the_papers_code_paths_and_caps_the_examples():
 def test_the_stand_in_files_are_read_as_glue_and_klue_release_files(tmp_path):
     """GLUE's own layout (MNLI/dev_matched.tsv, QQP/train.tsv), KLUE's release JSON and KorNLI's release TSVs:
     every split the paper profile reads, every label of each task; a file the raw sources hold is not replaced;
-    KorNLI's training rows enough for the paper's test draw (§4.1: 10,000 from train) and a training split."""
+    KorNLI's SNLI training rows enough for the original code's dev and test cut (the paper profile's) and a
+    training split, or the MultiNLI rows the release split's test draw takes (§4.1: 10,000 from train)."""
+    import generators.calum.generator as calum
+    from probekit.params import ParamsFile, section
     from probekit.sources.loaders import glue, klue, kornli
-    from probes.rehearse import kornli_drawn
+    from probes.rehearse import kornli_extra
 
     folder = tmp_path / "raw" / "glue"
     folder.mkdir(parents=True)
@@ -84,13 +88,26 @@ def test_the_stand_in_files_are_read_as_glue_and_klue_release_files(tmp_path):
     assert sorted(set(zip(pairs["task"], pairs["split"]))) == [("klue_nli", "dev"), ("klue_nli", "train"),
                                                                 ("klue_sts", "dev"), ("klue_sts", "train")]
     assert set(pairs[pairs.task == "klue_sts"]["label"]) == {"similar", "not_similar"}
-    drawn = kornli_drawn(REPO)
-    assert drawn == 10000   # generators/calum/probe.yaml calum.test_draw.size.kornli: Table 1's
-    written = rehearse_files.write_kornli(tmp_path / "kornli", 12, drawn)
+    # KorNLI as the paper profile reads it (the original code's split: dev and test cut from SNLI's training file)
+    p = rehearsal_params(_paper(), {"tiny": "/models/tiny"}, 5, "cpu")
+    extra = kornli_extra(p, REPO)
+    assert extra == {"snli_1.0_train.ko.tsv": 10}   # 2 x holdout, the rehearsal's limit
+    written = rehearse_files.write_kornli(tmp_path / "kornli", 12, extra)
     assert sorted(written) == ["multinli.train.ko.tsv", "snli_1.0_train.ko.tsv", "xnli.dev.ko.tsv"]
-    pairs = kornli.load(tmp_path, kornli.KorNliParams()).tables["pairs"]
-    assert (pairs.split == "train").sum() == drawn + 24 and (pairs.split == "dev").sum() == 12
+    params = ParamsFile(None, p)
+    pairs = kornli.load(tmp_path, section(params, "tables.kornli", kornli.KorNliParams)).tables["pairs"]
+    assert pairs.split.value_counts().to_dict() == {"train": 12, "dev": 5, "test": 5}
     assert set(pairs["label"]) == {"entailment", "neutral", "contradiction"}
+    variants, meta = calum.build(params, {"kornli": {"pairs": pairs}}, task="kornli")   # the paper's calum params
+    assert meta["counts"]["original"] == {"train": 12, "dev": 5, "test": 5} and meta["test_draw"]["size"] == "tables"
+    # KorNLI as the release splits it (the default): the training rows the test draw takes, in MultiNLI's file
+    release = {"tables": {"kornli": {"source": "release"}}}
+    assert kornli_extra(release, REPO) == {"multinli.train.ko.tsv": 10000}   # probe.yaml's size: Table 1's
+    assert kornli_extra(release | {"calum": {"test_draw": {"size": {"kornli": 7}}}}, REPO) == {
+        "multinli.train.ko.tsv": 7}
+    rehearse_files.write_kornli(tmp_path / "kornli", 12, {"multinli.train.ko.tsv": 7})
+    pairs = kornli.load(tmp_path, kornli.KorNliParams()).tables["pairs"]
+    assert (pairs.split == "train").sum() == 7 + 24 and (pairs.split == "dev").sum() == 12
 
 
 def test_bad_input_is_refused_before_any_copy(tmp_path, capsys):

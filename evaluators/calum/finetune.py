@@ -52,7 +52,8 @@ log = logging.getLogger("probekit")
 
 def test_split(data: TaskData, cp: CalumEvalParams) -> str | None:
     """The test split also evaluated for ``data`` (``cp.evaluate_test``), or None: ``test`` where the dataset
-    has it and it was drawn (``meta.json`` ``test_draw``: KLUE, KorNLI), or with ``always`` wherever it is."""
+    has it and it is the paper's §4.1 test, drawn or kept from the table set (``meta.json`` ``test_draw``: KLUE,
+    KorNLI), or with ``always`` wherever it is."""
     has = "test" in data.meta["counts"].get("original", {}) and cp.split != "test"
     if cp.evaluate_test == "never" or not has:
         return None

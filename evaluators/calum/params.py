@@ -40,8 +40,9 @@ class CalumEvalParams(BaseModel):
     split: str = Field("dev", description="the validation split: early stopping picks the checkpoint on it; "
                                           "accuracy, C_R and C_S are measured on it")
     # The dataset's test split, also predicted by the chosen checkpoint and reported beside the validation split
-    # (metrics.json `test`, its own report rows): `drawn` where the generator drew it (KLUE, KorNLI: labelled, the
-    # paper's §4.1 test sets), `always` also GLUE's unlabelled test (C_R and C_S need no labels), `never`.
+    # (metrics.json `test`, its own report rows): `drawn` where the generator drew it or kept the table set's
+    # (meta.json `test_draw`: KLUE, KorNLI; labelled, the paper's §4.1 test sets), `always` also GLUE's unlabelled
+    # test (C_R and C_S need no labels), `never`.
     evaluate_test: Literal["drawn", "always", "never"] = "drawn"
     train_split: str = "train"
     seeds: list[int] = Field([1, 2, 3, 4, 5], description="seeds, comma-separated (the paper trains each model "

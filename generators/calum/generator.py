@@ -7,9 +7,11 @@ BECEL's ``symmetric`` (texts swapped, indicators in place; symmetric tasks only)
 The tasks are data, one file per language (``generators/calum/<language>.yaml``: its tasks' indicators, labels,
 symmetric flag and the table set they are read from); the task picks the table set the generator reads. A task
 with ``test_from`` (the Korean ones) gets its test split drawn from that split (``draw_test``, ``calum.test_draw``),
-the drawn rows removed from it and the draw recorded in ``meta.json`` (``test_draw``). A task with ``combine``
-(MNLI) builds a split from several of the table's (``dev`` = GLUE's ``dev_matched`` + ``dev_mismatched``, as the
-original code's inference), recorded in ``meta.json`` (``combined``); ``calum.splits`` may name GLUE's own.
+the drawn rows removed from it and the draw recorded in ``meta.json`` (``test_draw``), or keeps the test split its
+table set cut (``calum.test_draw.size.<task>: tables``, with ``tables.<set>.splits_as: original_code``). A
+task with ``combine`` (MNLI) builds a split from several of the table's (``dev`` = GLUE's ``dev_matched`` +
+``dev_mismatched``, as the original code's inference), recorded in ``meta.json`` (``combined``); ``calum.splits``
+may name GLUE's own.
 
 Every row: ``pair_id`` (shared by an example's variants), ``variant``, ``sentence1``, ``sentence2`` (the
 segments as the model reads them, indicators included), ``label`` (None on unlabelled test rows), ``task``,
@@ -98,13 +100,20 @@ class Spec(DatasetSpec):
         return self.styles[name]
 
 
+KEEP = "tables"
+"""``calum.test_draw.size.<task>: tables``: no draw, the task's test is the one its table set cut as the original
+code (``tables.<set>.splits_as: original_code``: KorNLI's last 10,000 SNLI training rows, KLUE's second half of
+dev)."""
+
+
 class TestDraw(BaseModel):
     """``calum.test_draw``: the test split of a task without one (``test_from`` in its language file), drawn
-    with ``seed``; ``size`` per task, a number of rows or a fraction of the split it is drawn from."""
+    with ``seed``; ``size`` per task, a number of rows or a fraction of the split it is drawn from, or ``tables``
+    (:data:`KEEP`): the table set's own test split, kept."""
 
     model_config = ConfigDict(extra="forbid")
     seed: int = 0
-    size: dict[str, Annotated[float, Field(gt=0, lt=1)] | PositiveInt] = {}
+    size: dict[str, Annotated[float, Field(gt=0, lt=1)] | PositiveInt | Literal["tables"]] = {}
 
     @field_validator("size")
     @classmethod
@@ -168,7 +177,8 @@ def draw_test(pairs: pd.DataFrame, tables: str, task: str, source: str, size: fl
     where = f"the {tables} tables' {task}"
     if (pairs.split == "test").any():
         raise DataError(f"{where} already has a test split; its test is drawn from {source} (calum.test_draw): "
-                        f"read the {tables} tables without test")
+                        f"read the {tables} tables without test, or keep theirs (calum.test_draw.size.{task}: "
+                        f"{KEEP})")
     pool = pairs[pairs.split == source]
     if pool.idx.duplicated().any():
         raise DataError(f"{where} {source}: repeated idx {pool.idx[pool.idx.duplicated()].iloc[0]!r}: "
@@ -185,6 +195,18 @@ def draw_test(pairs: pd.DataFrame, tables: str, task: str, source: str, size: fl
     record = {"from": source, "size": size, "seed": seed, "rows": n, "of": len(pool),
               "ids_sha256": hashlib.sha256(ids.encode()).hexdigest()}
     return pd.concat([pairs.drop(pool.index[drawn]), test]), record
+
+
+def kept_test(pairs: pd.DataFrame, tables: str, task: str) -> dict:
+    """The record for ``meta.json`` of the test split ``pairs`` holds, kept as the task's test
+    (``calum.test_draw.size.<task>: tables``): its rows and the sha256 of their ids, one a line, as a draw's."""
+    test = pairs[pairs.split == "test"]
+    if test.empty:
+        raise DataError(f"calum.test_draw.size.{task}: {KEEP} keeps the {tables} tables' own {task} test split, but "
+                        f"they have none (tables.{tables}.splits_as: original_code cuts one, as the original code; "
+                        f"or give a size to draw)")
+    ids = "".join(f"{i}\n" for i in test.idx)
+    return {"from": "test", "size": KEEP, "rows": len(test), "ids_sha256": hashlib.sha256(ids.encode()).hexdigest()}
 
 
 def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, int], style: str,
@@ -248,7 +270,11 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     if t.test_from and (pairs.split == t.test_from).any():
         if task not in params.test_draw.size:
             raise ParamsError(f"calum.test_draw.size: no size for {task} (its test is drawn from {t.test_from})")
-        pairs, drawn = draw_test(pairs, source, task, t.test_from, params.test_draw.size[task], params.test_draw.seed)
+        if params.test_draw.size[task] == KEEP:
+            drawn = kept_test(pairs, source, task)
+        else:
+            pairs, drawn = draw_test(pairs, source, task, t.test_from, params.test_draw.size[task],
+                                     params.test_draw.seed)
     def rows_of(split: str) -> pd.DataFrame:   # a combined split: its table splits' rows, in order
         return pd.concat([pairs[pairs.split == s] for s in t.combine.get(split, [split])])
 
@@ -279,7 +305,7 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     if combined:   # only then (MNLI): the meta.json of the other tasks is as before
         meta["combined"] = combined
     if drawn:   # only then: the params and meta.json of a task with its own test are as before the draw existed
-        meta["params"]["test_draw"] = {"seed": drawn["seed"], "size": drawn["size"]}
+        meta["params"]["test_draw"] = {"seed": params.test_draw.seed, "size": drawn["size"]}
         meta["test_draw"] = drawn
     return variants, meta
 
@@ -297,7 +323,9 @@ def card(meta: dict, example: dict | None = None, example_file: str = "") -> str
     name, benchmark = task.name or meta["task"].upper(), task.benchmark or lang.benchmark
     d = meta.get("test_draw")
     drawn = "" if d is None else (f" Test: {d['rows']} of the {d['of']} {d['from']} rows, drawn with seed "
-                                  f"{d['seed']} and removed from {d['from']} (the paper's test, §4.1).")
+                                  f"{d['seed']} and removed from {d['from']} (the paper's test, §4.1)."
+                                  if d["size"] != KEEP else f" Test: the table set's own test split, {d['rows']} "
+                                  f"rows, as the paper's test (§4.1), not drawn (calum.test_draw.size: {KEEP}).")
     counts = "\n".join(f"| {v} | " + " | ".join(str(c.get(s, "–")) for s in meta["params"]["splits"]) + " |"
                        for v, c in meta["counts"].items())
     i1, i2 = meta["indicators"][meta["order"][0] - 1], meta["indicators"][meta["order"][1] - 1]

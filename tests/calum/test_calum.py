@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -86,7 +87,7 @@ def test_eval_order_original_code_feeds_mnli_as_the_original_codes_inference():
     # KLUE-NLI too (klue_nli_dataset.py); RTE's inference keeps sentence1 first (rte_dataset.py)
     klue, _ = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "eval_order": "original_code"}}),
                           {"klue": {"pairs": _klue_pairs("klue_nli", ["entailment", "neutral", "contradiction"])}})
-    assert _first(klue, "original", "dev")[0].startswith("가설: ")
+    assert _first(klue, "original", "dev")[0].startswith("가정: ")
     assert _first(klue, "original", "train")[0].startswith("전제: ")
     rte, meta = _build("rte", _pairs("rte", ["entailment", "not_entailment"]), eval_order="original_code")
     assert _first(rte, "original", "dev") == ("Sentence1: dev first 0.", "Sentence2: dev second 0.")
@@ -155,12 +156,12 @@ def test_klue_nli_has_the_korean_indicators_and_reads_only_the_klue_tables():
     by_id = {v: {r["pair_id"]: r for rows in variants[v].values() for r in rows} for v in variants}
     pair = "klue_nli-dev-klue_nli-v1_dev_00002"
     original, reverse, signal = (by_id[v][pair] for v in ("original", "reverse", "signal"))
-    assert (original["sentence1"], original["sentence2"]) == ("전제: dev 첫 문장 2.", "가설: dev 둘째 문장 2.")
-    assert (reverse["sentence1"], reverse["sentence2"]) == ("가설: dev 둘째 문장 2.", "전제: dev 첫 문장 2.")
-    assert (signal["sentence1"], signal["sentence2"]) == ("[전제] dev 첫 문장 2.", "[가설] dev 둘째 문장 2.")
+    assert (original["sentence1"], original["sentence2"]) == ("전제: dev 첫 문장 2.", "가정: dev 둘째 문장 2.")
+    assert (reverse["sentence1"], reverse["sentence2"]) == ("가정: dev 둘째 문장 2.", "전제: dev 첫 문장 2.")
+    assert (signal["sentence1"], signal["sentence2"]) == ("[전제] dev 첫 문장 2.", "[가정] dev 둘째 문장 2.")
     assert original["pair_id"] == reverse["pair_id"] == signal["pair_id"] == "klue_nli-dev-klue_nli-v1_dev_00002"
     assert original["label"] == reverse["label"] == signal["label"] == "contradiction"
-    assert meta["indicators"] == ["전제", "가설"]
+    assert meta["indicators"] == ["전제", "가정"]
     assert meta["counts"]["signal"] == {"train": 3, "dev": 2, "test": 1}   # test: half of dev, drawn (§4.1)
     with pytest.raises(DataError, match=r"klue klue_nli train, line 1: label 'maybe' is not one of"):
         calum.build(ParamsFile(None, {"calum": {"task": "klue_nli"}}),
@@ -219,7 +220,7 @@ def test_generate_reads_only_the_table_set_of_the_task(tmp_path, capsys):
     card = (out / "klue_nli" / "README.md").read_text(encoding="utf-8")
     assert "language:\n- ko\n" in card and "Every example of KLUE\nNLI once per variant" in card
     assert "Test: 1 of the 3 dev rows, drawn with seed 0 and removed from dev" in card
-    assert "- `signal`: `[전제] <text 1>` | `[가설] <text 2>`" in card
+    assert "- `signal`: `[전제] <text 1>` | `[가정] <text 2>`" in card
     assert main(["generate", "calum", "--task", "klue_sts", "--tables", str(korean), "--params", str(params),
                  "--out", str(out / "klue_sts")]) == 0
     assert read_meta(out / "klue_sts")["counts"]["symmetric"] == {"train": 2, "dev": 1, "test": 1}
@@ -277,7 +278,7 @@ def test_kornli_draws_its_test_from_train_and_reads_the_kornli_tables():
     params = ParamsFile(None, {"calum": {"task": "kornli", "test_draw": {"size": {"kornli": 12}}}})
     variants, meta = calum.build(params, {"kornli": {"pairs": df}})
     assert meta["counts"]["original"] == {"train": 18, "dev": 30, "test": 12}
-    assert meta["test_draw"]["from"] == "train" and meta["indicators"] == ["전제", "가설"]
+    assert meta["test_draw"]["from"] == "train" and meta["indicators"] == ["전제", "가정"]
     train, test = ({r["idx"] for r in variants["original"][s]} for s in ("train", "test"))
     assert not train & test and train | test == {f"train-{i}" for i in range(30)}
     assert variants["original"]["test"][0]["pair_id"].startswith("kornli-test-train-")
@@ -302,6 +303,45 @@ def test_a_test_draw_that_cannot_be_made_is_an_error():
     with pytest.raises(ParamsError, match=r"calum.test_draw.size.klue_sts"):
         calum.build(ParamsFile(None, {"calum": {"task": "klue_sts", "test_draw": {"size": {"klue_sts": 1.5}}}}),
                     {"klue": {"pairs": _korean("klue_sts", 4)}})
+
+
+def test_kornli_keeps_the_test_its_table_set_cut_as_the_original_code():
+    """``calum.test_draw.size.kornli: tables``: the test the kornli tables cut (``tables.kornli.splits_as:
+    original_code``, the original's last SNLI rows) is kept whole, nothing is drawn from train, and the record in
+    meta.json makes it the §4.1 test that ``calum_eval.evaluate_test: drawn`` evaluates."""
+    from evaluators.calum.finetune import test_split
+    from evaluators.calum.params import CalumEvalParams
+
+    df = _korean("kornli", 5, ("train", "dev", "test"))
+    keep = ParamsFile(None, {"calum": {"task": "kornli", "test_draw": {"size": {"kornli": "tables"}}}})
+    variants, meta = calum.build(keep, {"kornli": {"pairs": df}})
+    assert meta["counts"]["original"] == {"train": 5, "dev": 5, "test": 5}
+    for split in ("train", "dev", "test"):
+        assert [r["idx"] for r in variants["original"][split]] == [f"{split}-{i}" for i in range(5)]
+    ids = "".join(f"test-{i}\n" for i in range(5))
+    assert meta["test_draw"] == {"from": "test", "size": "tables", "rows": 5,
+                                 "ids_sha256": hashlib.sha256(ids.encode()).hexdigest()}
+    assert meta["params"]["test_draw"] == {"seed": 0, "size": "tables"}
+    assert meta["indicators"] == ["전제", "가정"]
+    assert test_split(SimpleNamespace(meta=meta), CalumEvalParams()) == "test"   # evaluate_test: drawn takes it
+    card = calum.card(meta | {"license": "cc-by-sa-4.0", "sources": {}, "fingerprint": "f"})
+    assert "Test: the table set's own test split, 5 rows, as the paper's test (§4.1), not drawn" in card
+    # a size draws, and refuses the table set's test; `tables` needs one
+    with pytest.raises(DataError, match=r"the kornli tables' kornli already has a test split; its test is drawn "
+                                        r"from train .* or keep theirs \(calum\.test_draw\.size\.kornli: tables\)"):
+        calum.build(ParamsFile(None, {"calum": {"task": "kornli", "test_draw": {"size": {"kornli": 2}}}}),
+                    {"kornli": {"pairs": df}})
+    with pytest.raises(DataError, match=r"calum\.test_draw\.size\.kornli: tables keeps the kornli tables' own kornli "
+                                        r"test split, but they have none"):
+        calum.build(keep, {"kornli": {"pairs": _korean("kornli", 5)}})
+    with pytest.raises(ParamsError, match=r"calum\.test_draw\.size\.kornli"):
+        calum.build(ParamsFile(None, {"calum": {"task": "kornli", "test_draw": {"size": {"kornli": "all"}}}}),
+                    {"kornli": {"pairs": df}})
+    # KLUE's too (tables.klue.splits_as: original_code: dev's second half)
+    klue, klue_meta = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "test_draw": {
+        "size": {"klue_nli": "tables"}}}}), {"klue": {"pairs": _korean("klue_nli", 4, ("train", "dev", "test"))}})
+    assert klue_meta["counts"]["signal"] == {"train": 4, "dev": 4, "test": 4}
+    assert [r["idx"] for r in klue["original"]["test"]] == [f"test-{i}" for i in range(4)]
 
 
 def test_glue_tasks_keep_their_own_test_and_their_meta():
@@ -333,3 +373,31 @@ def test_probes_tables_and_generate_kornli(tmp_path):
     test = read_pairs(tmp_path / "kornli", "original", "test")
     train_texts = {a for f in ("multinli.train.ko.tsv", "snli_1.0_train.ko.tsv") for a, _, _ in KORNLI[f]}
     assert {r["segments"][0]["text"] for r in test} <= train_texts
+
+
+def test_probes_tables_and_generate_kornli_as_the_original_code(tmp_path):
+    """The paper profile's KorNLI: `probes tables kornli` with ``splits_as: original_code`` -> `probes generate
+    calum --task kornli` with ``test_draw.size.kornli: tables``: train, dev and test are SNLI's training rows cut in
+    order (the original's [:-2h], [-2h:-h], [-h:]), with the original code's indicators."""
+    from probes.main import main
+
+    from helpers import REPO
+    from klue_files import write_kornli
+
+    snli = [(f"전제 문장 {i}.", f"가정 문장 {i}.", ["entailment", "neutral", "contradiction"][i % 3]) for i in range(7)]
+    write_kornli(tmp_path / "raw" / "kornli", **{"snli_1.0_train.ko.tsv": "sentence1\tsentence2\tgold_label\n"
+                                                 + "".join("\t".join(r) + "\n" for r in snli)})
+    params = tmp_path / "params.yaml"
+    params.write_text("tables:\n  kornli: {splits_as: original_code, holdout: 2}\n"
+                      "calum:\n  test_draw: {size: {kornli: tables}}\n")
+    assert main(["tables", "kornli", "--raw", str(tmp_path / "raw"), "--manifest", str(REPO / "raw/sources.yaml"),
+                 "--params", str(params), "--out", str(tmp_path / "tables" / "kornli")]) == 0
+    assert main(["generate", "calum", "--task", "kornli", "--tables", str(tmp_path / "tables"), "--params",
+                 str(params), "--out", str(tmp_path / "kornli")]) == 0
+    meta = read_meta(tmp_path / "kornli")
+    assert meta["counts"]["original"] == {"train": 3, "dev": 2, "test": 2} and meta["test_draw"]["size"] == "tables"
+    for split, positions in {"train": [0, 1, 2], "dev": [3, 4], "test": [5, 6]}.items():
+        rows = read_pairs(tmp_path / "kornli", "original", split)
+        assert [r["idx"] for r in rows] == [f"snli-{i}" for i in positions]
+        assert [(r["sentence1"], r["sentence2"]) for r in rows] == [
+            (f"전제: {snli[i][0]}", f"가정: {snli[i][1]}") for i in positions]

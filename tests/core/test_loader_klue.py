@@ -155,3 +155,42 @@ def test_probes_tables_klue_from_a_params_file(tmp_path, capsys):
     assert len(read_tables(out)["pairs"]) == 10
     report = read_report(out)
     assert report["sources"] == {} and report["params"]["source"] == "files" and len(report["files"]) == 4
+
+
+def test_original_code_cuts_dev_in_halves_as_the_originals_datasets_slices(tmp_path, monkeypatch):
+    """``splits_as: original_code``: dev ``validation[:50%]``, test ``validation[50%:]`` (DSincerity/CALM
+    kor_dataset.py lines 12-19): the same rows as ``datasets``' own percent slicing, which rounds 2.5 of 5 rows down
+    to 2 and 1.5 of 3 up to 2; from the files and from the Hub alike."""
+    import datasets
+
+    five = [dict(r, guid=f"klue-nli-v1_dev_{i:05d}", hypothesis=f"{r['hypothesis']} {i}")
+            for i, r in enumerate(nli_records("dev") + nli_records("dev")[:2])]
+    write_release(tmp_path / "klue", **{"klue-nli-v1.1_dev": five})
+    hub = tmp_path / "hub"
+    hub_layout(hub, datasets)
+    nli = datasets.Features({"guid": datasets.Value("string"), "source": datasets.Value("string"),
+                             "premise": datasets.Value("string"), "hypothesis": datasets.Value("string"),
+                             "label": datasets.ClassLabel(names=list(klue.NLI_LABELS))})
+    dev_file = hub / "nli" / "validation-00000-of-00001.parquet"
+    datasets.Dataset.from_list([{**{k: r[k] for k in ("guid", "premise", "hypothesis")}, "source": "NSMC",
+                                 "label": klue.NLI_LABELS.index(r["gold_label"])} for r in five],
+                               features=nli).to_parquet(dev_file)
+    original = {}   # the original's slices, read by datasets itself
+    for config, file in (("nli", dev_file), ("sts", hub / "sts" / "validation-00000-of-00001.parquet")):
+        for split, spec in (("dev", "validation[:50%]"), ("test", "validation[50%:]")):
+            original[(config, split)] = datasets.load_dataset(
+                "parquet", data_files={"validation": str(file)}, split=spec, cache_dir=str(tmp_path / "c0"))["guid"]
+    assert [len(v) for v in original.values()] == [2, 3, 1, 1]
+    loaded = klue.load(tmp_path, params(source="files", folder=str(tmp_path / "klue"), splits_as="original_code"))
+    rows = loaded.tables["pairs"]
+    for (config, split), guids in original.items():
+        assert rows[(rows.task == f"klue_{config}") & (rows.split == split)].idx.tolist() == guids
+    assert loaded.report["tasks"]["klue_nli"]["test"]["rows"] == 3 and (rows.split == "train").sum() == 5
+    calls = hub_from_folder(monkeypatch, hub, tmp_path / "cache")
+    from_hub = klue.load(tmp_path, params(splits_as="original_code"))
+    assert len(calls) == 2
+    pd.testing.assert_frame_equal(from_hub.tables["pairs"], rows)
+    assert params().splits_as == "release"
+    with pytest.raises(DataError, match=r"klue klue_nli: 1 dev rows; splits_as: original_code cuts them in two"):
+        write_release(tmp_path / "klue", **{"klue-nli-v1.1_dev": five[:1]})
+        klue.load(tmp_path, params(source="files", folder=str(tmp_path / "klue"), splits_as="original_code"))

@@ -1,5 +1,6 @@
 """The kornli loader: KorNLI release TSV files written here (SNLI's no-gold ``-`` rows, malformed rows), the Hub
-path on a small dataset in the Hub's layout (parquet, loaded by datasets), and `probes tables kornli`."""
+path on a small dataset in the Hub's layout (parquet, loaded by datasets), `probes tables kornli`, and the original
+code's split (``splits_as: original_code``) against ``datasets``' own slicing."""
 
 from __future__ import annotations
 
@@ -123,3 +124,69 @@ def test_probes_tables_kornli_from_the_raw_folder(tmp_path, capsys):
     report = read_report(out)
     assert report["sources"]["kornli"]["license_id"] == "cc-by-sa-4.0" and report["params"]["train"] == ["multinli"]
     assert sorted(report["files"]) == ["multinli.train.ko.tsv", "xnli.dev.ko.tsv"]
+
+
+# --- splits_as: original_code, the original code's KorNLI (DSincerity/CALM kornli/kornli.py lines 21-24) --------
+
+SNLI = [(f"말을 탄 사람 {i}.", f"사람이 있다 {i}.", "-" if i == 4 else kornli.LABELS[i % 3]) for i in range(9)]
+"""Nine rows of SNLI's Korean training file; row 4 has no gold label and falls in the dev cut of holdout 3."""
+
+
+def test_original_code_cuts_snlis_training_set_as_the_originals_datasets_slices(tmp_path, monkeypatch):
+    """train ``[:-2h]``, dev ``[-2h:-h]``, test ``[-h:]`` of ``kor_nli`` ``snli`` ``train`` (the original's
+    h = 10,000; 3 here), from the release file and from the Hub alike: the same rows as ``datasets``' own slicing of
+    the Hub's split, which is what the original ran; a row without a gold label dropped after the cut, so the others
+    keep their split; MultiNLI and XNLI not read."""
+    import datasets
+
+    write_kornli(tmp_path / "kornli", **{"snli_1.0_train.ko.tsv": "sentence1\tsentence2\tgold_label\n"
+                                         + "".join("\t".join(r) + "\n" for r in SNLI)})
+    hub = tmp_path / "hub" / "snli"
+    hub.mkdir(parents=True)
+    features = datasets.Features({"premise": datasets.Value("string"), "hypothesis": datasets.Value("string"),
+                                  "label": datasets.ClassLabel(names=list(kornli.LABELS))})
+    records = [{"premise": a, "hypothesis": b, "label": kornli.LABELS.index(y) if y != "-" else -1} for a, b, y in SNLI]
+    datasets.Dataset.from_list(records, features=features).to_parquet(hub / "train-00000-of-00001.parquet")
+    original = {}   # the original's slices, read by datasets itself
+    for split, spec in {"train": "train[:-6]", "dev": "train[-6:-3]", "test": "train[-3:]"}.items():
+        part = datasets.load_dataset("parquet", data_files={"train": str(hub / "train-00000-of-00001.parquet")},
+                                     split=spec, cache_dir=str(tmp_path / "cache0"))
+        original[split] = [(a, b, kornli.LABELS[y]) for a, b, y in zip(part["premise"], part["hypothesis"],
+                                                                         part["label"]) if y != -1]
+    assert [len(v) for v in original.values()] == [3, 2, 3]
+    loaded = kornli.load(tmp_path, params(splits_as="original_code", holdout=3))
+    rows = loaded.tables["pairs"]
+    for split, expected in original.items():
+        part = rows[rows.split == split]
+        assert list(zip(part.sentence1, part.sentence2, part.label)) == expected
+    assert rows.split.tolist() == ["train"] * 3 + ["dev"] * 2 + ["test"] * 3
+    assert rows.idx.tolist() == [f"snli-{i}" for i in (0, 1, 2, 3, 5, 6, 7, 8)]   # positions in the file
+    report = loaded.report
+    assert report["cut"] == {"rows": 9, "holdout": 3, "train": [0, 3], "dev": [3, 6], "test": [6, 9]}
+    assert report["dropped"] == {f"{s}/snli": {"no gold label": int(s == "dev")} for s in ("train", "dev", "test")}
+    assert list(report["files"]) == ["snli_1.0_train.ko.tsv"]
+    assert report["tasks"]["kornli"]["test"]["rows"] == 3
+
+    calls = hub_from_folder(monkeypatch, tmp_path / "hub", tmp_path / "cache")
+    from_hub = kornli.load(tmp_path, params(source="hub", splits_as="original_code", holdout=3))
+    assert calls == [("kakaobrain/kor_nli", "snli", None)]
+    pd.testing.assert_frame_equal(from_hub.tables["pairs"].drop(columns="line"), rows.drop(columns="line"))
+    assert from_hub.report["cut"] == report["cut"] and from_hub.report["dropped"] == report["dropped"]
+
+
+def test_original_code_params_and_a_file_too_short_for_the_cut(tmp_path):
+    assert params().splits_as == "release" and params(splits_as="original_code").holdout == 10000   # the original's
+    assert params(splits_as="original_code").parts() == [("train", "snli")]
+    with pytest.raises(ParamsError, match=r"splits_as: original_code cuts train, dev and test from SNLI's training "
+                                          r"set, as the original code: leave out splits and train"):
+        params(splits_as="original_code", train=["snli"], splits=["train"])
+    with pytest.raises(ParamsError, match=r"holdout is read with splits_as: original_code only"):
+        params(holdout=5)
+    with pytest.raises(ParamsError):
+        params(splits_as="original_code", holdout=0)
+    write_kornli(tmp_path / "kornli")
+    with pytest.raises(DataError, match=r"snli_1\.0_train\.ko\.tsv: 3 rows; splits_as: original_code cuts dev and "
+                                        r"test, 10000 rows each \(tables\.kornli\.holdout\), from its end"):
+        kornli.load(tmp_path, params(splits_as="original_code"))
+    with pytest.raises(DataError, match=r"^x: 2 rows; .* it needs more than 2$"):
+        kornli.cut([], 2, 1, "x")

@@ -1,7 +1,8 @@
 """KLUE sentence-pair tasks (KLUE-NLI, KLUE-STS) -> one ``pairs`` table, for CALUM's Korean variants.
 
 Table ``pairs`` (the columns of the glue set): ``task`` (``klue_nli``, ``klue_sts``), ``split`` (``train``,
-``dev``: KLUE has no public test split; dev is the Hub's ``validation``), ``idx`` (the record's ``guid``),
+``dev``: KLUE has no public test split; dev is the Hub's ``validation``; ``test`` with ``splits_as: original_code``,
+below), ``idx`` (the record's ``guid``),
 ``sentence1``, ``sentence2`` (NLI premise/hypothesis, STS sentence1/sentence2), ``label`` (NLI entailment/
 neutral/contradiction; STS the paper's two classes from KLUE's ``binary-label``: 0 not_similar, 1 similar,
 the Hub's negative/positive), ``line`` (the record's 0-based position in its file or Hub split). Rows in task
@@ -12,6 +13,13 @@ JSON list of records; NLI ``guid``, ``premise``, ``hypothesis``, ``gold_label``;
 ``sentence2``, ``labels.binary-label``); a record with a missing field or an unknown label is a ``DataError``
 naming file, record and guid; the report holds each file's sha256. ``source: hub`` reads ``klue/klue`` (configs
 ``nli``, ``sts``) with ``datasets.load_dataset``. KLUE is not in the sources manifest: no raw source is read.
+
+``splits_as: original_code`` cuts dev in two in order, as the original code (DSincerity/CALM
+``inference/dataset/kor_dataset.py`` lines 12-19, ``lightning-transformers/lightning_transformers/task/nlp/
+klue_nli/klue_nli.py`` lines 22-24, ``klue_sts/klue_sts.py`` lines 22-24): ``validation[:50%]`` stays ``dev``,
+``validation[50%:]`` is ``test`` (``datasets`` rounds the boundary to the closest row, half to even: 260 and 259 of
+KLUE-STS's 519, Table 1's). The paper says it "randomly sampled test sets from the validation set for KLUE
+datasets" (§4.1), which CALUM's generator does by default (``calum.test_draw``).
 """
 
 from __future__ import annotations
@@ -53,6 +61,9 @@ class KlueParams(LoaderParams):
     tasks: Annotated[list[Task], AfterValidator(distinct)] = Field(default_factory=lambda: list(TASKS))
     folder: Path | None = None  # source: files, the folder of KLUE's release JSON files
     hub_revision: str | None = None  # a commit of klue/klue, for a reproducible source: hub
+    # release: train and dev (the test is drawn by calum.test_draw); original_code: dev cut in two in order, the
+    # second half the test, as the original code (module docstring)
+    splits_as: Literal["release", "original_code"] = "release"
 
     @model_validator(mode="after")
     def _folder(self):
@@ -135,6 +146,17 @@ def read_hub(task: str, revision: str | None) -> dict[str, list[dict]]:
     return out
 
 
+def halves(rows: list[dict], where: str) -> tuple[list[dict], list[dict]]:
+    """The original code's validation and test of KLUE's validation rows ``rows`` (in file order):
+    ``validation[:50%]`` and ``validation[50%:]``, the boundary ``datasets`` takes (``arrow_reader.py``
+    ``_pct_to_abs_closest``: ``int(round(50 * n / 100))``, half to even)."""
+    boundary = int(round(50 * len(rows) / 100.0))
+    if not 0 < boundary < len(rows):
+        raise DataError(f"{where}: {len(rows)} dev rows; splits_as: original_code cuts them in two halves (dev, "
+                        f"test): it needs at least 2")
+    return rows[:boundary], [r | {"split": "test"} for r in rows[boundary:]]
+
+
 def sources(params: KlueParams) -> list[str]:
     """None: KLUE is read from the Hub or from a folder the user names, not from the sources manifest."""
     return []
@@ -142,7 +164,8 @@ def sources(params: KlueParams) -> list[str]:
 
 @register("klue", params=KlueParams, sources=sources)
 def load(raw: Path, params: KlueParams) -> Loaded:
-    """The ``pairs`` table (module docstring) and a report of rows and label counts per task and split."""
+    """The ``pairs`` table (module docstring) and a report of rows and label counts per task and split (test
+    too with ``splits_as: original_code``)."""
     rows, report = [], {"source": params.source, "tasks": {}}
     if params.source == "hub":
         report |= {"dataset": HUB_DATASET, "revision": params.hub_revision}
@@ -157,7 +180,9 @@ def load(raw: Path, params: KlueParams) -> Loaded:
                 path = params.folder / FILES[task].format(split=split)
                 by_split[split] = read_file(path, task, split)
                 report["files"][path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
-        for split in SPLITS:
+        if params.splits_as == "original_code":
+            by_split["dev"], by_split["test"] = halves(by_split["dev"], f"klue {task}")
+        for split in by_split:
             part = by_split[split]
             labels = Counter(r["label"] for r in part)
             report["tasks"].setdefault(task, {})[split] = {"rows": len(part), "labels": dict(sorted(labels.items()))}
