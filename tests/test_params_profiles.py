@@ -82,6 +82,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert calum.seeds == [1, 2, 3, 4, 5] and calum.limit is None and calum.eval_limit is None
     assert (calum.epochs, calum.patience, calum.batch_size, calum.lr, calum.max_length) == (10, 3, 64, 1e-5, 128)
     assert calum.max_steps is None and not calum.capped()
+    assert calum.max_grad_norm is None   # no clipping, as the original's Lightning trainer (gradient_clip_val: 0.0)
     assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
     assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
     assert p["calum_multitask"]["tasks"] == ["mnli", "qnli", "rte"]   # Table 6's main tasks
