@@ -69,6 +69,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
         "lr": 4e-4, "batch_size": 32, "epochs": 75, "weight_decay": 0.0, "betas": (0.9, 0.999), "grad_norm": 10.0,
         "plateau_factor": 0.5, "patience": 10}
     assert mcqa.esim_trainable_embeddings and mcqa.esim_embeddings == "glove" and mcqa.pooler == "new"
+    assert mcqa.segment_ids == "zeros"   # the original reader's all-zero segment ids (the paper is silent)
     assert mcqa.glove_tokens == curve.glove_tokens == "original"   # the original readers' (paper silent)
     assert mcqa.intermediate == {"encyclopedic_composition": "single_hop"} and mcqa.intermediate_limit is None
     assert section(params, "pararel_eval", ParaRelEvalParams).limit is None     # every tuple
