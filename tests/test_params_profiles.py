@@ -69,6 +69,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
         "lr": 4e-4, "batch_size": 32, "epochs": 75, "weight_decay": 0.0, "betas": (0.9, 0.999), "grad_norm": 10.0,
         "plateau_factor": 0.5, "patience": 10}
     assert mcqa.esim_trainable_embeddings and mcqa.esim_embeddings == "glove" and mcqa.pooler == "new"
+    assert mcqa.segment_ids == "zeros"   # the original reader's all-zero segment ids (the paper is silent)
     assert mcqa.glove_tokens == curve.glove_tokens == "original"   # the original readers' (paper silent)
     assert mcqa.intermediate == {"encyclopedic_composition": "single_hop"} and mcqa.intermediate_limit is None
     assert section(params, "pararel_eval", ParaRelEvalParams).limit is None     # every tuple
@@ -82,6 +83,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert calum.seeds == [1, 2, 3, 4, 5] and calum.limit is None and calum.eval_limit is None
     assert (calum.epochs, calum.patience, calum.batch_size, calum.lr, calum.max_length) == (10, 3, 64, 1e-5, 128)
     assert calum.max_steps is None and not calum.capped()
+    assert calum.max_grad_norm is None   # no clipping, as the original's Lightning trainer (gradient_clip_val: 0.0)
     assert p["calum_tasks"] == ["mnli", "qnli", "rte", "qqp", "mrpc"] == p["tables"]["glue"]["tasks"]
     assert p["calum_multitask"]["groups"] == ["Para", "All"] and p["tables"]["glue"]["source"] == "hub"
     assert p["calum_multitask"]["tasks"] == ["mnli", "qnli", "rte"]   # Table 6's main tasks

@@ -53,6 +53,12 @@ class CalumEvalParams(BaseModel):
     device_batch_size: PositiveInt = 16    # per forward pass and device; accumulation makes up batch_size
     epochs: PositiveInt = 10
     warmup: float = 0.1                    # share of the planned updates spent in linear warm-up
+    # The paper does not say whether gradients are clipped. The original code does not clip: its Lightning trainer
+    # (lightning-transformers/conf/trainer/glue.yaml) sets `gradient_clip_val: 0.0`. 1.0 is the transformers
+    # Trainer's default (max_grad_norm); null: no clipping, as the original (the paper profile).
+    max_grad_norm: PositiveFloat | None = Field(
+        1.0, description="clip the gradient norm to this value before each update (the transformers Trainer's "
+                         "default); null: no clipping, as the original code (Lightning gradient_clip_val: 0.0)")
     patience: PositiveInt = 3              # epochs without a better validation accuracy before stopping
     # The paper says only "applying an early stopping method during the training" (§4.3). The original code
     # (DSincerity/CALM, lightning-transformers/conf/trainer/glue.yaml) keeps a ModelCheckpoint with no `monitor`,

@@ -63,6 +63,7 @@ def arguments(cp: CalumEvalParams, workdir: Path, seed: int, n_train: int, devic
         per_device_train_batch_size=cp.device_batch_size, per_device_eval_batch_size=2 * cp.device_batch_size,
         gradient_accumulation_steps=accumulation, num_train_epochs=cp.epochs, max_steps=cp.max_steps or -1,
         lr_scheduler_type="linear", warmup_steps=math.ceil(cp.warmup * updates), optim="adamw_torch",
+        max_grad_norm=cp.max_grad_norm or 0.0,   # 0: the Trainer clips nothing
         load_best_model_at_end=best, metric_for_best_model="accuracy", greater_is_better=True,
         save_total_limit=1, save_only_model=True, logging_strategy="steps", logging_steps=1,
         report_to="none", disable_tqdm=True, use_cpu=device == "cpu", bf16=dtype == "bfloat16",

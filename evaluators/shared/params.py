@@ -196,6 +196,10 @@ class McqaParams(BaseModel):
         "new", description="the hidden layer of MC-QA's MLP: new (drawn under the run's seed, as the paper: its "
                            "parameters 'cannot be initialized using the original pre-trained LM') or pretrained "
                            "(the checkpoint's pooler, as the original code)")
+    segment_ids: Literal["pair", "zeros"] = Field(
+        "pair", description="the token type ids an encoder that takes them reads: pair (the tokenizer's pair "
+                            "template: 0 for the stem, 1 for the choice) or zeros (0 throughout, as the original "
+                            "code: transformer_mc_qa_reader.py line 175, `segment_ids = [0] * len(tokens)`)")
     glove_tokens: Literal["original", "lowercase"] = Field("original", description="ESIM: " + GLOVE_TOKENS)
     esim_embeddings: Literal["glove", "random"] = Field(
         "glove", description="ESIM's embeddings: glove (the paper's) or random (the original config as released: its "

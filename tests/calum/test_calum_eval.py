@@ -242,3 +242,18 @@ def test_the_original_early_stopping_counts_evaluations_without_a_better_accurac
     assert isinstance(last, TrainingArguments) and not last.load_best_model_at_end and last.save_strategy == "no"
     assert best.load_best_model_at_end and best.save_strategy == "epoch"
     assert CalumEvalParams().checkpoint == "last"
+
+
+def test_gradients_are_clipped_only_where_the_params_say():
+    """The original code clips no gradient (Lightning ``gradient_clip_val: 0.0``, conf/trainer/glue.yaml); the
+    transformers Trainer clips at 1.0 unless told otherwise. ``max_grad_norm: null`` (the paper profile) reaches the
+    Trainer as 0, which turns its clipping off; the default keeps the Trainer's 1.0 (the smoke profile's outputs)."""
+    from transformers import TrainingArguments
+
+    from evaluators.calum.trainer import arguments
+
+    default = arguments(CalumEvalParams(**SMOKE), Path("w"), 1, 64, "cpu", 1)
+    unclipped = arguments(CalumEvalParams(**SMOKE | {"max_grad_norm": None}), Path("w"), 1, 64, "cpu", 1)
+    assert isinstance(unclipped, TrainingArguments)
+    assert default.max_grad_norm == 1.0 and unclipped.max_grad_norm == 0.0
+    assert CalumEvalParams().max_grad_norm == 1.0 and "max_grad_norm" not in CalumEvalParams().capped()

@@ -381,3 +381,26 @@ def test_the_hidden_layer_is_new_by_default_or_the_checkpoints_pooler(tiny_bert_
     with pytest.raises(UsageError, match=r"mcqa.pooler: pretrained, but the checkpoint has no pretrained pooler "
                                          r"\(it lacks pooler.dense"):
         mcqa.EncoderBackend(resolve_model(str(tiny_bert), {}, "params.yaml"), "cpu", pooler="pretrained")
+
+
+# --- MC-QA's segment ids: the pair's own, or all zeros as the original reader (mcqa.segment_ids) ----------------
+
+def test_segment_ids_are_the_pairs_by_default_or_zeros_as_the_original(tiny_bert):
+    """The original reader gives every token segment id 0 (``transformer_mc_qa_reader.py`` line 175) and the model
+    feeds them to BERT as ``token_type_ids``; ``segment_ids: zeros`` does that, so the choice's tokens read type
+    embedding 0 and the logits change; the default keeps the pair template's 1s for the choice."""
+    import torch
+
+    rows = [_row("dev", 0, "a 24 year old is [MASK] than me .", ["older", "younger"], "older")]
+    ref = resolve_model(str(tiny_bert), {}, "params.yaml")
+    pair, zeros = mcqa.EncoderBackend(ref, "cpu"), mcqa.EncoderBackend(ref, "cpu", segment_ids="zeros")
+    pair_enc, zeros_enc = pair.encode(rows), zeros.encode(rows)
+    assert pair_enc.pairs[3].max() == 1 and not zeros_enc.pairs[3].any()
+    np.testing.assert_array_equal(pair_enc.pairs[1], zeros_enc.pairs[1])   # the same tokens
+    model = pair.fresh(1).eval()
+    with torch.no_grad():
+        both = np.arange(2)
+        assert not torch.allclose(pair.logits(model, pair_enc, both), zeros.logits(model, zeros_enc, both))
+    assert zeros.record()["segment_ids"] == "zeros" and "segment_ids" not in pair.record()
+    with pytest.raises(UsageError, match="mcqa.segment_ids must be one of pair, zeros"):
+        mcqa.EncoderBackend(ref, "cpu", segment_ids="ones")
