@@ -73,6 +73,7 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     assert mcqa.glove_tokens == curve.glove_tokens == "original"   # the original readers' (paper silent)
     assert mcqa.intermediate == {"encyclopedic_composition": "single_hop"} and mcqa.intermediate_limit is None
     assert section(params, "pararel_eval", ParaRelEvalParams).limit is None     # every tuple
+    assert section(params, "pararel_eval", ParaRelEvalParams).a_an_label == "model_token"   # as the original
     assert p["pararel_eval"]["relations"] is None                                # every relation
     consistency = section(params, "consistency", ConsistencyParams)
     assert (consistency.limit, consistency.eval_limit, consistency.epochs) == (100, None, 3)

@@ -87,9 +87,11 @@ def score_relation(engine: Engine, q: Queries, top_k: int) -> list[dict]:
 
 
 def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit: int | None = None,
-             top_k: int = 5, a_an_filter: bool = True, progress: bool = True) -> tuple[list[dict], dict]:
+             top_k: int = 5, a_an_filter: bool = True, a_an_label: str = "gold", progress: bool = True
+             ) -> tuple[list[dict], dict]:
     """Predictions of every query of ``relations`` and the metrics: per relation, macro over the N-1
-    relations evaluated, determinism over the N-M ones. A relation left with no query this model can score
+    relations evaluated, determinism over the N-M ones. ``a_an_label``: what the a/an filter reads, the ``gold``
+    label or, as the original, the ``model_token`` (:func:`pararel_metrics.original_a_an_labels`). A relation left with no query this model can score
     is listed under ``unscored``, not averaged."""
     import pandas as pd
 
@@ -107,7 +109,9 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
                             columns=["relation", "pattern_id", "pattern", "first"])
     edges = pd.DataFrame([e for e in data.edges if e["relation"] in scored],
                          columns=["relation", "source", "target", *pararel_metrics.EDGE_FLAGS])
-    metrics = pararel_metrics.evaluate(table, patterns, edges, a_an_filter=a_an_filter,
+    labels = None if a_an_label == "gold" else pararel_metrics.original_a_an_labels(
+        table["gold"].unique(), getattr(engine.runner.model.config, "model_type", ""), engine.tokenizer.tokenize)
+    metrics = pararel_metrics.evaluate(table, patterns, edges, a_an_filter=a_an_filter, a_an_label=labels,
                                        n1_relations=[r for r in scored if classes[r] == "N-1"],
                                        nm_relations=[r for r in scored if classes[r] == "N-M"])
     for rel in scored:
@@ -119,7 +123,8 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
 
 
 def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[str] | None = None,
-        limit: int | None = None, top_k: int = 5, a_an_filter: bool = True, rule: str | None = None,
+        limit: int | None = None, top_k: int = 5, a_an_filter: bool = True, a_an_label: str = "gold",
+        rule: str | None = None,
         batch_size: int | str = "auto", progress: bool = True, profile: str | None = None) -> dict:
     """Evaluate and write ``predictions.jsonl`` and ``metrics.json`` under ``out`` (atomically); ``profile``: the
     params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
@@ -128,12 +133,13 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[s
     for rel in relations:
         data.relation(rel)  # an unknown relation fails before any scoring
     predictions, metrics = evaluate(engine, data, relations, limit=limit, top_k=top_k, a_an_filter=a_an_filter,
-                                    progress=progress)
+                                    a_an_label=a_an_label, progress=progress)
     metrics |= {"model": loaded.name, "model_id": loaded.model_id,
                 "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                 "zero_shot": loaded.head_pretrained, "data": str(data.folder),
                 "data_fingerprint": data.meta["fingerprint"], "relations_evaluated": relations, "limit": limit,
-                "a_an_filter": a_an_filter, "object_token": object_rule(data), "top_k": top_k,
+                "a_an_filter": a_an_filter, **({"a_an_label": a_an_label} if a_an_label != "gold" else {}),
+                "object_token": object_rule(data), "top_k": top_k,
                 "queries": len(predictions),
                 **engine.scoring.record(), **loaded.provenance(), "profile": profile}
     with atomic.atomic_path(Path(out), kind="results") as tmp:

@@ -59,11 +59,25 @@ def a_an_fits(pattern: str, obj: str) -> bool:
     return not _misfit(_article(pattern), obj.lower().startswith(_VOWELS))
 
 
+def original_a_an_labels(golds, model_type: str, tokenize) -> dict[str, str]:
+    """The string the original's a/an rule reads for each gold object of a ``model_type`` model
+    (``pararel/consistency/lm_pipeline.py`` lines 82-89): RoBERTa's ``' ' + obj``, ALBERT's ``tokenize(obj)[0]``
+    (its "▁"-marked first piece), any other model's plain label. The first two never start with a vowel letter, so
+    with them the rule drops every "an [Y]" cell and keeps every "a [Y]" one (``pararel_eval.a_an_label:
+    model_token``)."""
+    if model_type == "roberta":
+        return {g: " " + g for g in golds}
+    if model_type == "albert":
+        return {g: (tokenize(g) or [g])[0] for g in golds}
+    return {g: g for g in golds}
+
+
 def _ratio(num, den) -> float | None:
     return float(num / den) if den else None
 
 
-def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, a_an_filter: bool) -> dict:
+def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, a_an_filter: bool,
+           a_an_label: Mapping[str, str] | None = None) -> dict:
     """One relation as tuples × patterns arrays, plus every unordered pattern pair ``(i, j)`` and its type."""
     relations = predictions["relation"].unique()
     if len(relations) != 1:
@@ -85,7 +99,8 @@ def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFram
     valid = present.copy()
     if a_an_filter:
         articles = np.array([_article(p) for p in rel_patterns.loc[wide.columns, "pattern"]])
-        vowel = gold.str.lower().str.startswith(_VOWELS).to_numpy()[:, None]
+        read = gold if a_an_label is None else gold.map(lambda g: a_an_label.get(g, g))
+        vowel = read.str.lower().str.startswith(_VOWELS).to_numpy()[:, None]
         valid &= ~_misfit(articles[None, :], vowel)
     i, j = np.triu_indices(len(wide.columns), 1)
     first = rel_patterns.index[rel_patterns["first"].astype(bool)]
@@ -117,7 +132,7 @@ def _pairs(cells: dict) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-                     a_an_filter: bool = True) -> dict:
+                     a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None) -> dict:
     """One relation's METRICS (fractions, or None where the denominator is empty), ``consistency_by_edge``
     and counts (``n_pairs`` = pairs scored, ``n_pairs_filtered`` = pairs the a/an filter dropped).
 
@@ -129,9 +144,10 @@ def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: p
     ``a_an_filter`` (on by default, as the original) drops cells whose pattern's a/an misfits the gold object
     (:func:`a_an_fits`) from the pair metrics, Succ-Patt and Succ-Objs (and so the known split), whose
     denominators are the patterns / tuples with at least one kept cell; as in the original (``evaluate_lama``,
-    ``group_score_lama_eval``) and the paper, Accuracy and Consistent-Acc use every cell.
+    ``group_score_lama_eval``) and the paper, Accuracy and Consistent-Acc use every cell. ``a_an_label``: the string
+    the rule reads for each gold object (:func:`original_a_an_labels`; None: the gold label itself).
     """
-    cells = _cells(predictions, patterns, edges, a_an_filter)
+    cells = _cells(predictions, patterns, edges, a_an_filter, a_an_label)
     present, correct, valid, first = cells["present"], cells["correct"], cells["valid"], cells["first"]
     scored, agree, dropped = _pairs(cells)
     hit = correct & valid
@@ -154,12 +170,12 @@ def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: p
 
 
 def determinism(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-                a_an_filter: bool = True) -> dict:
+                a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None) -> dict:
     """Determinism of an N-M relation (§3.1, §6.2): Consistency's measure, the share of pattern pairs that
     agree whatever the gold object, since different answers may both be right. The a/an filter still uses the
     tuple's gold object, as the original (the same script runs on N-M relations). A subject with k objects is
     k tuples with the same predictions, so it weighs k times (the original kept one of them)."""
-    scored, agree, dropped = _pairs(_cells(predictions, patterns, edges, a_an_filter))
+    scored, agree, dropped = _pairs(_cells(predictions, patterns, edges, a_an_filter, a_an_label))
     return {DETERMINISM: _ratio(agree.sum(), scored.sum()), "n_tuples": len(scored),
             "n_pairs": int(scored.sum()), "n_pairs_filtered": dropped}
 
@@ -199,19 +215,22 @@ def majority_predictions(predictions: pd.DataFrame) -> tuple[pd.DataFrame, dict[
 
 
 def majority(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-             n1_relations: Sequence[str], a_an_filter: bool = True) -> dict:
+             n1_relations: Sequence[str], a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None
+             ) -> dict:
     """The majority baseline's METRICS per N-1 relation (with its ``object``) and macro-averaged, scored by
     :func:`relation_metrics` as any model (so the a/an filter leaves it Succ-Patt below 100%, as Table 2's
     97.3)."""
     table, objects = majority_predictions(predictions[predictions["relation"].isin(n1_relations)])
     groups = dict(tuple(table.groupby("relation", sort=False)))
-    rel = {r: {**{k: v for k, v in relation_metrics(groups[r], patterns, edges, a_an_filter=a_an_filter).items()
+    rel = {r: {**{k: v for k, v in relation_metrics(groups[r], patterns, edges, a_an_filter=a_an_filter,
+                                                                 a_an_label=a_an_label).items()
                   if k in METRICS}, "object": objects[r]} for r in n1_relations}
     return {"relations": rel, "macro": macro(rel, n1_relations)}
 
 
 def evaluate(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-             n1_relations: Sequence[str], nm_relations: Sequence[str], a_an_filter: bool = True) -> dict:
+             n1_relations: Sequence[str], nm_relations: Sequence[str], a_an_filter: bool = True,
+             a_an_label: Mapping[str, str] | None = None) -> dict:
     """Metrics of each N-1 relation with their macro average (METRICS and ``consistency_by_edge``), the
     determinism of each N-M relation with its macro average, and the majority baseline on the same N-1 cells
     (:func:`majority`). Other relations' predictions are ignored."""
@@ -219,10 +238,11 @@ def evaluate(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFr
     missing = [r for r in (*n1_relations, *nm_relations) if r not in groups]
     if missing:
         raise ValueError(f"no predictions for relations {missing}")
-    rel = {r: relation_metrics(groups[r], patterns, edges, a_an_filter=a_an_filter) for r in n1_relations}
-    det = {r: determinism(groups[r], patterns, edges, a_an_filter=a_an_filter) for r in nm_relations}
+    rule = {"a_an_filter": a_an_filter, "a_an_label": a_an_label}
+    rel = {r: relation_metrics(groups[r], patterns, edges, **rule) for r in n1_relations}
+    det = {r: determinism(groups[r], patterns, edges, **rule) for r in nm_relations}
     by_edge = {r: m["consistency_by_edge"] for r, m in rel.items()}
     return {"relations": rel,
             "macro": {**macro(rel, n1_relations), "consistency_by_edge": macro(by_edge, n1_relations, EDGE_TYPES)},
             "determinism": {**det, "macro": macro(det, nm_relations, (DETERMINISM,))},
-            "majority": majority(predictions, patterns, edges, n1_relations=n1_relations, a_an_filter=a_an_filter)}
+            "majority": majority(predictions, patterns, edges, n1_relations=n1_relations, **rule)}

@@ -265,6 +265,10 @@ class ParaRelEvalParams(BaseModel):
     top_k: PositiveInt = Field(5, description="candidates kept per prediction in predictions.jsonl")
     a_an_filter: bool = Field(True, description="skip cells whose a/an before [Y] does not fit the gold object, as "
                                                 "the original does")
+    a_an_label: Literal["gold", "model_token"] = Field(
+        "gold", description="what the a/an filter reads: the gold label, or (model_token) the label as the original "
+                            "passes it, RoBERTa's ' ' + obj and ALBERT's first piece, which never start with a vowel "
+                            "(every 'an [Y]' cell dropped for them)")
     relations: list[Relation] | None = Field(None, description="only these relations, e.g. P19,P36 (none: every "
                                                                "relation of the cloze set)")
     limit: PositiveInt | None = Field(None, description="only the first N tuples of each relation (none: all)")

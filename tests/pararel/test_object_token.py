@@ -203,3 +203,26 @@ def test_a_pattern_opening_with_the_object_is_scored_by_its_leading_space_token(
     m = ev.evaluate(Engine(loaded.model, loaded.tokenizer, "mlm"), context, ["P1"], progress=False)[1]
     assert m["relations"]["P1"]["dropped_objects"] == {"younger": ev.NOT_ONE_TOKEN["in_context"]}
     assert ev.object_rule(read_cloze_set(write_toy_cloze_set(tmp_path / "old", {"P1": relation}))) == "in_context"
+
+
+def test_the_a_an_filter_reads_the_label_the_original_passes_for_roberta(tiny_roberta, tmp_path, monkeypatch):
+    """``a_an_label: model_token`` (the paper profile): RoBERTa's label is ``' ' + obj`` in the original
+    (``lm_pipeline.py`` lines 82-89), so its a/an rule drops the "an [Y]" cells of a vowel-initial object and keeps
+    its "a [Y]" ones, the reverse of the gold label's rule; metrics.json records the choice."""
+    from evaluators.pararel import metrics as pararel_metrics
+
+    relation = (["[X] is an [Y] .", "[X] is a [Y] .", "[X] is [Y] ."], [("first", "older"), ("second", "older")])
+    data = read_cloze_set(write_toy_cloze_set(tmp_path / "set", {"P1": relation},
+                                              {"params": {"object_token": "leading_space"}}))
+    loaded = _mlm(tiny_roberta)
+    seen, real = [], pararel_metrics.relation_metrics
+    monkeypatch.setattr(pararel_metrics, "relation_metrics",
+                        lambda *a, **k: seen.append(k["a_an_label"]) or real(*a, **k))
+    kept = {}
+    for label in ("gold", "model_token"):
+        m = ev.run(loaded, data, tmp_path / label, relations=["P1"], a_an_label=label, progress=False)
+        assert m.get("a_an_label", "gold") == label
+        kept[label] = m["relations"]["P1"]["n_pairs"], m["relations"]["P1"]["n_pairs_filtered"]
+    assert seen[0] is None and seen[-1] == {"older": " older"}
+    # 2 tuples x 3 pattern pairs, one pattern misfit either way ("a older" / "an ␣older"): 2 pairs kept, 4 dropped
+    assert kept == {"gold": (2, 4), "model_token": (2, 4)}

@@ -155,6 +155,26 @@ def test_a_an_filter_changes_consistency():
     assert (unfiltered["n_pairs"], unfiltered["n_pairs_filtered"]) == (6, 0)
 
 
+def test_the_originals_a_an_label_drops_every_an_cell_for_roberta_and_albert(tiny_roberta):
+    """``pararel_eval.a_an_label: model_token``: the rule reads the label as the original's ``lm_pipeline.py``
+    passes it (RoBERTa ``' ' + obj``, ALBERT ``tokenize(obj)[0]``): no such label starts with a vowel, so every
+    "an [Y]" cell goes and every "a [Y]" cell stays, whatever the object; a BERT's label is the gold one."""
+    from transformers import AutoTokenizer
+
+    from evaluators.pararel.metrics import original_a_an_labels
+
+    roberta = original_a_an_labels(["Oslo", "Paris"], "roberta", AutoTokenizer.from_pretrained(tiny_roberta).tokenize)
+    assert roberta == {"Oslo": " Oslo", "Paris": " Paris"}
+    assert original_a_an_labels(["Oslo"], "albert", lambda text: ["▁oslo"]) == {"Oslo": "▁oslo"}
+    assert original_a_an_labels(["Oslo"], "bert", str.split) == {"Oslo": "Oslo"}
+    # z1 Oslo: Oslo Rome Oslo; z2 Paris: Paris Paris Oslo. The label never vowel-initial: p2 ("an") misfits for
+    # both -> pairs (0,1) only: z1 n, z2 y -> 1/2 (the gold label's rule: 2/2, test above)
+    table = _predictions({"z1": ("Oslo", ["Oslo", "Rome", "Oslo"]), "z2": ("Paris", ["Paris", "Paris", "Oslo"])})
+    got = relation_metrics(table, ARTICLES, TYPED, a_an_label=roberta)
+    assert got["Consistency"] == pytest.approx(1 / 2)
+    assert (got["n_pairs"], got["n_pairs_filtered"]) == (2, 4)
+
+
 def test_a_an_filter_on_the_majority_baseline():
     # Always "Paris". m1, m2 Paris: p2 ("an") misfits; m3 Oslo: p1 ("a") misfits.
     table = _predictions({"m1": ("Paris", ["Paris"] * 3), "m2": ("Paris", ["Paris"] * 3),
