@@ -12,9 +12,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from probekit.outputs import legacy
-from probekit.outputs.marker import LEDGER, MARKER, Marker, MarkerError, read_ledger, read_marker, same_bytes
+from probekit.outputs.marker import (LEDGER, MARKER, Digest, Marker, MarkerError, read_ledger, read_marker,
+                                     same_bytes)
 
 REPOSITORIES = (".git", ".dvc", ".hg", ".svn")
 """Folder (or, for a git worktree or submodule, file) names that make a repository: never written, never deleted."""
@@ -177,8 +179,9 @@ def _walk(folder: Path, rel: str, governing: _Governing, inv: Inventory) -> None
         size = _size(entry)
         inv.files.append(here)
         inv.size += size
-        if (name == MARKER and own_ok) or (name == LEDGER and ledger is not None):
-            continue
+        if (name == MARKER and own_ok and (own.kind == "store" or _proves(folder, own.files))) or (
+                name == LEDGER and ledger is not None and _proves(folder, ledger)):
+            continue   # probekit's record, when it proves bytes probekit wrote beside it; else it is someone's file
         if governing.lists(name, path):
             if governing.marker.kind is not None:
                 inv.kinds.add(governing.marker.kind)
@@ -191,6 +194,19 @@ def _walk(folder: Path, rel: str, governing: _Governing, inv: Inventory) -> None
             inv.kinds.add(kind)
             continue
         inv.foreign.append(here)
+
+
+def _proves(folder: Path, files: Mapping[str, Digest] | None) -> bool:
+    """Whether a marker's or ledger's ``files`` (path from ``folder`` -> :data:`Digest`) prove bytes probekit wrote:
+    one of them at least is there with the recorded bytes (the first found ends the search). A record that proves
+    none is not probekit's to replace: probekit writes a ledger only beside a file it wrote and removes it with its
+    last one, and a marker with the folder it describes, so a record whose every file is gone or changed, or one
+    that lists none, may be anybody's (a forged or copied file of that name). An older marker, which lists names
+    only (``files`` None, :mod:`probekit.outputs.legacy`), and a results store's, which lists nothing (its cells
+    carry their own), are read as before."""
+    if files is None:
+        return True
+    return any(same_bytes(folder / rel, recorded) for rel, recorded in files.items())
 
 
 def _size(entry: os.DirEntry) -> int:

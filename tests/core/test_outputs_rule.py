@@ -104,3 +104,34 @@ def test_an_output_overlaps_an_input_however_it_is_spelled(written, read, how, t
     if how:
         with pytest.raises(UsageError, match=f"--out {written}: {how} --data {read}"):
             overlap.check([("--out", written)], [("--data", read)])
+
+
+@pytest.mark.parametrize("record", ["ledger", "marker", "stale-ledger"])
+def test_a_record_of_probekits_that_proves_no_bytes_is_not_probekits(record, tmp_path):
+    """A ``.probekit-files.json`` or ``.probekit.json`` is probekit's own only when it proves bytes probekit wrote
+    beside it: a forged or copied one, or one whose every file has changed, is somebody's file, and a folder holding
+    it is not replaced (the property test's draw: a forged ledger alone in ``--out``'s folder, lost to an export)."""
+    folder = tmp_path / "out"
+    if record == "stale-ledger":   # probekit wrote report.md, the user rewrote it: the ledger proves nothing now
+        atomic.write_text(folder / "report.md", "# report\n")
+        (folder / "report.md").write_text("# mine now\n")
+    else:
+        folder.mkdir()
+        name = outputs.LEDGER if record == "ledger" else outputs.MARKER
+        body = {"written_by": "probekit", "files": {"notes.txt": {"size": 3, "sha256": "f" * 64}}}
+        if record == "marker":
+            body |= {"marker": 2, "kind": "export", "folders": [], "files": {}}
+        (folder / name).write_text(json.dumps(body))
+    name = outputs.MARKER if record == "marker" else outputs.LEDGER
+    before = (folder / name).read_bytes()
+    assert name in outputs.not_ours(folder)
+    with pytest.raises(outputs.OutputError):
+        outputs.check_replace(folder, "export")
+    assert (folder / name).read_bytes() == before
+
+
+def test_a_record_that_proves_a_file_is_still_probekits(tmp_path):
+    """The other side: a ledger beside a loose file probekit wrote, a marker of a folder probekit wrote."""
+    atomic.write_text(tmp_path / "loose" / "report.md", "# report\n")
+    assert outputs.not_ours(tmp_path / "loose") == []
+    assert outputs.not_ours(_dataset(tmp_path / "d")) == []
