@@ -40,6 +40,7 @@ KINDS = {
     "store": "a results store (probes grid), which probekit only adds to",
     "cell": "a cell of a results store (probes grid)",
     "code": "the code of each command (probes code)",
+    "site": "a results browser (probes browse build)",
     "file": "a file written by a probes command",
 }
 """Every kind of output, as a refusal names it. A command replaces only a folder of its own kind (else ``--force``);
