@@ -6,8 +6,6 @@ comes back, nothing leaves 127.0.0.1."""
 from __future__ import annotations
 
 import http.client
-import json
-import os
 import socket
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,33 +15,16 @@ import pytest
 from evaluators.browse.serve import byte_range, serving
 from probekit.errors import UsageError
 
+import toy_site
 from browser import ChromiumMissing, browser_page, chromium_path, leaves_loopback
-
-BLOB = bytes(range(256)) * 4   # 1024 bytes, each position's value known
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>t</title><link rel="stylesheet" href="style.css">
-<script type="module" src="app.js"></script></head><body><p id="out">loading</p></body></html>"""
-APP = """const site = await (await fetch("data/site.json")).json();
-const r = await fetch("data/shards/s0/preds.bin", {headers: {Range: "bytes=4-7"}});
-const bytes = new Uint8Array(await r.arrayBuffer());
-document.getElementById("out").textContent = `${site.title} ${r.status} ${Array.from(bytes).join(",")}`;
-"""
+from toy_site import BLOB, write_toy_site
 
 
 @pytest.fixture
 def site(tmp_path) -> Path:
-    """A folder in the shape of a built site (docs: the site folder format), with a file outside it."""
-    root = tmp_path / "site"
-    (root / "data" / "shards" / "s0").mkdir(parents=True)
-    (root / "index.html").write_text(PAGE)
-    (root / "app.js").write_text(APP)
-    (root / "style.css").write_text("body { font-family: system-ui; }\n")
-    (root / "LICENSES.md").write_text("# Licences\n")
-    (root / "data" / "site.json").write_text(json.dumps({"format": 1, "title": "probekit results", "shards": []}))
-    (root / "data" / "shards" / "s0" / "preds.bin").write_bytes(BLOB)
-    (root / "data" / "shards" / "s0" / "rows.json").write_text('{"rows": [], "vocab": []}')
-    (root / ".probekit.json").write_text("{}")
+    """A folder in the shape of a built site, with a file outside it."""
     (tmp_path / "secret.txt").write_text("outside the site")
-    return root
+    return write_toy_site(tmp_path / "site")
 
 
 def _get(url: str, path: str, headers: dict | None = None, method: str = "GET"):
@@ -58,7 +39,7 @@ def _get(url: str, path: str, headers: dict | None = None, method: str = "GET"):
         conn.close()
 
 
-PRED = "/data/shards/s0/preds.bin"
+PRED = "/" + toy_site.PRED
 
 
 @pytest.mark.parametrize("header, first, last", [
