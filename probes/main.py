@@ -38,7 +38,7 @@ EVALUATE = ("evaluate", "olmpics-report", "pararel-report", "train", "calum-repo
 """The commands whose modules add ``probes evaluate`` setups too (or, ``grid``, read every setup's parser)."""
 COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity"), "harness": ("export",),
             "harness_run": ("lm-eval",), "zeroshot": ("audit", "report"), "run": ("run",), "rehearse": ("rehearse",),
-            "annotate": ("annotate",), "new": ("new",), "diff": ("diff",), "code": ("code",)}
+            "annotate": ("annotate",), "new": ("new",), "diff": ("diff",), "code": ("code",), "browse": ("browse",)}
 """The top-level commands each ``probes.<module>`` adds besides :data:`EVALUATE`'s."""
 EVALUATE_MODULES = ("zeroshot", "olmpics", "pararel", "calum", "grid", "publish")
 """The modules that add :data:`EVALUATE`'s commands, in the order :func:`parser` adds them."""
@@ -94,7 +94,7 @@ def parser(command: str | None = None, setup: str | None = None) -> argparse.Arg
             _cli(name).add_commands(sub, command_)
     if wants(*COMMANDS["zeroshot"]):
         _cli("zeroshot").add_commands(sub, command_)
-    for name in ("run", "rehearse", "annotate", "new", "diff", "code"):   # probes rehearse (probes/rehearse.py) and the others
+    for name in ("run", "rehearse", "annotate", "new", "diff", "code", "browse"):   # probes rehearse (probes/rehearse.py), ...
         if wants(*COMMANDS[name]):
             _cli(name).add_commands(sub, command_)
     return p

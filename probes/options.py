@@ -111,7 +111,7 @@ class WrittenPath(type(Path())):
     """:class:`Written` for an option whose value is a :class:`~pathlib.Path`."""
 
 
-POSITIONAL = ("results", "path", "answers", "folder")
+POSITIONAL = ("results", "path", "answers", "folder", "dir")
 """The path arguments that are positional (said by name in a refusal: ``RESULTS``)."""
 
 

@@ -1,7 +1,9 @@
-"""A fake Hugging Face Hub on loopback, speaking the few endpoints ``huggingface_hub`` uses to publish a dataset:
-create a repo, a branch and a tag, repo info, validate a README's YAML, preupload (every file answered "regular", so
-no LFS), commit (ndjson; the parent commit is checked), and resolve (HEAD/GET of a file at a revision). A revision
-is a branch, a tag or a commit sha (URL-quoted in a path: unquoted); ``tags(repo)`` lists a repo's tags.
+"""A fake Hugging Face Hub on loopback, speaking the few endpoints ``huggingface_hub`` uses to publish a dataset
+or a static Space: create a repo, a branch and a tag, repo info, validate a README's YAML, preupload (every file
+answered "regular", so no LFS), commit (ndjson; the parent commit is checked), the tree of a revision (its files),
+and resolve (HEAD/GET of a file at a revision). A revision is a branch, a tag or a commit sha (URL-quoted in a path:
+unquoted); ``tags(repo)`` lists a repo's tags. A repo is a dataset or a Space (``kind(repo)``, ``sdk(repo)``): the
+routes of the other type answer 404 for it.
 
 It keeps every commit's snapshot and, per branch and path, the last commit that changed the path; ``fail(endpoint,
 n)`` answers the next ``n`` requests of an endpoint with a 503 (``n=-1``: always). Write requests must carry the
@@ -21,17 +23,20 @@ from urllib.parse import unquote, urlsplit
 
 from helpers import LoopbackServer
 
-REPO = r"(?P<repo>[\w.-]+/[\w.-]+)"
+REPO = r"(?P<kind>datasets|spaces)/(?P<repo>[\w.-]+/[\w.-]+)"
 ROUTES = [
     ("POST", "create", re.compile(r"^/api/repos/create$")),
     ("POST", "validate", re.compile(r"^/api/validate-yaml$")),
-    ("POST", "branch", re.compile(rf"^/api/datasets/{REPO}/branch/(?P<rev>[^/]+)$")),
-    ("POST", "tag", re.compile(rf"^/api/datasets/{REPO}/tag/(?P<rev>[^/]+)$")),
-    ("POST", "preupload", re.compile(rf"^/api/datasets/{REPO}/preupload/(?P<rev>[^/]+)$")),
-    ("POST", "commit", re.compile(rf"^/api/datasets/{REPO}/commit/(?P<rev>[^/]+)$")),
-    ("GET", "info", re.compile(rf"^/api/datasets/{REPO}(?:/revision/(?P<rev>[^/]+))?$")),
-    ("GET", "resolve", re.compile(rf"^/datasets/{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")),
+    ("POST", "branch", re.compile(rf"^/api/{REPO}/branch/(?P<rev>[^/]+)$")),
+    ("POST", "tag", re.compile(rf"^/api/{REPO}/tag/(?P<rev>[^/]+)$")),
+    ("POST", "preupload", re.compile(rf"^/api/{REPO}/preupload/(?P<rev>[^/]+)$")),
+    ("POST", "commit", re.compile(rf"^/api/{REPO}/commit/(?P<rev>[^/]+)$")),
+    ("GET", "tree", re.compile(rf"^/api/{REPO}/tree/(?P<rev>[^/]+)$")),
+    ("GET", "info", re.compile(rf"^/api/{REPO}(?:/revision/(?P<rev>[^/]+))?$")),
+    ("GET", "resolve", re.compile(rf"^/{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")),
 ]
+KIND = {"dataset": "datasets", "space": "spaces"}
+"""``create``'s ``type`` (absent: a dataset here) -> the word of the routes."""
 
 
 @dataclass
@@ -42,6 +47,8 @@ class Repo:
     last_commit: dict[str, dict[str, str]] = field(default_factory=dict)  # branch -> {path: sha}
     history: list[str] = field(default_factory=list)                      # every commit, in order
     tags: dict[str, str] = field(default_factory=dict)                    # tag -> sha
+    kind: str = "datasets"                                                # datasets | spaces
+    sdk: str | None = None                                                # a Space's sdk
 
     def sha(self, rev: str) -> str | None:
         """The commit a branch, tag or sha names (None: none)."""
@@ -86,6 +93,13 @@ class FakeHub(LoopbackServer):
     def last_commit(self, repo_id: str, branch: str = "main") -> dict[str, str]:
         return dict(self.repos[repo_id].last_commit.get(branch, {}))
 
+    def kind(self, repo_id: str) -> str:
+        """``datasets`` or ``spaces``."""
+        return self.repos[repo_id].kind
+
+    def sdk(self, repo_id: str) -> str | None:
+        return self.repos[repo_id].sdk
+
     # --- routing ---------------------------------------------------------------------------------------------
 
     def handle(self, method: str, raw_path: str, headers: dict, body: bytes):
@@ -104,6 +118,9 @@ class FakeHub(LoopbackServer):
                     if verb == "POST" and headers.get("Authorization", headers.get("authorization")) \
                             != f"Bearer {self.token}":
                         return 401, {"error": "Invalid credentials"}, {}
+                    kind = args.pop("kind", None)
+                    if kind and args["repo"] in self.repos and self.repos[args["repo"]].kind != kind:
+                        return self._not_found()
                     return getattr(self, f"_{name}")(headers=headers, body=body, **args)
         return 404, {"error": f"no route {method} {path}"}, {}
 
@@ -131,11 +148,16 @@ class FakeHub(LoopbackServer):
     def _create(self, body, **_):
         payload = json.loads(body)
         repo_id = f"{payload.get('organization') or 'user'}/{payload['name']}"
+        kind = KIND.get(payload.get("type") or "dataset")
+        if kind is None:
+            return 400, {"error": f"the fake hub makes dataset and space repos, not {payload['type']}"}, {}
         if repo_id in self.repos:
-            return 409, {"error": "You already created this dataset repo", "url": f"{self.url}/datasets/{repo_id}"}, {}
-        repo = self.repos[repo_id] = Repo(private=bool(payload.get("private")) or payload.get("visibility") == "private")
+            return 409, {"error": f"You already created this {payload.get('type') or 'dataset'} repo",
+                         "url": f"{self.url}/{kind}/{repo_id}"}, {}
+        repo = self.repos[repo_id] = Repo(private=bool(payload.get("private")) or payload.get("visibility") == "private",
+                                          kind=kind, sdk=payload.get("sdk"))
         self._new_commit(repo, "main", {".gitattributes": b"*.parquet filter=lfs\n"}, {".gitattributes"}, "initial")
-        return 200, {"url": f"{self.url}/datasets/{repo_id}", "name": repo_id}, {}
+        return 200, {"url": f"{self.url}/{kind}/{repo_id}", "name": repo_id}, {}
 
     def _validate(self, **_):
         return 200, {"errors": [], "warnings": []}, {}
@@ -206,7 +228,15 @@ class FakeHub(LoopbackServer):
             else:
                 return 400, {"error": f"unsupported operation {key} (the fake hub takes regular files only)"}, {}
         sha = self._new_commit(r, rev, files, changed, header["summary"])
-        return 200, {"commitUrl": f"{self.url}/datasets/{repo}/commit/{sha}", "commitOid": sha, "success": True}, {}
+        return 200, {"commitUrl": f"{self.url}/{r.kind}/{repo}/commit/{sha}", "commitOid": sha, "success": True}, {}
+
+    def _tree(self, repo, rev, **_):
+        r = self._repo(repo)
+        files = r.files(rev) if r is not None else None
+        if files is None:
+            return self._not_found()
+        return 200, [{"type": "file", "path": p, "size": len(c), "oid": hashlib.sha1(c).hexdigest()}
+                     for p, c in sorted(files.items())], {}
 
     def _resolve(self, repo, rev, path, **_):
         r = self._repo(repo)

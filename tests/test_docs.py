@@ -10,7 +10,10 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOC_FILES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
-SETUP = ("python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e '.[offline,dev]' "
+CHROMIUM = "(command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium))"
+"""The set-up's first step: Debian's chromium where it is missing (the browser tests drive it; tests/browse)."""
+SETUP = (f"{CHROMIUM} && "
+         "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e '.[offline,dev]' "
          "&& probes sources mirror ../shared/raw && dvc repro")
 TEST = ".venv/bin/python -m pytest -n 2 -m \"not slow\""
 
@@ -127,6 +130,10 @@ def test_ci_runs_the_readme_commands():
     assert test.endswith('-m "not slow"') and pytest_lines[1:] == [SLOW_LANE], pytest_lines
     assert f"`{SLOW_LANE}`" in README.read_text(encoding="utf-8")
     # .ci/run installs as the README says (quietly): the set-up up to the install, with pip's -q dropped
-    install = setup.split(" && probes ")[0]
+    install = setup.removeprefix(f"{CHROMIUM} && ").split(" && probes ")[0]
     installs = [re.sub(r"\s-q\b", "", line.strip()) for line in ci if "pip install" in line]
     assert install in installs, f".ci/run installs with {installs}, the README with {install!r}"
+    # and Debian's chromium where it is missing, before the tests (CI runs as root)
+    apt = [i for i, line in enumerate(ci) if re.search(r"apt-get install -y( -q)? chromium$", line.strip())]
+    assert apt and apt[0] < ci.index(next(line for line in ci if "pip install" in line)), ".ci/run installs no chromium"
+    assert any("/usr/bin/chromium" in line and line.lstrip().startswith("if") for line in ci[:apt[0]])

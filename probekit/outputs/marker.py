@@ -37,6 +37,7 @@ KINDS = {
     "figures": "figures (a report's --plots or --heatmaps)",
     "export": "an export (probes export)",
     "dry-run": "a publish dry run (probes publish --dry-run)",
+    "space": "a Space dry run (probes browse publish --dry-run)",
     "store": "a results store (probes grid), which probekit only adds to",
     "cell": "a cell of a results store (probes grid)",
     "code": "the code of each command (probes code)",
