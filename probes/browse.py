@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from probekit.errors import UsageError, shown
-from probes.options import Read, Written, add_force
+from probes.options import Read, Searched, Written, add_force
 
 
 def _port(text: str) -> int:
@@ -49,7 +49,8 @@ def _publish(args) -> int:
 
     if args.dry_run and args.private:
         raise UsageError("--private goes with a push, not --dry-run (nothing is created)")
-    out = publish_space(args.dir, args.repo_id, private=args.private, dry_run=args.dry_run, force=args.force)
+    out = publish_space(args.dir, args.repo_id, private=args.private, dry_run=args.dry_run, force=args.force,
+                        accept_restricted=args.accept_restricted_licences)
     if out.folder is not None:
         print(f"dry run: wrote {len(out.files)} files to {out.folder} (the site and the Space's README.md); "
               "nothing uploaded")
@@ -72,8 +73,9 @@ publish  push a built site to a static Hugging Face Space (or --dry-run DIR: the
     b = command(actions, "build", "build the static site from --data and --results")
     b.add_argument("--out", required=True, type=Written, help="the site folder to write")
     b.add_argument("--data", default="data", type=Read, help="the project's data folder (the datasets' rows)")
-    b.add_argument("--results", default="results", type=Read,
-                   help="the results folder searched for predictions.jsonl files")
+    b.add_argument("--results", default="results", type=Searched,
+                   help="the results folder searched for predictions.jsonl files (the site may sit in it, beside "
+                        "the folders holding them: results/browser)")
     b.add_argument("--diff", metavar="FILE", type=Read,
                    help="a `probes diff --json` or `--examples` output: the site's versions view")
     add_force(b)
@@ -89,6 +91,9 @@ publish  push a built site to a static Hugging Face Space (or --dry-run DIR: the
     pub.add_argument("dir", metavar="DIR", type=Read, help="a folder written by probes browse build")
     pub.add_argument("--repo-id", type=_space_id, required=True, help="the Space, ORG/NAME")
     pub.add_argument("--private", action="store_true", help="create the Space private")
+    pub.add_argument("--accept-restricted-licences", action="store_true",
+                     help="push publicly a site showing rows of datasets built from non-commercial or unlicensed "
+                          "sources (refused without it, as probes publish refuses them)")
     pub.add_argument("--dry-run", metavar="DIR", type=Written,
                      help="write the folder that would be uploaded to DIR instead of pushing (no network)")
     add_force(pub)

@@ -90,13 +90,14 @@ def build_site(out: str | Path, *, data: str | Path = "data", results: str | Pat
         base = tmp / "data" / "shards"
         base.mkdir(parents=True)
         for shard in shards:
-            site["shards"].append(_write_shard(base / shard.id, shard, siblings[shard.id], resamples, seed))
+            site["shards"].append(_write_shard(base / shard.id, shard, siblings[shard.id], resamples, seed, root))
         for entry in site["shards"]:
             entry["siblings"] = [e["id"] for e in site["shards"] if e["id"] != entry["id"] and
                                  (e["collection"], e["probe"], e["split"]) ==
                                  (entry["collection"], entry["probe"], entry["split"])]
         if versions is not None:
             _write_json(tmp / "data" / "versions.json", versions)
+        site["restricted"] = sorted({s["restricted"] for s in site["shards"] if s["restricted"]})
         _write_json(tmp / "data" / "site.json", site)
     say(f"browse: {out}/ written in {time.perf_counter() - t0:.1f} s ({len(site['runs'])} runs, "
         f"{len(shards)} shards)")
@@ -139,7 +140,7 @@ def _clean(value):
     return value
 
 
-def _write_shard(folder: Path, shard: Shard, siblings: list[dict], resamples: int, seed: int) -> dict:
+def _write_shard(folder: Path, shard: Shard, siblings: list[dict], resamples: int, seed: int, root: Path) -> dict:
     folder.mkdir()
     ds = shard.dataset
     rows = [{**{k: r[k] for k in ("id", "stem", "choices", "gold", "answer", "template", "group", "source_id",
@@ -157,32 +158,52 @@ def _write_shard(folder: Path, shard: Shard, siblings: list[dict], resamples: in
         (folder / "pairs.bin").write_bytes(table.astype("<f4").tobytes())
     summaries = run_summaries(shard, resamples=resamples, seed=seed)
     meta = shard.files[0].meta if shard.files else {}
+    licence = _dataset_meta(shard, root)
     runs = []
     for r, (s, pf) in enumerate(zip(summaries, shard.files)):
         runs.append({**s, "model": pf.model, "protocol": pf.protocol, "setting": _setting(s["label"], pf),
                      "source": pf.path.as_posix(), "offset": r * shard.block})
     return {"id": shard.id, "family": ds.family, "collection": ds.collection, "probe": ds.probe,
-            "variant": ds.variant, "split": ds.split, "data": ds.path, "version": _version(shard),
+            "variant": ds.variant, "split": ds.split, "data": ds.path, "version": _str(licence.get("generator_version")),
             "fingerprint": meta.get("data_fingerprint"), "n": len(shard.rows), "k": shard.k,
             "chance": _chance(shard), "baselines": _baselines(shard), "block": shard.block, "runs": runs,
-            "siblings": [], "pairs": pairs}
+            "siblings": [], "pairs": pairs, "license": licence.get("license"), "restricted": _restricted(licence)}
+
+
+def _str(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def _dataset_meta(shard: Shard, root: Path) -> dict:
+    """The ``meta.json`` of the shard's dataset folder (a variant's, else its config's two levels up); an original
+    release file stands for the ``olmpics`` source."""
+    if shard.dataset.collection == "release":
+        return {"sources": {"olmpics": {}}}
+    path = Path(shard.dataset.path)
+    path = path if path.is_absolute() else root / path
+    for folder in (path if path.is_dir() else path.parent, path.parent.parent):
+        meta = folder / "meta.json"
+        if meta.is_file():
+            try:
+                value = json.loads(meta.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _restricted(meta: dict) -> str | None:
+    """Why the shard's rows may not be shown publicly for any use (:func:`probekit.hub.export.restriction`: a
+    non-commercial or unlicensed source), or None; a dataset whose sources are unknown counts as restricted."""
+    from probekit.hub.export import restriction
+
+    if not meta:
+        return "no meta.json: its sources and licence are unknown"
+    return restriction(meta)
 
 
 def _setting(label: str, pf) -> str | None:
     return label[len(pf.label):].strip() or None if label.startswith(pf.label) else None
-
-
-def _version(shard: Shard) -> str | None:
-    path = Path(shard.dataset.path)
-    for folder in (path.parent, path):
-        meta = folder / "meta.json"
-        if meta.is_file():
-            try:
-                v = json.loads(meta.read_text(encoding="utf-8")).get("generator_version")
-            except (OSError, ValueError):
-                return None
-            return None if v is None else str(v)
-    return None
 
 
 def _chance(shard: Shard) -> float | None:

@@ -91,10 +91,12 @@ def stage(site: Path, folder: Path, repo_id: str, *, link: bool = False) -> list
 
 def publish_space(site_dir: str | os.PathLike, repo_id: str, *, token: str | None = None, private: bool = False,
                   dry_run: str | os.PathLike | None = None, force: bool = False,
-                  log: Callable[[str], None] = print) -> SpaceOutcome:
+                  accept_restricted: bool = False, log: Callable[[str], None] = print) -> SpaceOutcome:
     """Publish the built site ``site_dir`` as the static Space ``repo_id`` (created, ``private`` if asked, when it
     does not exist), or with ``dry_run`` write the folder that would be uploaded there (``force``: replace a folder
-    there that probekit did not write). A folder that is no built site is a usage error naming it."""
+    there that probekit did not write). A folder that is no built site is a usage error naming it. A public push
+    of a site showing rows of a restricted dataset (``site.json``'s ``restricted``: a non-commercial or unlicensed
+    source, as ``probes publish`` judges it) is refused unless ``accept_restricted``."""
     from probekit import outputs
     from probekit.outputs import atomic, overlap
     from probekit.outputs.paths import out_folder
@@ -107,6 +109,13 @@ def publish_space(site_dir: str | os.PathLike, repo_id: str, *, token: str | Non
             with atomic.atomic_path(out, kind="space") as tmp:
                 files = stage(site, tmp, repo_id)
             return SpaceOutcome(repo_id, files, folder=out)
+    reasons = json.loads((site / SITE_JSON).read_text(encoding="utf-8")).get("restricted") or []
+    if reasons and not private and not accept_restricted:
+        from probekit.hub.publish import PublishError
+
+        raise PublishError(f"{repo_id}: the Space would be public (no --private) and the site shows rows of "
+                           f"restricted datasets: {'; '.join(reasons[:3])}{' …' if len(reasons) > 3 else ''}; push "
+                           "it --private, or give --accept-restricted-licences after checking the licences")
     return _push(site, repo_id, token=token, private=private, log=log)
 
 

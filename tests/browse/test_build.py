@@ -194,3 +194,15 @@ def test_versions_come_from_a_diff_json_or_its_examples(built, tmp_path):
     examples.write_text("{\"config\": 1}\n")
     with pytest.raises(UsageError, match=r"examples.jsonl:1: not an example"):
         build_site(tmp_path / "s3", data=root / "data", results=root / "results", diff=examples)
+
+
+def test_each_shard_says_whether_its_rows_may_be_shown_publicly(built, tmp_path):
+    root, truth, site, meta = built
+    assert shard_of(meta, "toy", "original")["restricted"] is None   # no source: the generator's own rows
+    assert shard_of(meta, "pararel", "P17")["restricted"].startswith("no meta.json")
+    assert any(r.startswith("no meta.json") for r in meta["restricted"])
+    (root / "data" / "pararel" / "meta.json").write_text(json.dumps({"sources": {"pararel": {}},
+                                                                     "license": "cc-by-nc-4.0"}))
+    again = build_site(tmp_path / "s", data=root / "data", results=root / "results", resamples=20)
+    assert "pararel" in shard_of(again, "pararel", "P17")["restricted"]
+    assert shard_of(again, "pararel", "P17")["license"] == "cc-by-nc-4.0"

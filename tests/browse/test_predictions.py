@@ -113,3 +113,19 @@ def test_a_prediction_of_a_row_the_dataset_no_longer_has_is_an_error(tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(UsageError, match="example b000 is not a row of .*the dataset changed"):
         load_predictions(tmp_path / "results", data=tmp_path / "data", probe="toy", variant="original")
+
+
+def test_the_loader_example_of_docs_api_runs_as_written(tmp_path):
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    truth = write_project(tmp_path)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    block = re.findall(r"```python\n(.*?)```", doc, re.S)[1]
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lost = {m: {b for b, (_, ok, _) in truth["zeroshot"][("original", m)].items()
+                if ok and not truth["zeroshot"][("perturbed", m)]["p" + b[1:]][1]} for m in MODELS}
+    assert done.stdout == f"{len(lost['alpha'])} lost by alpha; {len(lost['alpha'] & lost['beta'])} by both\n"

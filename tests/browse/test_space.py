@@ -136,3 +136,19 @@ def test_the_fake_hub_keeps_datasets_and_spaces_apart(site, hub):
 
     with pytest.raises(RepositoryNotFoundError):
         api.repo_info("org/results", repo_type="dataset")
+
+
+def test_a_public_push_of_restricted_rows_is_refused_as_probes_publish_refuses_it(site, hub):
+    from probekit.hub.publish import PublishError
+
+    meta = json.loads((site / "data" / "site.json").read_text())
+    reason = "pararel: ParaRel's data is CC BY-NC-SA"
+    (site / "data" / "site.json").write_text(json.dumps({**meta, "restricted": [reason]}))
+    with pytest.raises(PublishError, match=r"would be public.*restricted datasets: pararel: ParaRel.*--private"):
+        publish_space(site, "org/results")
+    assert main(["browse", "publish", str(site), "--repo-id", "org/results"]) == 1
+    with pytest.raises(Exception):
+        hub.kind("org/results")   # nothing was created
+    publish_space(site, "org/results", private=True)
+    assert main(["browse", "publish", str(site), "--repo-id", "org/public", "--accept-restricted-licences"]) == 0
+    assert hub.kind("org/public") == "spaces"
