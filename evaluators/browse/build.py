@@ -41,6 +41,17 @@ def _order(ds: Dataset):
             first, _natural(ds.variant), ds.split, ds.path)
 
 
+PROTOCOLS_FIRST = ("zeroshot", "release", "pararel", "calum", "curve", "mcqa")
+
+
+def _run_order(label: str, pf):
+    """The pipeline's own models first (zero-shot, a paper's runs), then the trained heads and baselines, then a
+    grid's cells; by name within each."""
+    grid = "· grid" in label
+    rank = PROTOCOLS_FIRST.index(pf.protocol) if pf.protocol in PROTOCOLS_FIRST else len(PROTOCOLS_FIRST)
+    return (grid, rank, _natural(label))
+
+
 def _natural(text: str):
     """``P17`` before ``P101``: digits compared as numbers."""
     import re
@@ -69,7 +80,8 @@ def build_site(out: str | Path, *, data: str | Path = "data", results: str | Pat
     reads = [("--results", t) for t in tops] + [("--data", data)] + ([("--diff", Path(diff))] if diff else [])
     out = outputs.claim(out, "--out", kind="site", force=force, reads=reads)
     versions = read_diff(Path(diff)) if diff else None
-    grouped = collect(results, data=data, root=root, files=files)
+    grouped = {ds: dict(sorted(runs.items(), key=lambda kv: _run_order(kv[0], kv[1][0])))
+               for ds, runs in collect(results, data=data, root=root, files=files).items()}
     root = Path(root) if root is not None else results.parent
     shards = []
     for i, ds in enumerate(sorted(grouped, key=_order)):
