@@ -90,7 +90,7 @@ export function examplesView(ctx) {
     const wrong = list(params, "wrong");
     modelsSummary.textContent = `Models: ${models.join(", ")}`;
     for (const box of modelsBox.querySelectorAll("input")) box.checked = models.includes(box.value);
-    perModel.replaceChildren(...models.map((m) => labelled(m, h("select", {onchange: (e) => {
+    perModel.replaceChildren(...models.map((m) => labelled(`${m} answers`, h("select", {onchange: (e) => {
       const v = e.target.value;
       const others = (key) => list(params, key).filter((x) => x !== m);
       go({right: v === "right" ? [...others("right"), m] : others("right"),
