@@ -47,7 +47,7 @@ def label(i: int) -> str:
     return LABELS[i] if i < len(LABELS) else f"model-{i}"
 
 
-def _bootstrap(correct: np.ndarray, rng, reps=200):
+def _bootstrap(correct: np.ndarray, rng, reps=100):
     if not len(correct):
         return float("nan"), float("nan")
     draws = rng.integers(0, len(correct), size=(reps, len(correct)))
@@ -83,15 +83,14 @@ def _predict(rng, rows, k, vocab, r, constant):
     """Run r's fake predictions: MC from random scores (stronger with a bias toward gold), open from the vocab."""
     n = len(rows)
     if k:
-        scores = np.full((n, k), np.nan, dtype=np.float32)
-        for i, row in enumerate(rows):
-            s = rng.normal(size=len(row["choices"])).astype(np.float32)
-            s[row["gold"]] += 0.3 * r
-            scores[i, :len(s)] = s
+        gold = np.array([row["gold"] for row in rows])
+        size = np.array([len(row["choices"]) for row in rows])
+        scores = rng.normal(size=(n, k)).astype(np.float32)
+        scores[np.arange(k)[None, :] >= size[:, None]] = np.nan   # NaN padded past a row's choices
+        scores[np.arange(n), gold] += 0.3 * r
         if constant:
             scores[:, 0] += 100.0
         pred = np.nanargmax(scores, axis=1).astype(np.int32)
-        gold = np.array([row["gold"] for row in rows])
         other = scores.copy()
         other[np.arange(n), gold] = -np.inf
         margin = (scores[np.arange(n), gold] - np.nanmax(other, axis=1)).astype(np.float32)
@@ -109,8 +108,9 @@ def _predict(rng, rows, k, vocab, r, constant):
 def _mc_rows(ages, order, variant, base_ids):
     """Rows of one variant; row i is built from the base row order[i] (the same ages, so controls match)."""
     rows = []
-    for i, j in enumerate(order):
-        a1, a2 = (int(x) for x in ages[j])
+    ages = ages.tolist()
+    for i, j in enumerate(order.tolist()):
+        a1, a2 = ages[j]
         choices = ["younger", "older"] if j % 3 else ["younger", "older", "the same age"]
         gold = int(a1 > a2)
         stem = f"A {a1} year old person is [MASK] than a {a2} year old person."

@@ -37,7 +37,8 @@ function shardKey(route) {
 
 export function showError(error) {
   errorBox.hidden = false;
-  errorBox.textContent = error instanceof LoadError || error instanceof Error ? error.message : String(error);
+  fill(errorBox, error instanceof Error ? error.message : String(error),
+    site && location.hash.length > 2 ? [" · ", h("a", {href: "#/"}, "the overview")] : "");
 }
 
 async function render() {
