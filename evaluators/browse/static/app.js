@@ -206,6 +206,7 @@ function versionSplit(s) {
           h("td", {}, f.new_prediction ?? ""), h("td", {}, f.gold_old ?? ""), h("td", {}, f.gold_new ?? "")))))) : "")));
 }
 
+document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); main.focus(); });
 window.addEventListener("hashchange", render);
 window.addEventListener("popstate", render);
 window.addEventListener("unhandledrejection", (e) => { showError(e.reason); e.preventDefault(); });

@@ -1,7 +1,7 @@
 // Two models compared on one shard: the right/wrong crosstab, McNemar's exact p and the paired 95% interval of the
 // difference, all from pairs.bin (computed when the site was built); a cell lists its examples.
 
-import {LoadError, findShard, fmtNum, fmtPct, loadPair, loadRows, loadRuns, predText, runOf, shardParams} from "./data.js";
+import {LoadError, shardOfParams, fmtNum, fmtPct, loadPair, loadRows, loadRuns, predText, runOf, shardParams} from "./data.js";
 import {fill, h, hashFor, labelled, option} from "./dom.js";
 import {selectShard} from "./examples.js";
 import {VirtualTable} from "./table.js";
@@ -15,7 +15,7 @@ export function compareView(ctx) {
   const element = h("section", {class: "view compare"});
   let table = null;
   return {element, destroy: () => table?.destroy(), async update(params, live) {
-    const shard = findShard(site, Object.fromEntries(["probe", "variant", "split", "collection"].map((k) => [k, params.get(k)])));
+    const shard = shardOfParams(site, params);
     if (shard.runs.length < 2) throw new LoadError(`${shard.probe}/${shard.variant}/${shard.split} has one model: nothing to compare`);
     const a = params.get("a") || shard.runs[0].label;
     const b = params.get("b") || shard.runs.find((r) => r.label !== a).label;

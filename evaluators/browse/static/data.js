@@ -118,6 +118,10 @@ export function findShard(site, {probe, variant, split, collection}) {
   return hit;
 }
 
+// The shard a URL's params name (URLSearchParams).
+export const shardOfParams = (site, params) =>
+  findShard(site, Object.fromEntries(["probe", "variant", "split", "collection"].map((k) => [k, params.get(k)])));
+
 export function shardParams(site, shard) {
   const out = {probe: shard.probe, variant: shard.variant, split: shard.split};
   const twins = site.shards.filter((s) => s.probe === shard.probe && s.variant === shard.variant && s.split === shard.split);

@@ -1,19 +1,17 @@
 // One example: its choices × every loaded model's scores, what it was built from, its group and its control siblings
 // (same source_id / base / pair) side by side with the same models' predictions.
 
-import {LoadError, findShard, fmtNum, loadRows, loadRuns, mark, predText, runOf, shardById, shardParams} from "./data.js";
+import {LoadError, shardOfParams, fmtNum, loadRows, loadRuns, mark, predText, runOf, shardById, shardParams} from "./data.js";
 import {fill, h, hashFor, list} from "./dom.js";
 
 const ALL_UP_TO = 24;   // without `models`, a shard with at most this many runs shows all of them
 const MAX_GROUP = 200;
 
-const shardOf = (site, p) => findShard(site, Object.fromEntries(["probe", "variant", "split", "collection"].map((k) => [k, p.get(k)])));
-
 export function exampleView(ctx) {
   const site = ctx.site;
   const element = h("section", {class: "view example"});
   return {element, async update(params, live) {
-    const shard = shardOf(site, params);
+    const shard = shardOfParams(site, params);
     const rows = await loadRows(shard);
     const id = params.get("id");
     const index = rows.rows.findIndex((r) => r.id === id);

@@ -1,7 +1,7 @@
 // The examples view: one shard's rows × the chosen models, filtered (right/wrong per model, template, answer, text),
 // sorted by a model's margin, in a virtual table.
 
-import {findShard, fmtNum, loadRows, loadRuns, mark, predText, runOf, shardParams} from "./data.js";
+import {shardOfParams, fmtNum, loadRows, loadRuns, mark, predText, runOf, shardParams} from "./data.js";
 import {h, hashFor, labelled, list, option} from "./dom.js";
 import {VirtualTable} from "./table.js";
 
@@ -42,7 +42,7 @@ export function examplesView(ctx) {
   });
   const go = (change, push = true) => ctx.navigate("examples", {...state(), ...change}, {push});
 
-  const count = h("strong", {"data-testid": "row-count"}, "0");
+  const count = h("strong", {"data-testid": "row-count"});   // empty until the first count
   const total = h("span");
   const modelsBox = h("div", {class: "checks"});
   const modelsSummary = h("summary");
@@ -173,7 +173,7 @@ export function examplesView(ctx) {
   return {element, destroy: () => table?.destroy(), async update(p, live) {
     params = p;
     if (!shard) {
-      shard = findShard(site, Object.fromEntries(["probe", "variant", "split", "collection"].map((k) => [k, p.get(k)])));
+      shard = shardOfParams(site, p);
       rows = await loadRows(shard);
       if (!live()) return;
       build();
