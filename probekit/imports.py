@@ -174,15 +174,30 @@ class Graph:
         return sorted(found)
 
     def _data_beside(self, folder: Path) -> set[Path]:
-        """The data files of ``folder`` (:func:`_data`), listed once per graph."""
+        """The data files of ``folder`` (:func:`_data`) and every file of its data folders (a subfolder that is no
+        package: ParaRel's ``patterns/``, the browser's ``static/``), listed once per graph."""
         if folder not in self._data_files:
-            self._data_files[folder] = {p for p in folder.iterdir() if p.is_file() and _data(p)}
+            found = {p for p in folder.iterdir() if p.is_file() and _data(p)}
+            for sub in folder.iterdir():
+                if sub.is_dir() and _data_folder(sub):
+                    found |= {p for p in sub.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder))}
+            self._data_files[folder] = found
         return self._data_files[folder]
 
 
 def _data(path: Path) -> bool:
     """A data file a module reads from beside itself (YAML, JSON, text), not code or a cache."""
     return not path.name.startswith(".") and path.suffix in (".yaml", ".yml", ".json", ".txt", ".tsv", ".csv")
+
+
+def _data_folder(path: Path) -> bool:
+    """A folder of package data beside modules: no package (no ``__init__.py``), no cache, not hidden."""
+    return (not path.name.startswith((".", "__")) and not (path / "__init__.py").exists()
+            and not any(p.suffix == ".py" for p in path.rglob("*.py")))
+
+
+def _hidden(rel: Path) -> bool:
+    return any(part.startswith(".") or part == "__pycache__" for part in rel.parts)
 
 
 def _parents(name: str) -> list[str]:

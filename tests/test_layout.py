@@ -87,6 +87,8 @@ BELOW = {
     "evaluators.harness": {"evaluators.shared", "evaluators.engine"},   # lm-evaluation-harness model types
     "evaluators.grid": {"evaluators", "evaluators.shared", "evaluators.engine", "evaluators.protocols",
                         "evaluators.olmpics", "evaluators.pararel", "evaluators.calum"},
+    "evaluators.predictions": {"evaluators.shared"},   # the prediction files read back, beside their rows
+    "evaluators.browse": {"evaluators.predictions", "evaluators.shared"},   # the results browser, built on them
     "generators": set(),
 }
 
@@ -192,6 +194,7 @@ COMMANDS = {("sources",): "probes.sources", ("tables",): "probes.sources", ("gen
             ("olmpics-report",): "probes.olmpics", ("evaluate", "pararel"): "probes.pararel",
             ("train",): "probes.pararel", ("pararel-report",): "probes.pararel", ("evaluate", "calum"): "probes.calum",
             ("calum-report",): "probes.calum", ("grid",): "probes.grid", ("publish",): "probes.publish",
+            ("browse", "build"): "probes.browse",
             ("export", "lm-eval"): "probes.harness"}
 
 

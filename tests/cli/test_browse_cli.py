@@ -90,7 +90,8 @@ def test_publish_passes_its_options(monkeypatch, tmp_path, capsys):
 
     monkeypatch.setattr(space, "publish_space", fake)
     assert main(["browse", "publish", str(tmp_path), "--repo-id", "o/n", "--private"]) == 0
-    assert seen == [(str(tmp_path), "o/n", {"private": True, "dry_run": None, "force": False})]
+    assert seen == [(str(tmp_path), "o/n", {"private": True, "dry_run": None, "force": False,
+                                               "accept_restricted": False})]
     assert "o/n: commit c0ffeec0ffee: 1 files; http://hub/spaces/o/n" in capsys.readouterr().out
     assert main(["browse", "publish", str(tmp_path), "--repo-id", "o/n", "--private", "--dry-run",
                  str(tmp_path / "out")]) == 2

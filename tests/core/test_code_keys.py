@@ -177,3 +177,15 @@ def test_inside_a_project_only_its_own_code_runs(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 2 and "is a probekit project" in done.stderr
     assert not (project / "code").exists()
+
+
+def test_package_data_in_a_folder_beside_the_code_is_in_the_key(stages, written):
+    """A folder of data files beside a module (no package: ParaRel's patterns, the browser's page) is read by the
+    module's code: editing a pattern re-runs the ParaRel dataset's stage, editing the page re-runs the browser's."""
+    by_stage = _stage_keys(stages)
+    pararel = _listed(written[by_stage["generate-pararel"]])
+    assert {f"generators/pararel/patterns/{p.name}" for p in (REPO / "generators/pararel/patterns").glob("*.yaml")} \
+        <= pararel
+    browse = _listed(written[by_stage["browse"]])
+    assert {f"evaluators/browse/static/{p.name}" for p in (REPO / "evaluators/browse/static").iterdir()} <= browse
+    assert not any("__pycache__" in f for f in browse | pararel)
