@@ -76,8 +76,9 @@ publish  push a built site to a static Hugging Face Space (or --dry-run DIR: the
     b.add_argument("--results", default="results", type=Searched,
                    help="the results folder searched for predictions.jsonl files (the site may sit in it, beside "
                         "the folders holding them: results/browser)")
-    b.add_argument("--diff", metavar="FILE", type=Read,
-                   help="a `probes diff --json` or `--examples` output: the site's versions view")
+    b.add_argument("--diff", metavar="FILE", type=Read, action="append",
+                   help="a `probes diff --json` or `--examples` output: the site's versions view (give both: "
+                        "--diff twice)")
     add_force(b)
     b.set_defaults(func=_build)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
 import time
 from collections.abc import Callable
 from importlib import resources
@@ -60,7 +59,7 @@ def _natural(text: str):
 
 
 def build_site(out: str | Path, *, data: str | Path = "data", results: str | Path = "results",
-               diff: str | Path | None = None, force: bool = False, root: str | Path | None = None,
+               diff: str | Path | list | None = None, force: bool = False, root: str | Path | None = None,
                resamples: int = 1000, seed: int = 0, progress: Callable[[str], None] | None = None) -> dict:
     """Write the site to ``out`` (a folder probekit owns as a ``site``: :mod:`probekit.outputs`), returning its
     ``site.json``. ``root``: the folder the prediction files' dataset paths are relative to (default: the parent of
@@ -77,9 +76,10 @@ def build_site(out: str | Path, *, data: str | Path = "data", results: str | Pat
                          f"first (dvc repro)")
     # what is read: each results folder holding prediction files (the site may sit in results/ beside them)
     tops = sorted({results / f.path.relative_to(results).parts[0] for f in files})
-    reads = [("--results", t) for t in tops] + [("--data", data)] + ([("--diff", Path(diff))] if diff else [])
+    diffs = [Path(d) for d in (diff if isinstance(diff, (list, tuple)) else [diff] if diff else [])]
+    reads = [("--results", t) for t in tops] + [("--data", data)] + [("--diff", d) for d in diffs]
     out = outputs.claim(out, "--out", kind="site", force=force, reads=reads)
-    versions = read_diff(Path(diff)) if diff else None
+    versions = read_diff(diffs) if diffs else None
     grouped = {ds: dict(sorted(runs.items(), key=lambda kv: _run_order(kv[0], kv[1][0])))
                for ds, runs in collect(results, data=data, root=root, files=files).items()}
     root = Path(root) if root is not None else results.parent
@@ -267,9 +267,27 @@ def link_siblings(shards: list[Shard]) -> dict[str, list[dict]]:
     return out
 
 
-def read_diff(path: Path) -> dict:
-    """``versions.json`` from a ``probes diff --json`` file (the per-split counts and, with ``--model``, the
-    flips) or an ``--examples`` file (every added, removed and changed example, its flip beside it)."""
+def read_diff(paths) -> dict:
+    """``versions.json`` from ``probes diff`` outputs: a ``--json`` file (the old and new sides, the per-split counts
+    and, with ``--model``, the flips) and/or an ``--examples`` file (every added, removed and changed example, its
+    flip beside it); given both (``--diff`` twice), one view of the two."""
+    paths = [Path(p) for p in (paths if isinstance(paths, (list, tuple)) else [paths])]
+    out = {"source": ", ".join(p.name for p in paths), "old": None, "new": None, "splits": []}
+    splits: dict[tuple, dict] = {}
+
+    def split(config, name):
+        if (config, name) not in splits:
+            splits[(config, name)] = {"config": config, "split": name, "added": 0, "removed": 0, "changed": 0,
+                                      "examples": [], "effects": []}
+            out["splits"].append(splits[(config, name)])
+        return splits[(config, name)]
+
+    for path in paths:
+        _read_one_diff(path, out, split)
+    return out
+
+
+def _read_one_diff(path: Path, out: dict, split) -> None:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -278,13 +296,8 @@ def read_diff(path: Path) -> dict:
         whole = json.loads(text)
     except ValueError:
         whole = None
-    splits: dict[tuple, dict] = {}
-
-    def split(config, name):
-        return splits.setdefault((config, name), {"config": config, "split": name, "added": 0, "removed": 0,
-                                                  "changed": 0, "examples": [], "effects": []})
-
     if isinstance(whole, dict) and isinstance(whole.get("datasets"), list):
+        out["old"], out["new"] = whole.get("old"), whole.get("new")
         for r in whole["datasets"]:
             s = split(r.get("config"), r.get("split"))
             for k in ("added", "removed", "changed"):
@@ -294,7 +307,8 @@ def read_diff(path: Path) -> dict:
             s["effects"].append({"model": e.get("model"), **(e.get("flips") or {}),
                                  "flipped": e.get("flipped") or [], "mcnemar": e.get("mcnemar"),
                                  "change": e.get("change")})
-        return {"source": path.name, "old": whole.get("old"), "new": whole.get("new"), "splits": list(splits.values())}
+        return
+    counted = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -306,6 +320,8 @@ def read_diff(path: Path) -> dict:
             raise UsageError(f"--diff {path}:{n}: not an example of `probes diff --examples` (no status)")
         s = split(row.get("config"), row.get("split"))
         if row["status"] in ("added", "removed", "changed"):
-            s[row["status"]] += 1
+            counted.setdefault(id(s), (s, {"added": 0, "removed": 0, "changed": 0}))[1][row["status"]] += 1
         s["examples"].append(row)
-    return {"source": path.name, "old": None, "new": None, "splits": list(splits.values())}
+    for s, counts in counted.values():   # the examples' counts where no --json file gave them
+        for k, v in counts.items():
+            s[k] = s[k] or v

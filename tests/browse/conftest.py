@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import threading
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,7 +15,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
 class RangeHandler(SimpleHTTPRequestHandler):
@@ -93,15 +91,16 @@ def serve():
 
 @pytest.fixture(scope="session")
 def chromium():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"no chromium at {CHROMIUM}: the browser tests drive Debian's chromium; install it with "
-                    "`apt-get install chromium` (or set CHROMIUM to a chromium binary)", pytrace=False)
-    from playwright.sync_api import sync_playwright
+    """One headless Chromium for the session: the one ``browser.chromium_path`` finds ($PROBEKIT_CHROMIUM, Debian's
+    /usr/bin/chromium, `chromium` on the PATH); none is a failure saying how to install it, never a skip."""
+    from browser import ChromiumMissing
+    from browser import chromium as launch
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        yield browser
-        browser.close()
+    try:
+        with launch() as browser:
+            yield browser
+    except ChromiumMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @dataclass

@@ -206,3 +206,18 @@ def test_each_shard_says_whether_its_rows_may_be_shown_publicly(built, tmp_path)
     again = build_site(tmp_path / "s", data=root / "data", results=root / "results", resamples=20)
     assert "pararel" in shard_of(again, "pararel", "P17")["restricted"]
     assert shard_of(again, "pararel", "P17")["license"] == "cc-by-nc-4.0"
+
+
+def test_a_diffs_json_and_examples_make_one_versions_view(built, tmp_path):
+    root, truth, site, meta = built
+    diff = tmp_path / "diff.json"
+    diff.write_text(json.dumps({"old": "v1", "new": "v2", "datasets": [
+        {"config": "toy/original", "split": "dev", "added": 0, "removed": 0, "changed": 2}]}))
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text("".join(json.dumps({"config": "toy/original", "split": "dev", "status": "changed", "key": k,
+                                            "fields": ["question.stem"], "old": {}, "new": {}}) + "\n"
+                                for k in ("k1", "k2")))
+    build_site(tmp_path / "s", data=root / "data", results=root / "results", diff=[diff, examples], resamples=20)
+    v = json.loads((tmp_path / "s" / "data" / "versions.json").read_text())
+    assert (v["old"], v["new"], len(v["splits"])) == ("v1", "v2", 1)
+    assert v["splits"][0]["changed"] == 2 and [e["key"] for e in v["splits"][0]["examples"]] == ["k1", "k2"]

@@ -35,8 +35,8 @@ def test_build_passes_its_options(calls, tmp_path, capsys):
     diff = tmp_path / "diff.json"
     diff.write_text("{}")
     assert main(["browse", "build", "--out", str(tmp_path / "site"), "--data", "d", "--results", "r",
-                 "--diff", str(diff), "--force"]) == 0
-    assert calls == [(str(tmp_path / "site"), {"data": "d", "results": "r", "diff": str(diff), "force": True})]
+                 "--diff", str(diff), "--diff", str(diff) + "l", "--force"]) == 0
+    assert calls == [(str(tmp_path / "site"), {"data": "d", "results": "r", "diff": [str(diff), str(diff) + "l"], "force": True})]
     assert f"wrote the site to {tmp_path / 'site'}" in capsys.readouterr().out
 
 

@@ -163,7 +163,8 @@ function versionsView() {
     const v = await loadVersions();
     if (!live()) return;
     fill(element, h("h2", {}, "Dataset versions"),
-      h("p", {class: "hint"}, `${v.old} → ${v.new} (from ${v.source})`),
+      h("p", {class: "hint"}, v.old != null || v.new != null
+        ? `${v.old ?? "?"} → ${v.new ?? "?"} (from ${v.source})` : `from ${v.source} (probes diff --examples)`),
       ...(v.splits || []).map(versionSplit));
   }};
 }
