@@ -304,7 +304,8 @@ def test_a_missing_data_file_is_a_visible_message(tmp_path, serve, watched):
     site = serve(broken.dir)
     page = watched.page
     page.goto(f"{site.url}#/examples?probe=age_comparison&variant=perturbed&split=dev")
-    assert "rows.json" in page.get_by_test_id("error").inner_text()
+    page.wait_for_function("() => document.querySelector('[data-testid=error]')?.textContent.includes('rows.json')",
+                           timeout=15_000)
 
 
 def test_every_view_makes_only_local_requests(fake, site, watched):
