@@ -313,6 +313,28 @@ def test_versions_show_old_and_new_text_collapse_unchanged_splits_and_link_examp
     assert page.locator("p.stem-big").inner_text() == shard.rows[1]["stem"]
 
 
+@pytest.mark.parametrize("width", [1200, 760])
+def test_each_sibling_cards_predictions_fit_inside_the_card(tmp_path, serve, chromium, width):
+    long = write_fake_site(tmp_path, rows=20, pararel=False, versions=False,
+                           labels=["minilm", "mlm-baseline MLP N=125 seed 1"])
+    site = serve(long.dir)
+    context = chromium.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        row = long.shard("age_comparison", "original").rows[2]
+        page.goto(f"{site.url}#/example?{PROBE}&id={row['id']}&models=minilm,mlm-baseline%20MLP%20N%3D125%20seed%201")
+        page.get_by_test_id("sibling").first.wait_for()
+        cards = page.locator(".side .card")
+        assert cards.count() == 3
+        for card in cards.all():
+            box, table = card.bounding_box(), card.locator("table").bounding_box()
+            assert box["x"] <= table["x"] and table["x"] + table["width"] <= box["x"] + box["width"] + 0.5, (box, table)
+            name = card.locator("th", has_text="mlm-baseline")
+            assert name.get_attribute("title") == "mlm-baseline MLP N=125 seed 1"
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("hash_, words", [
     ("#/examples?probe=nope&variant=original&split=dev", "nope"),
     (f"#/examples?{PROBE}&models={A},nobody", "nobody"),
