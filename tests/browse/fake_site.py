@@ -140,14 +140,17 @@ def _pararel_rows(rng, n):
 
 
 def write_fake_site(dir, runs=2, rows=500, variants=("original", "perturbed", "nolang"), seed=0, *, pararel=True,
-                    banner="Smoke scale: tiny random models, not the papers' numbers", versions=True) -> FakeSite:
+                    banner="Smoke scale: tiny random models, not the papers' numbers", versions=True,
+                    labels=None) -> FakeSite:
+    """`labels`: the runs' labels (default: `runs` short ones, LABELS)."""
     out = Path(dir)
     rng = np.random.default_rng(seed)
     out.mkdir(parents=True, exist_ok=True)
     for f in STATIC.iterdir():
         if f.is_file():
             shutil.copy(f, out / f.name)
-    labels = [label(i) for i in range(runs)]
+    labels = list(labels) if labels is not None else [label(i) for i in range(runs)]
+    runs = len(labels)
 
     shards: dict[str, FakeShard] = {}
     base_ids = None
@@ -208,7 +211,8 @@ def write_fake_site(dir, runs=2, rows=500, variants=("original", "perturbed", "n
             "shards": [s.meta for s in shards.values()]}
     (out / "data" / "site.json").write_text(json.dumps(site, indent=1))
     if versions:
-        (out / "data" / "versions.json").write_text(json.dumps(_versions(shards[ids[0]], labels)))
+        changed = next((shards[i] for i, v in zip(ids, variants) if v == "perturbed"), shards[ids[0]])
+        (out / "data" / "versions.json").write_text(json.dumps(_versions(changed, labels, variants)))
     return FakeSite(out, site, shards)
 
 
@@ -227,16 +231,35 @@ def _pairs(shard: FakeShard, labels, rng) -> np.ndarray:
     return out
 
 
-def _versions(shard: FakeShard, labels) -> dict:
+def _dataset_row(row, stem=None, choices=None) -> dict:
+    """A row as the dataset file holds it (what `probes diff --examples` puts in its `old` and `new`)."""
+    choices = choices or row["choices"]
+    return {"id": row["id"], "question": {"stem": stem or row["stem"],
+                                          "choices": [{"label": "ABC"[i], "text": c} for i, c in enumerate(choices)]},
+            "answerKey": "ABC"[row["gold"]], "template_id": row["template"], "args": row["args"]}
+
+
+def _versions(shard: FakeShard, labels, variants) -> dict:
+    """`probes diff --examples` joined with --json as the builder writes it: the shard's variant changed (three
+    stems reworded, one row's choices reordered, one added), every other variant a split with nothing changed.
+    Fields are named as the diff names them (`stem`, `choices`, `answer`); keys are not row ids."""
     rows = shard.rows
-    changed = [{"status": "changed", "key": r["id"], "what": "stem reworded", "fields": ["question.stem"],
-                "old": {"question": {"stem": r["stem"].replace("person", "man")}}, "new": {"question": {"stem": r["stem"]}}}
-               for r in rows[:3]]
-    added = [{"status": "added", "key": rows[3]["id"], "what": "new example", "fields": [], "old": None,
-              "new": {"question": {"stem": rows[3]["stem"]}}}]
+    variant = shard.meta["variant"]
+    config = "age_comparison" if variant == "original" else f"age_comparison-{variant}"
+    changed = [{"status": "changed", "key": f"key{i:03d}", "what": "stem reworded", "fields": ["stem"],
+                "old": _dataset_row(r, stem=r["stem"].replace("person", "man")), "new": _dataset_row(r)}
+               for i, r in enumerate(rows[:3])]
+    r = rows[4]
+    changed.append({"status": "changed", "key": "key004", "what": "choices reordered", "fields": ["choices", "answer"],
+                    "old": _dataset_row(r, choices=r["choices"][::-1]) | {"answerKey": "ABC"[len(r["choices"]) - 1 - r["gold"]]},
+                    "new": _dataset_row(r)})
+    added = [{"status": "added", "key": "key003", "what": "new example", "fields": [], "old": None,
+              "new": _dataset_row(rows[3])}]
     effects = [{"model": lab, "right_to_wrong": 1, "wrong_to_right": 0,
-                "flipped": [{"key": rows[0]["id"], "flip": "right->wrong", "old_prediction": "older",
+                "flipped": [{"key": "key000", "flip": "right->wrong", "old_prediction": "older",
                              "new_prediction": "younger", "gold_old": "older", "gold_new": "older"}]} for lab in labels]
+    quiet = [{"config": "age_comparison" if v == "original" else f"age_comparison-{v}", "split": "dev", "added": 0,
+              "removed": 0, "changed": 0, "examples": [], "effects": []} for v in variants if v != variant]
     return {"source": "diff.json", "old": "HEAD~1", "new": "workspace",
-            "splits": [{"config": "age_comparison/original", "split": "dev", "added": 1, "removed": 0, "changed": 3,
-                        "examples": changed + added, "effects": effects}]}
+            "splits": quiet[:1] + [{"config": config, "split": "dev", "added": 1, "removed": 0, "changed": 4,
+                                    "examples": changed + added, "effects": effects}] + quiet[1:]}

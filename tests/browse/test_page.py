@@ -280,8 +280,59 @@ def test_versions_view(fake, site, watched):
     split = page.get_by_test_id("version-split")
     split.first.wait_for()
     assert split.count() == 1
-    assert "1 added" in split.inner_text() and "3 changed" in split.inner_text()
+    assert "1 added" in split.inner_text() and "4 changed" in split.inner_text()
     assert page.get_by_test_id("banner").is_visible()
+
+
+def test_versions_show_old_and_new_text_collapse_unchanged_splits_and_link_examples(fake, site, watched):
+    page = watched.page
+    shard = fake.shard("age_comparison", "perturbed")
+    page.goto(f"{site.url}#/versions")
+    split = page.get_by_test_id("version-split")
+    split.first.wait_for()
+    assert split.count() == 1 and "age_comparison-perturbed · dev" in split.inner_text()
+    # the diff names the field "stem"; the rows hold it under question.stem
+    first = split.locator("tbody tr").first
+    assert first.locator("td.old").inner_text() == shard.rows[0]["stem"].replace("person", "man")
+    assert first.locator("td.new").inner_text() == shard.rows[0]["stem"]
+    reordered = split.locator("tbody tr", has_text="choices reordered")
+    r = shard.rows[4]
+    assert reordered.locator("td.old").inner_text() == " | ".join(r["choices"][::-1])
+    assert reordered.locator("td.new").inner_text() == " | ".join(r["choices"])
+    answer = split.locator("tbody tr", has=page.locator("td", has_text=re.compile("^answer$")))
+    assert answer.locator("td.old").inner_text() == answer.locator("td.new").inner_text() == r["answer"]
+    added = split.locator("tbody tr.added")
+    assert added.locator("td.new").inner_text() == shard.rows[3]["stem"]
+    unchanged = page.get_by_test_id("versions-unchanged")
+    assert "age_comparison · dev" in unchanged.inner_text() and "age_comparison-nolang · dev" in unchanged.inner_text()
+    # a key opens its example (by the new row's id, not the diff's key)
+    split.get_by_role("link", name="key001").click()
+    page.wait_for_function("() => location.hash.startsWith('#/example?')")
+    route, params = hash_params(page)
+    assert params["id"] == shard.rows[1]["id"] and params["variant"] == "perturbed"
+    assert page.locator("p.stem-big").inner_text() == shard.rows[1]["stem"]
+
+
+@pytest.mark.parametrize("width", [1200, 760])
+def test_each_sibling_cards_predictions_fit_inside_the_card(tmp_path, serve, chromium, width):
+    long = write_fake_site(tmp_path, rows=20, pararel=False, versions=False,
+                           labels=["minilm", "mlm-baseline MLP N=125 seed 1"])
+    site = serve(long.dir)
+    context = chromium.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        row = long.shard("age_comparison", "original").rows[2]
+        page.goto(f"{site.url}#/example?{PROBE}&id={row['id']}&models=minilm,mlm-baseline%20MLP%20N%3D125%20seed%201")
+        page.get_by_test_id("sibling").first.wait_for()
+        cards = page.locator(".side .card")
+        assert cards.count() == 3
+        for card in cards.all():
+            box, table = card.bounding_box(), card.locator("table").bounding_box()
+            assert box["x"] <= table["x"] and table["x"] + table["width"] <= box["x"] + box["width"] + 0.5, (box, table)
+            name = card.locator("th", has_text="mlm-baseline")
+            assert name.get_attribute("title") == "mlm-baseline MLP N=125 seed 1"
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("hash_, words", [

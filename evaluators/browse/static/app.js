@@ -1,11 +1,12 @@
 // probekit's results browser: a hash router over five views. The URL is the state: a control writes the hash
 // (history.pushState / replaceState) and re-renders; a pasted URL, back/forward or hashchange renders the same view.
 
-import {LoadError, fmtPct, loadSite, loadVersions, shardParams} from "./data.js";
+import {LoadError, fmtPct, loadSite, shardParams} from "./data.js";
 import {fill, h, hashFor, parseHash} from "./dom.js";
 import {examplesView} from "./examples.js";
 import {exampleView} from "./example.js";
 import {compareView} from "./compare.js";
+import {versionsView} from "./versions.js";
 
 const main = document.getElementById("main");
 const errorBox = document.getElementById("error");
@@ -151,60 +152,6 @@ function matrix(name, shards) {
         baseLabels.map((b) => refRow(b, (s) => (s.baselines || []).find((x) => x.label === b)?.value)),
         h("tr", {class: "reference"}, h("th", {scope: "row"}, "examples"),
           shards.map((s) => h("td", {class: "num"}, String(s.n))))))));
-}
-
-// --- versions: what a dataset diff changed, and the flips it caused -------------------------------------------
-
-const MAX_LISTED = 500;
-
-function versionsView() {
-  const element = h("section", {class: "view versions"});
-  return {element, async update(params, live) {
-    const v = await loadVersions();
-    if (!live()) return;
-    fill(element, h("h2", {}, "Dataset versions"),
-      h("p", {class: "hint"}, v.old != null || v.new != null
-        ? `${v.old ?? "?"} → ${v.new ?? "?"} (from ${v.source})` : `from ${v.source} (probes diff --examples)`),
-      ...(v.splits || []).map(versionSplit));
-  }};
-}
-
-// A row's text: the changed field's value, or (added/removed rows) its stem.
-const summary = (row) => (row == null ? "" : path(row, "question.stem") || path(row, "stem") || JSON.stringify(row));
-
-function path(row, dotted) {
-  let x = row;
-  for (const part of dotted.split(".")) x = x == null ? undefined : x[part];
-  return x === undefined ? "" : typeof x === "string" ? x : JSON.stringify(x);
-}
-
-function versionSplit(s) {
-  const examples = s.examples || [];
-  const effects = s.effects || [];
-  return h("section", {class: "version-split", "data-testid": "version-split"},
-    h("h3", {}, `${s.config} · ${s.split}`),
-    h("p", {class: "counts"}, h("span", {class: "added"}, `${s.added} added`), " · ",
-      h("span", {class: "removed"}, `${s.removed} removed`), " · ", h("span", {class: "changed"}, `${s.changed} changed`)),
-    examples.length ? h("details", {open: examples.length <= 20},
-      h("summary", {}, `Examples (${examples.length}${examples.length > MAX_LISTED ? `, the first ${MAX_LISTED} shown` : ""})`),
-      h("div", {class: "scroll-x"}, h("table", {class: "list"},
-        h("thead", {}, h("tr", {}, ["status", "key", "what", "field", "old", "new"].map((t) => h("th", {scope: "col"}, t)))),
-        h("tbody", {}, examples.slice(0, MAX_LISTED).flatMap((e) => {
-          const fields = e.fields && e.fields.length ? e.fields : [""];
-          return fields.map((f, i) => h("tr", {class: e.status},
-            i === 0 ? [h("td", {rowspan: fields.length}, e.status), h("td", {rowspan: fields.length, class: "key"}, e.key),
-              h("td", {rowspan: fields.length}, e.what || "")] : [],
-            h("td", {}, f), h("td", {class: "old"}, f ? path(e.old || {}, f) : summary(e.old)),
-            h("td", {class: "new"}, f ? path(e.new || {}, f) : summary(e.new))));
-        }))))) : "",
-    effects.map((eff) => h("details", {open: (eff.flipped || []).length <= 10},
-      h("summary", {}, `${eff.model}: ${eff.right_to_wrong} right → wrong, ${eff.wrong_to_right} wrong → right`),
-      (eff.flipped || []).length ? h("div", {class: "scroll-x"}, h("table", {class: "list"},
-        h("thead", {}, h("tr", {}, ["key", "flip", "old prediction", "new prediction", "old gold", "new gold"]
-          .map((t) => h("th", {scope: "col"}, t)))),
-        h("tbody", {}, eff.flipped.slice(0, MAX_LISTED).map((f) => h("tr", {},
-          h("td", {class: "key"}, f.key), h("td", {}, f.flip), h("td", {}, f.old_prediction ?? ""),
-          h("td", {}, f.new_prediction ?? ""), h("td", {}, f.gold_old ?? ""), h("td", {}, f.gold_new ?? "")))))) : "")));
 }
 
 document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); main.focus(); });

@@ -122,8 +122,12 @@ function card(site, {shard, rows, index, models, blocks}, sibling) {
     row.choices ? h("p", {}, "choices: ", row.choices.map((c, i) => [i ? " | " : "",
       i === row.gold ? h("strong", {}, c) : c])) : "",
     h("p", {}, "gold: ", h("strong", {}, row.answer)),
-    models.length ? h("table", {class: "list"}, h("tbody", {}, models.map((m, j) => h("tr", {},
-      h("th", {scope: "row"}, m), h("td", {}, predText(shard, rows, row, blocks[j].pred[index]) || "none"),
-      h("td", {class: `mark ${blocks[j].correct[index] === 1 ? "right" : "wrong"}`}, mark(blocks[j].correct[index])),
-      h("td", {class: "num"}, fmtNum(blocks[j].margin[index])))))) : h("p", {class: "hint"}, "None of the models ran on it."));
+    models.length ? h("table", {class: "list card-preds"},
+      h("colgroup", {}, h("col", {}), h("col", {class: "c-pred"}), h("col", {class: "c-mark"}), h("col", {class: "c-margin"})),
+      h("tbody", {}, models.map((m, j) => {
+        const p = predText(shard, rows, row, blocks[j].pred[index]) || "none";
+        return h("tr", {}, h("th", {scope: "row", title: m}, m), h("td", {title: p}, p),
+          h("td", {class: `mark ${blocks[j].correct[index] === 1 ? "right" : "wrong"}`}, mark(blocks[j].correct[index])),
+          h("td", {class: "num", title: "margin"}, fmtNum(blocks[j].margin[index])));
+      }))) : h("p", {class: "hint"}, "None of the models ran on it."));
 }

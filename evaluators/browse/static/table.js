@@ -6,8 +6,11 @@
 import {h} from "./dom.js";
 
 export const ROW_H = 30;
-const WIDTH = {idx: 4.5, choices: 14, gold: 8, pred: 9, mark: 2.5, margin: 5.5};   // em; other columns share the rest
-const REST = 24;   // em at least for the columns without a width (the stem)
+// em; other columns share the rest. The stem is what a reader needs (a perturbed stem differs only in its middle):
+// the choices, gold and each model's three columns stay narrow (ellipsis, the full text in a title), so that two
+// models fit beside a wide stem at 1200 px.
+const WIDTH = {idx: 3.5, choices: 9, gold: 6, pred: 7, mark: 1.8, margin: 4.8};
+const REST = 26;   // em at least for the columns without a width (the stem)
 const MAX_H = 4_000_000;
 
 export class VirtualTable {
@@ -48,7 +51,8 @@ export class VirtualTable {
     const fixed = cols.reduce((sum, c) => sum + (WIDTH[c] || 0), 0);
     this.table.style.width = `max(100%, ${fixed + REST}em)`;
     this.thead.replaceChildren(...head.map((row) => h("tr", {},
-      row.map((c) => h("th", {scope: "col", colspan: c.span > 1 ? c.span : null, class: c.cls || null}, c.text)))));
+      row.map((c) => h("th", {scope: "col", colspan: c.span > 1 ? c.span : null, class: c.cls || null,
+        title: c.text || null}, c.text)))));
   }
 
   setRows(indices) {
