@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.browse.pairs import pair_table
+from evaluators.browse.pairs import pair_table, resampled_groups
 from evaluators.browse.shards import Shard, make_shard, run_summaries
 from evaluators.predictions import Dataset, collect, dataset_rows, find_predictions
 from evaluators.shared.smoke import BANNER, profile_of
@@ -165,10 +165,11 @@ def _write_shard(folder: Path, shard: Shard, siblings: list[dict], resamples: in
         for r in range(len(shard.runs)):
             f.write(shard.block_bytes(r))
     pairs = 2 <= len(shard.runs) <= PAIR_LIMIT
+    groups = resampled_groups(shard.correct, shard.answered, resamples=resamples, seed=seed)
     if pairs:
-        table = pair_table(shard.correct, shard.answered, resamples=resamples, seed=seed)
+        table = pair_table(shard.correct, shard.answered, resamples=resamples, seed=seed, groups=groups)
         (folder / "pairs.bin").write_bytes(table.astype("<f4").tobytes())
-    summaries = run_summaries(shard, resamples=resamples, seed=seed)
+    summaries = run_summaries(shard, resamples=resamples, seed=seed, groups=groups)
     meta = shard.files[0].meta if shard.files else {}
     licence = _dataset_meta(shard, root)
     runs = []

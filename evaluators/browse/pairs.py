@@ -13,11 +13,9 @@ computed together; a pair whose runs did not is computed on its own, with :func:
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from evaluators.shared.bootstrap import accuracy_statistic, paired_bootstrap, resample_indices, resample_means
+from evaluators.shared.bootstrap import accuracy_statistic, paired_bootstrap, streamed_means
 
 FIELDS = ("n_both_right", "n_a_right_b_wrong", "n_a_wrong_b_right", "n_both_wrong", "diff", "low", "high", "p")
 LEVEL = 0.95
@@ -34,8 +32,29 @@ def mcnemar_p(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.where(n > 0, p, 1.0)
 
 
-def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 1000, seed: int = 0) -> np.ndarray:
-    """``[M, M, 8]`` float64 (:data:`FIELDS`) for runs' ``correct`` and ``answered`` (bool ``[M, n]``)."""
+def resampled_groups(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 1000, seed: int = 0
+                     ) -> list[tuple[list[int], np.ndarray]]:
+    """Runs grouped by the examples they answered, each group with its runs' accuracies on every resample of those
+    examples (``[R, len(group)]``; None for a group that answered none): what a run's interval and a pair's paired
+    interval are read from, drawn once per shard."""
+    correct = np.asarray(correct, bool) & np.asarray(answered, bool)
+    answered = np.asarray(answered, bool)
+    groups: dict[bytes, list[int]] = {}
+    for a in range(len(answered)):
+        groups.setdefault(np.packbits(answered[a]).tobytes(), []).append(a)
+    out = []
+    for members in groups.values():
+        rows = np.flatnonzero(answered[members[0]])
+        acc = (streamed_means(correct[np.ix_(members, rows)].astype(np.float64), resamples, seed)
+               .reshape(resamples, -1) if len(rows) else None)
+        out.append((members, acc))
+    return out
+
+
+def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 1000, seed: int = 0,
+               groups: list[tuple[list[int], np.ndarray]] | None = None) -> np.ndarray:
+    """``[M, M, 8]`` float64 (:data:`FIELDS`) for runs' ``correct`` and ``answered`` (bool ``[M, n]``);
+    ``groups``: :func:`resampled_groups` of the same arrays, when drawn already."""
     correct = np.asarray(correct, bool) & np.asarray(answered, bool)
     answered = np.asarray(answered, bool)
     m, n = correct.shape
@@ -51,21 +70,16 @@ def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 10
         out[..., 4] = np.where(total > 0, (out[..., 1] - out[..., 2]) / total, np.nan)
     out[..., 7] = mcnemar_p(out[..., 1], out[..., 2])
     q = ((1 - LEVEL) / 2, (1 + LEVEL) / 2)
-    groups: dict[bytes, list[int]] = {}
-    for a in range(m):
-        groups.setdefault(np.packbits(answered[a]).tobytes(), []).append(a)
-    for members in groups.values():   # runs that answered the same examples: all their pairs from one product
-        rows = np.flatnonzero(answered[members[0]])
-        if not len(rows):
+    groups = groups if groups is not None else resampled_groups(correct, answered, resamples=resamples, seed=seed)
+    for members, acc in groups:   # runs that answered the same examples: all their pairs from one product
+        if acc is None:
             for a in members:
                 out[a, members, 4:7] = np.nan
             continue
-        idx = indices(len(rows), resamples, seed)
-        acc = resample_means(right[np.ix_(members, rows)], idx).reshape(resamples, -1)
         for i, a in enumerate(members):
             low, high = np.quantile(acc[:, i:i + 1] - acc, q, axis=0)
             out[a, members, 5], out[a, members, 6] = low, high
-    same = {a: key for key, members in groups.items() for a in members}
+    same = {a: g for g, (members, _) in enumerate(groups) for a in members}
     for a in range(m):
         for b in range(m):
             if same[a] == same[b]:
@@ -79,9 +93,3 @@ def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 10
                                  resamples=resamples, seed=seed, level=LEVEL)
             out[a, b, 5], out[a, b, 6] = r["low"], r["high"]
     return out
-
-
-@lru_cache(maxsize=8)
-def indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    """The bootstrap's resample indices (:func:`resample_indices`), drawn once per size in a build."""
-    return resample_indices(n, resamples, seed)

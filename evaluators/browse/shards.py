@@ -9,13 +9,13 @@ correct[n]`` (1, 0; 255: no answer), padding to 4 bytes, then ``float32 scores[n
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from evaluators.predictions import Answer, Dataset, PredictionFile
-from evaluators.browse.pairs import indices
-from evaluators.shared.bootstrap import resample_means
+from evaluators.browse.pairs import resampled_groups
 
 
 @dataclass
@@ -60,7 +60,7 @@ def make_shard(id_: str, ds: Dataset, rows: list[dict], runs: dict[str, tuple[Pr
     """The shard of ``ds``: ``rows`` (all of the dataset's) cut to those some run answered."""
     answered_ids = set().union(*(answers.keys() for _, answers in runs.values()))
     rows = [r for r in rows if r["id"] in answered_ids]
-    at = {r["id"]: i for i, r in enumerate(rows)}
+    ids = [r["id"] for r in rows]
     labels = list(runs)
     m, n = len(labels), len(rows)
     k = max((len(r["choices"]) for r in rows if r["choices"]), default=0)
@@ -71,51 +71,62 @@ def make_shard(id_: str, ds: Dataset, rows: list[dict], runs: dict[str, tuple[Pr
     correct = np.zeros((m, n), bool)
     answered = np.zeros((m, n), bool)
     scores = np.full((m, n, k), np.nan, np.float32)
+    gold = np.array([r["gold"] if r["gold"] is not None else -1 for r in rows], np.int64)
     vocab: dict[str, int] = {}
     open_answers = ds.family != "mc"
+    blank = [math.nan] * k
     for r, label in enumerate(labels):
         _, answers = runs[label]
-        for key, a in answers.items():
-            i = at[key]
-            answered[r, i] = True
-            correct[r, i] = a.correct
-            margin[r, i] = a.margin if a.margin is not None else math.nan
-            if open_answers:
-                if a.predicted is not None:
-                    pred[r, i] = vocab.setdefault(a.predicted, len(vocab))
-            elif a.index is not None:
-                pred[r, i] = a.index
-            if k and a.scores is not None:
-                scores[r, i, :len(a.scores)] = a.scores[:k]
+        got = [answers.get(i) for i in ids]
+        answered[r] = [a is not None for a in got]
+        correct[r] = [a is not None and bool(a.correct) for a in got]
+        margin[r] = [a.margin if a is not None and a.margin is not None else math.nan for a in got]
+        if open_answers:
+            pred[r] = [vocab.setdefault(a.predicted, len(vocab)) if a is not None and a.predicted is not None
+                       else -1 for a in got]
+        else:
+            pred[r] = [a.index if a is not None and a.index is not None else -1 for a in got]
+        if k:
+            scores[r] = [(a.scores + blank)[:k] if a is not None and a.scores else blank for a in got]
+            margin[r] = np.where(np.isnan(margin[r]), margins(scores[r], gold), margin[r])
     return Shard(id_, ds, rows, labels, [runs[label][0] for label in labels], pred, margin, correct, answered,
                  scores, list(vocab))
 
 
-def run_summaries(shard: Shard, *, resamples: int = 1000, seed: int = 0, level: float = 0.95) -> list[dict]:
+def margins(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Per row, the gold choice's score minus the best other choice's (:func:`evaluators.predictions.records.margin`
+    for a ``[n, k]`` array, NaN padded); NaN where a row has no gold, no score for it, or fewer than two scores."""
+    n, k = scores.shape
+    ok = (gold >= 0) & (gold < k)
+    at = np.where(ok, gold, 0)
+    own = scores[np.arange(n), at]
+    others = scores.copy()
+    others[np.arange(n), at] = np.nan
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # a row of NaNs: no other choice
+        best = np.nanmax(others, axis=1) if k else np.full(n, np.nan)
+    return np.where(ok, own - best, np.nan).astype(np.float32)
+
+
+def run_summaries(shard: Shard, *, resamples: int = 1000, seed: int = 0, level: float = 0.95,
+                  groups: list | None = None) -> list[dict]:
     """Per run: ``n`` (examples answered), ``correct``, ``accuracy`` and its percentile bootstrap interval ``low``,
-    ``high`` (:mod:`evaluators.shared.bootstrap`, the resamples the reports draw), ``constant`` (one answer text
-    for every example: a constant predictor, whatever its accuracy)."""
-    out = []
-    n_all = len(shard.rows)
-    full = shard.answered.all(axis=1)
+    ``high`` (:mod:`evaluators.shared.bootstrap`, the resamples the reports draw, on the examples the run answered),
+    ``constant`` (one answer text for every example: a constant predictor, whatever its accuracy). ``groups``:
+    :func:`evaluators.browse.pairs.resampled_groups` of the shard, when drawn already."""
+    if groups is None:
+        groups = resampled_groups(shard.correct, shard.answered, resamples=resamples, seed=seed)
     bounds = {}
-    if n_all and full.any():
-        idx = indices(n_all, resamples, seed)
-        acc = resample_means(shard.correct[full].astype(float), idx).reshape(resamples, -1)
-        lo, hi = np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        bounds = {int(r): (float(lo[j]), float(hi[j])) for j, r in enumerate(np.flatnonzero(full))}
+    for members, acc in groups:
+        if acc is not None:
+            lo, hi = np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)
+            bounds.update({a: (float(lo[j]), float(hi[j])) for j, a in enumerate(members)})
+    out = []
     for r, label in enumerate(shard.runs):
         got = shard.answered[r]
         n = int(got.sum())
         c = int((shard.correct[r] & got).sum())
-        if r in bounds:
-            low, high = bounds[r]
-        elif n:
-            idx = indices(n, resamples, seed)
-            acc = resample_means(shard.correct[r][got].astype(float), idx)
-            low, high = (float(x) for x in np.quantile(acc, [(1 - level) / 2, (1 + level) / 2]))
-        else:
-            low = high = math.nan
+        low, high = bounds.get(r, (math.nan, math.nan))
         out.append({"label": label, "n": n, "correct": c, "accuracy": c / n if n else None,
                     "low": _num(low), "high": _num(high), "constant": _constant(shard, r)})
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from evaluators.predictions.files import PredictionFile, find_predictions
-from evaluators.predictions.records import Answer, Dataset, read_answers
+from evaluators.predictions.records import Answer, Dataset, margin, read_answers
 from evaluators.predictions.rows import dataset_rows
 from probekit.errors import UsageError
 
@@ -79,7 +79,8 @@ def load_predictions(results: str | Path = "results", *, data: str | Path = "dat
                 records.append({**{k: ds.__dict__[k] for k in ("collection", "probe", "variant", "split")},
                                 "run": run, "model": pf.model, "protocol": pf.protocol, **row,
                                 "predicted": a.predicted, "index": a.index, "correct": a.correct,
-                                "margin": a.margin, "scores": a.scores, "data": ds.path, "source": str(pf.path)})
+                                "margin": margin(a.scores, row["gold"]) if a.scores else a.margin,
+                                "scores": a.scores, "data": ds.path, "source": str(pf.path)})
     return pd.DataFrame.from_records(records, columns=COLUMNS)
 
 

@@ -33,11 +33,12 @@ class Dataset:
     path: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Answer:
     """One run's answer to one example: ``predicted`` (the answer text), ``index`` (its choice's position in the
-    row's choices; None for an open answer), ``correct``, ``margin`` (see the module) and ``scores`` (per choice,
-    in the row's choice order; None when the protocol writes none)."""
+    row's choices; None for an open answer), ``correct``, ``margin`` (see the module: ParaRel's from its top k; a
+    multiple-choice answer's from ``scores`` and the row's gold, :func:`margin`, where it is read beside its row) and
+    ``scores`` (per choice, in the row's choice order; None when the protocol writes none)."""
 
     predicted: str | None
     index: int | None
@@ -116,22 +117,28 @@ def _mc(pf: PredictionFile, rows: list[dict]):
                     out.setdefault((ds, label), {})[row["id"]] = Answer(text, idx, idx is not None and idx == gold)
         return out
     answers = {}
+    labels = LABELS
     for n, row in enumerate(rows, 1):
-        _need(row, ("id", "prediction"), pf.path, n)
-        idx = _label_index(row["prediction"])
-        gold = _label_index(row.get("gold"))
-        scores = [float(s) for s in row["scores"]] if isinstance(row.get("scores"), list) else None
-        correct = bool(row["correct"]) if isinstance(row.get("correct"), bool) else (idx is not None and idx == gold)
-        answers[row["id"]] = Answer(row.get("choice"), idx, correct, margin(scores, gold), scores)
+        if "id" not in row or "prediction" not in row:
+            _need(row, ("id", "prediction"), pf.path, n)
+        idx = labels.get(row["prediction"])
+        correct = row.get("correct")
+        if correct is not True and correct is not False:
+            correct = idx is not None and idx == labels.get(row.get("gold"))
+        scores = row.get("scores")
+        answers[row["id"]] = Answer(row.get("choice"), idx, correct, math.nan,
+                                    scores if isinstance(scores, list) else None)
     out[(ds, pf.label)] = answers
     return out
 
 
+LABELS = {chr(ord("A") + i): i for i in range(26)}
+"""A choice label (``A``, ``B``...) and its position."""
+
+
 def _label_index(label) -> int | None:
-    """A choice label (``A``, ``B``...) as its position; None for anything else."""
-    if isinstance(label, str) and len(label) == 1 and label.isalpha():
-        return ord(label.upper()) - ord("A")
-    return None
+    """A choice label's position; None for anything else."""
+    return LABELS.get(label) if isinstance(label, str) else None
 
 
 def _pararel(pf: PredictionFile, rows: list[dict]):

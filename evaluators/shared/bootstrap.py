@@ -31,6 +31,22 @@ def resample_means(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (counts @ values.reshape(-1, n).T / n).reshape(r, *values.shape[:-1])
 
 
+def streamed_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, *, chunk: int = 4_000_000
+                   ) -> np.ndarray:
+    """``resample_means(values, resample_indices(n, resamples, seed))`` (``[R, ...]``, the same numbers) drawn and
+    reduced a few resamples at a time, so memory stays near ``chunk`` indices however large ``n`` is: a
+    :class:`numpy.random.Generator` draws the same stream in pieces as at once."""
+    values = np.asarray(values, float)
+    n = values.shape[-1]
+    if n < 1 or resamples < 1:
+        raise ValueError(f"bootstrap needs n >= 1 and resamples >= 1, got n={n}, resamples={resamples}")
+    rng, step, parts = np.random.default_rng(seed), max(1, chunk // n), []
+    for start in range(0, resamples, step):
+        idx = rng.integers(0, n, size=(min(step, resamples - start), n))
+        parts.append(resample_means(values, idx))
+    return np.concatenate(parts)
+
+
 def accuracy_statistic(correct: np.ndarray) -> Statistic:
     """A statistic giving the mean accuracy of ``correct`` (bool ``[..., n]``, averaged over the leading axes)."""
     correct = np.asarray(correct, bool)

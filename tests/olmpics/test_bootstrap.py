@@ -103,3 +103,14 @@ def test_a_whole_learning_curve_is_one_vectorised_pass():
     by_hand = (gathered @ weights).mean(axis=1)
     assert ci == pytest.approx({"estimate": (correct.mean(axis=-1) @ weights).mean(),
                                 "low": np.quantile(by_hand, 0.025), "high": np.quantile(by_hand, 0.975)})
+
+
+def test_streamed_means_are_the_resample_means_in_pieces():
+    import numpy as np
+
+    from evaluators.shared.bootstrap import resample_indices, resample_means, streamed_means
+
+    values = np.random.default_rng(3).random((3, 257)) < 0.6
+    whole = resample_means(values, resample_indices(257, 40, seed=7))
+    for chunk in (257, 1000, 257 * 40, 10**9):   # one resample at a time, a few, all at once
+        assert np.array_equal(streamed_means(values, 40, 7, chunk=chunk), whole)
