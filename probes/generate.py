@@ -21,6 +21,15 @@ def _generate(args) -> int:
 
     generator = registry.get(args.probe)
     params = read_params(args.params)
+    if args.tokenizers:   # the one-token filters' tokenizers from the file (its stage reads `models` and `runs`)
+        import json
+
+        from generators.shared.single_token import pinned
+
+        try:
+            params = pinned(params, json.loads(Path(args.tokenizers).read_text(encoding="utf-8")))
+        except (ValueError, DataError) as exc:
+            raise DataError(f"--tokenizers {args.tokenizers}: {exc}") from None
     given = {}  # the raw sources the generator reads directly
     if generator.sources:
         from probekit.sources.manifest import load_manifest, provenance
@@ -38,6 +47,19 @@ def _generate(args) -> int:
     write_dataset(args.out, dataset, dict(sorted({**given, **tables.sources}.items())))
     for line in dataset.summary:
         print(line)
+    return 0
+
+
+def _tokenizers(args) -> int:
+    out = out_file(args.out, "the tokenizers file", force=args.force)
+    from generators.shared.single_token import filter_tokenizers
+    from probekit.outputs import atomic
+    from probekit.params import read_params
+
+    found = filter_tokenizers(read_params(args.params))
+    atomic.write_json(out, found)
+    for paper, models in found.items():
+        print(f"{paper}: the one-token filters read {', '.join(models) or 'no tokenizer (no masked LM runs it)'}")
     return 0
 
 
@@ -99,8 +121,22 @@ def add_commands(sub, command) -> None:
     gen.add_argument("--manifest", type=Read, help=MANIFEST_HELP + " (for the raw sources a probe reads directly)")
     gen.add_argument("--task", help="calum: the task (GLUE: rte, mrpc, qnli, qqp, mnli; KLUE: klue_nli, klue_sts; "
                                     "generators/calum/<language>.yaml; default: the params' calum.task)")
+    gen.add_argument("--tokenizers", type=Read, help="the one-token filters' tokenizers from this file (probes "
+                     "tokenizers writes it), not from the params' models and runs: so the pipeline's generate "
+                     "stages depend on it and re-run only when a filter's tokenizers change")
     add_force(gen)
     gen.set_defaults(func=_generate)
+
+    tok = command(sub, "tokenizers", "the tokenizers the datasets' one-token filters read: one masked LM per "
+                  "tokenizer of those each paper runs",
+                  "Writes {olmpics: {alias: model}, pararel: {alias: model}}: per paper, the masked LMs of params "
+                  "`runs` whose tokenizers the one-token filters read, the first alias of each distinct tokenizer "
+                  "(causal LMs narrow nothing). The generate stages read it (--tokenizers), so adding a model whose "
+                  "tokenizer is already there generates nothing again.")
+    tok.add_argument("--out", required=True, type=Written, help="the JSON file to write (data/tokenizers.json)")
+    tok.add_argument("--params", type=Read, help=PARAMS_HELP)
+    add_force(tok)
+    tok.set_defaults(func=_tokenizers)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
     fid.add_argument("--probes", required=True, type=Read, help="folder of generated probe folders (data/probes)")

@@ -19,18 +19,40 @@ from probekit.tokens.refs import resolve_model
 def masked_lms(params_file: ParamsFile, protocol: str, key: str, why: str | None = None) -> list[str]:
     """The aliases of the masked LMs among the models that run ``protocol`` (``olmpics`` or ``pararel``:
     :meth:`~probekit.params.ParamsFile.evaluated_models`), whose mask-logit rule reads one token (causal and
-    seq2seq LMs score a multi-token word by its log-likelihood, so they narrow nothing). The family comes from
-    each model's config and tokenizer, no weights read. ``key``: the param whose null asked (named in errors);
+    seq2seq LMs score a multi-token word by its log-likelihood, so they narrow nothing), one per tokenizer (the
+    first alias of each :func:`tokenizer_key`). The family comes from each model's config and tokenizer, no
+    weights read. ``key``: the param whose null asked (named in errors);
     ``why``: what reads them, where no param asked."""
-    aliases, masked = params_file.models(), []
+    aliases, masked = params_file.models(), {}
     for alias in params_file.evaluated_models(protocol):
         try:
             if family_of(resolve_model(alias, aliases, params_file.label, needs="tokenizer")) == "mlm":
-                masked.append(alias)
+                masked.setdefault(tokenizer_key(load_tokenizer(alias, aliases, params_file.label)), alias)
         except UsageError as exc:
             raise ParamsError(f"{params_file.label}: models.{alias} "
                               f"({why or f'{key}: null reads every masked LM of models'}): {exc}") from None
-    return masked
+    return list(masked.values())
+
+
+def tokenizer_key(tokenizer) -> str:
+    """A sha256 of what decides how a tokenizer splits a word at the mask: its class, its special tokens, and (a fast
+    tokenizer) its pipeline as ``tokenizers`` serialises it less the truncation and padding settings, which split
+    nothing; a slow one, its vocabulary and init settings less file paths. Two models with the same key pass and
+    fail the same words, so :func:`masked_lms` reads one of them: a model added beside one with its tokenizer (a
+    fine-tuned BERT beside BERT) changes no one-token filter, and no dataset."""
+    import hashlib
+    import json
+
+    if getattr(tokenizer, "is_fast", False):
+        pipeline = json.loads(tokenizer.backend_tokenizer.to_str())
+        pipeline.pop("truncation", None), pipeline.pop("padding", None)
+    else:
+        pipeline = {"vocab": sorted(tokenizer.get_vocab().items()),
+                    "init": {k: str(v) for k, v in tokenizer.init_kwargs.items()
+                             if not (k.endswith("_file") or k.endswith("name_or_path"))}}
+    what = {"class": type(tokenizer).__name__, "special": {k: str(v) for k, v in tokenizer.special_tokens_map.items()},
+            "pipeline": pipeline}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
 class OneToken:
@@ -111,3 +133,35 @@ def check_answer_words(built, params_file: ParamsFile) -> None:
                                     f"{shown(pieces)}), so zero-shot's mask-logit rule cannot score it: choose a "
                                     f"one-token word, or list it under multi_token: (then score it with --rule pll, "
                                     f"--multi-token first or a causal LM)")
+
+
+FILTERED = ("olmpics", "pararel")
+"""The papers whose datasets a one-token filter narrows to the tokenizers of the masked LMs that run them: oLMpics'
+MC-MLM probes (answer words checked, TAXONOMY CONJUNCTION's choices filtered) and ParaRel (objects filtered)."""
+
+
+def filter_tokenizers(params_file: ParamsFile) -> dict[str, dict[str, str | dict]]:
+    """``{paper: {alias: model}}``: the tokenizers the one-token filters of :data:`FILTERED` read (:func:`masked_lms`,
+    one alias per tokenizer), what ``probes tokenizers`` writes (``data/tokenizers.json``, the generate stages'
+    dependency in place of the whole ``models`` and ``runs`` params): a model added with a tokenizer already
+    there, or a causal LM, leaves the file's bytes, so no dataset is generated again and no other model's stage
+    re-runs."""
+    models = params_file.models()
+    return {paper: {alias: models[alias] for alias in masked_lms(params_file, paper, "models",
+                                                                 f"the masked LMs that run {paper}")}
+            for paper in FILTERED}
+
+
+def pinned(params_file: ParamsFile, tokenizers: dict) -> ParamsFile:
+    """``params_file`` as a generator reads it with the tokenizers of a ``probes tokenizers`` file: ``runs`` of each
+    paper of :data:`FILTERED` its aliases there, each alias's ``models`` entry the file's, so the datasets depend
+    on that file and not on the params' whole ``models`` and ``runs`` (other entries stay: an explicit
+    ``pararel.tokenizers`` or ``taxonomy_conjunction.single_token`` alias is read from ``models``)."""
+    if not isinstance(tokenizers, dict) or set(tokenizers) != set(FILTERED) or not all(
+            isinstance(v, dict) for v in tokenizers.values()):
+        raise DataError(f"the tokenizers file: expected {{{', '.join(FILTERED)}: {{alias: model}}}} as probes "
+                        f"tokenizers writes it, got {shown(tokenizers)}")
+    data = dict(params_file.data)
+    data["models"] = {**(data.get("models") or {}), **{a: m for v in tokenizers.values() for a, m in v.items()}}
+    data["runs"] = {**(data.get("runs") or {}), **{paper: list(v) for paper, v in tokenizers.items()}}
+    return ParamsFile(params_file.path, data)
