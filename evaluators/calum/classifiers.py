@@ -5,6 +5,7 @@ seed (``transformers.set_seed``)."""
 
 from __future__ import annotations
 
+from evaluators.engine.models import weights
 from probekit.errors import UsageError
 from probekit.tokens.refs import ModelRef
 
@@ -41,8 +42,8 @@ def load_classifier(ref: ModelRef, tokenizer, labels: list[str], seed: int):
                                         pad_token_id=tokenizer.pad_token_id, **ref.pinned)
     transformers.set_seed(seed)
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(
-            ref.location, config=config, ignore_mismatched_sizes=True, dtype=torch.float32, **ref.pinned)
+        model = weights(AutoModelForSequenceClassification, ref, seed, config=config, ignore_mismatched_sizes=True,
+                        dtype=torch.float32)[0]
     except ValueError as exc:
         raise UsageError(f"--model {ref.name}: no sequence classifier for it ({exc})") from None
     return model
@@ -61,6 +62,6 @@ def load_multitask(ref: ModelRef, tasks: dict[str, list[str]], seed: int):
         raise UsageError(f"--model {ref.name}: the multitask model shares an encoder or a decoder-only model; "
                          f"a {type(config).__name__} model is encoder-decoder")
     transformers.set_seed(seed)
-    encoder = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32, **ref.pinned)
+    encoder = weights(AutoModel, ref, seed, config=config, dtype=torch.float32)[0]
     last = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in config.architectures or ())
     return MultitaskClassifier(encoder, tasks, pool_last=last)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from evaluators.engine.models import weights
 from probekit.errors import UsageError
 
 TAGS = re.compile(r"<[/a-zA-Z]+>")
@@ -65,7 +66,7 @@ def load(ref, tokenizer, labels: list[str]):
     if not config.is_encoder_decoder:
         raise UsageError(f"--model {ref.name}: calum_eval.seq2seq text-to-text needs a seq2seq LM (T5); "
                          f"a {type(config).__name__} model is not encoder-decoder")
-    model = AutoModelForSeq2SeqLM.from_pretrained(ref.location, config=config, dtype=torch.float32, **ref.pinned)
+    model = weights(AutoModelForSeq2SeqLM, ref, 0, config=config, dtype=torch.float32)[0]
     words = [tokenizer(w)["input_ids"] for w in labels]
     return _label_word_model()(model, words)
 

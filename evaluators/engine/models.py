@@ -1,5 +1,6 @@
 """Models: load a resolved model (:mod:`probekit.tokens.refs`) in the family, dtype and device asked for; a head the
-checkpoint lacks is initialised with a seed and reported once."""
+checkpoint lacks is initialised with a seed and reported once; a random-init reference (``random:<model>``) gets
+the model's architecture with every weight freshly initialised from a seed."""
 
 from __future__ import annotations
 
@@ -28,11 +29,13 @@ class LoadedModel:
     family: str = "mlm"        # mlm | causal | seq2seq: which scoring rules apply
     revision: str | None = None   # the revision the params pinned (None: the default branch, or a local model)
     device: str | None = None     # where it runs (``--device`` as resolved: cpu, cuda, cuda:1)
+    random_init: dict | None = None   # ``{of, seed}``: a random-init baseline of model ``of`` (no pretrained weight)
 
     def provenance(self) -> dict:
         """What a result records of the model: dtype, device, revisions (the one asked for, and the Hub commit
-        where known), versions."""
-        return provenance(self.model.config, self.dtype, revision=self.revision, device=self.device)
+        where known), versions; and ``random_init`` (``{of, seed}``) for a random-init baseline."""
+        record = provenance(self.model.config, self.dtype, revision=self.revision, device=self.device)
+        return record | ({"random_init": self.random_init} if self.random_init else {})
 
 
 def provenance(config, dtype: str, *, attn_implementation: bool = True, revision: str | None = None,
@@ -82,6 +85,35 @@ def model_folder(ref: ModelRef) -> Path | None:
     return Path(cached).parent if isinstance(cached, str) else None
 
 
+def init_seed(ref: ModelRef, seed: int) -> int:
+    """The seed a random-init reference's weights are drawn from: its own (``random@<seed>:``), else ``seed``."""
+    return seed if ref.init_seed is None else ref.init_seed
+
+
+def random_init_record(ref: ModelRef, seed: int) -> dict | None:
+    """``{of: the model's spec, seed}`` of a random-init reference (what metrics.json records), else None."""
+    return {"of": ref.spec.split(":", 1)[1], "seed": init_seed(ref, seed)} if ref.random_init else None
+
+
+def weights(auto_class, ref: ModelRef, seed: int, **kwargs):
+    """``auto_class.from_pretrained(ref.location, output_loading_info=True, **kwargs)``; for a random-init reference,
+    ``auto_class.from_config`` of its config, every weight drawn from :func:`init_seed` (the architecture's own
+    ``_init_weights``, as a model before pretraining), with the loading info of a model that loaded nothing."""
+    import torch
+
+    if not ref.random_init:
+        return auto_class.from_pretrained(ref.location, output_loading_info=True, **kwargs, **ref.pinned)
+    config = kwargs.get("config")   # from_pretrained's other keywords (ignore_mismatched_sizes) read no weight here
+    if config is None:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(ref.location, **ref.pinned)
+    torch.manual_seed(init_seed(ref, seed))
+    dtype = kwargs.get("dtype")
+    model = auto_class.from_config(config, **({"dtype": dtype} if dtype is not None else {}))
+    return model, {"missing_keys": [], "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
+
+
 def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: int = 0,
             dtype: str = "float32") -> LoadedModel:
     """A masked, causal or seq2seq LM (``scoring``: auto detects it) with a fast tokenizer, in an explicit
@@ -116,8 +148,7 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
     torch.manual_seed(seed)
     torch_dtype = resolve_dtype(dtype, device)
     try:
-        model, info = auto_class[family].from_pretrained(ref.location, output_loading_info=True, dtype=torch_dtype,
-                                                        **ref.pinned)
+        model, info = weights(auto_class[family], ref, seed, dtype=torch_dtype)
     except Exception as exc:
         if isinstance(exc, ValueError) and "Unrecognized configuration class" in str(exc):
             raise UsageError(f"--model {ref.name}: a {type(config).__name__} model has no {HEADS[family]} "
@@ -130,10 +161,15 @@ def load_lm(ref: ModelRef, *, scoring: str = "auto", device: str = "cpu", seed: 
         raise UsageError(f"--model {ref.name}: {damaged}{cache}") from exc
     prefix = model.base_model_prefix + "."
     head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
-    if head_missing:
+    if ref.random_init:
+        log.warning("%s: random-init baseline of %s: every weight freshly initialised (seed %d); its predictions "
+                    "measure the architecture and tokenizer, no pretraining", ref.name, ref.spec.split(":", 1)[1],
+                    init_seed(ref, seed))
+    elif head_missing:
         log.warning("%s: the %s head is not in the checkpoint and was newly initialised (seed %d; %s): "
                     "its predictions are not zero-shot results", ref.name, HEADS[family], seed,
                     ", ".join(head_missing[:2]) + (", ..." if len(head_missing) > 2 else ""))
-    return LoadedModel(model.to(device).eval(), tokenizer, ref.name, ref.spec, head_pretrained=not head_missing,
+    return LoadedModel(model.to(device).eval(), tokenizer, ref.name, ref.spec,
+                       head_pretrained=not head_missing and not ref.random_init,
                        dtype=str(torch_dtype).removeprefix("torch."), family=family, revision=ref.revision,
-                       device=str(device))
+                       device=str(device), random_init=random_init_record(ref, seed))

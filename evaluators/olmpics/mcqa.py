@@ -38,7 +38,7 @@ import torch
 from tqdm.auto import tqdm
 
 from evaluators.engine.collator import Device, batch_ids, pad_right
-from evaluators.engine.models import LoadedModel
+from evaluators.engine.models import LoadedModel, random_init_record, weights
 from evaluators.engine.pairs import encode_pairs
 from evaluators.engine.runner import Runner
 from evaluators.engine.scorer import max_length
@@ -113,8 +113,7 @@ class EncoderBackend:
         self.segment_ids = segment_ids
         torch.manual_seed(0)  # a weight the checkpoint lacks (an unused pooler) is drawn the same every time
         try:
-            encoder, info = AutoModel.from_pretrained(ref.location, config=config, dtype=torch.float32,
-                                                      output_loading_info=True, **ref.pinned)
+            encoder, info = weights(AutoModel, ref, 0, config=config, dtype=torch.float32)
         except ValueError as exc:
             raise UsageError(f"--model {ref.name}: no encoder for it ({exc})") from None
         self.pooler, self.pooler_layer = pooler, None
@@ -127,7 +126,7 @@ class EncoderBackend:
                                  f"mcqa.pooler: new draws the hidden layer")
         self.encoder = encoder.to(device).eval()
         self.loaded = LoadedModel(self.encoder, self.tokenizer, ref.name, ref.spec, head_pretrained=False,
-                                  revision=ref.revision, device=str(device))
+                                  revision=ref.revision, device=str(device), random_init=random_init_record(ref, 0))
         self.device = self.encoder.device
         self.types = "token_type_ids" in self.tokenizer.model_input_names
         self.mask = self.tokenizer.mask_token or "_"

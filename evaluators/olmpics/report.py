@@ -18,7 +18,7 @@ from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.lr_selection import describe as describe_lr
 from evaluators.olmpics.metrics import ws_weights
 from evaluators.olmpics.results import CONTROLS, MAIN, NO_HEAD, SETTINGS, Probe, analyse, load, medal_rule
-from evaluators.olmpics.flags import constant_mark, flag_lines
+from evaluators.olmpics.flags import constant_mark, degenerate, degenerate_mark, flag_lines
 from evaluators.shared.report import deviation, iter_metrics
 from probekit import yamlfile
 from probekit.outputs import atomic
@@ -98,6 +98,11 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
   of a variant at that point (zero-shot) or in some run (N, seed) of that curve (on a sensitivity: of the original
   or of the control); its accuracy is the share of examples whose gold is that answer, no knowledge. The note under
   the table names the runs and the answer.
+- **⚑**: beside a ↑ or a medal: the model is no better on the original than on its PERTURBED-LANG control (the
+  paired zero-shot difference, or the main PERTURBED sensitivity, has an interval reaching 0: it reads no template),
+  or no better than its random-init row (`random:<model>`: its architecture and tokenizer with fresh weights; the
+  paired zero-shot or main WS difference not above 0). The paper's medal rule stands; the note under the table
+  says why the flag is there.
 - **↓**: on a sensitivity: the control's own WS interval (on the same examples) lies entirely below chance, so
   max(0, acc(original) − acc(control)) counts the control's failure, not the model's use of language.
 - **†**: {NO_HEAD}.{smoke_line}
@@ -161,6 +166,7 @@ def probe_table(probe: Probe) -> str:
         zero_setting = next((s for s in SETTINGS if "zero_shot" in probe.cells[label].get(s, {})), None)
         row = [label + marks,
                f"{_pct(zero['mean'])} {_interval(zero)}{' ↑' if zero['above_chance'] else ''}"
+               f"{degenerate_mark(probe, label, '↑')}"
                f"{constant_mark(probe, label, zero_setting, zero_shot=True)}" if zero else "—"]
         for setting in settings:
             for key in ("WS", "MAX"):
@@ -192,7 +198,8 @@ def pairs_table(probe: Probe, resamples: int) -> str:
 def medal_table(probes: list[Probe]) -> str:
     """Rows: probes; columns: models (baselines excluded); cells by the documented rule."""
     models = sorted({label for p in probes for label in p.rows if not p.is_baseline(label)})
-    rows = [[p.title, *(p.medals.get(m, "—") for m in models)] for p in probes]
+    rows = [[p.title, *(p.medals.get(m, "—") + (degenerate_mark(p, m, "medal") if m in p.medals else "")
+                        for m in models)] for p in probes]
     return tabulate(rows, ["probe", *models], tablefmt="github", disable_numparse=True)
 
 
@@ -296,6 +303,11 @@ def summary(probes: list[Probe]) -> dict:
                     entry[setting]["constant_predictor"] = found
             if label in probe.medals:
                 entry["medal"] = MEDAL_WORDS[probe.medals[label]]
+            flags = degenerate(probe, label)
+            if flags:
+                entry["flags"] = [{"on": on, "why": why} for on, why in flags]
+            if label in (probe.random_rows or {}):
+                entry["random_init_row"] = probe.random_rows[label]
             entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())
             entry["baseline"] = probe.is_baseline(label)
             paper = published_row(probe, label)

@@ -114,6 +114,12 @@ class Result:
     zero_shot: np.ndarray | None  # [n] bool; None without a zero-shot result
     controls: dict  # name -> (original positions, control correct [seeds, sizes, m]) aligned through source_id
     constant: dict  # variant (original, each control) -> its constant points (:func:`evaluators.olmpics.constant.runs`)
+    control_zero: dict | None = None  # name -> (original positions, the control's zero-shot correct [m]), aligned
+
+    @property
+    def random_of(self) -> str | None:
+        """The model id whose random-init baseline this row is (``random:<model>``), else None."""
+        return (self.meta.get("random_init") or {}).get("of")
 
     @property
     def label(self) -> str:
@@ -143,18 +149,20 @@ def load(path: Path, meta: dict) -> Result:
         if any(z is None for z in zero):
             raise DataError(f"{path}: zero_shot is set but some original predictions have zero_shot null")
         zero_shot = np.asarray(zero, bool)
-    controls, constants = {}, {"original": constant_points}
+    controls, constants, control_zero = {}, {"original": constant_points}, {}
     for name in sorted(meta["controls"]):
         if name not in CONTROLS:
             raise DataError(f"{path}: unknown control {name!r} (known: {', '.join(CONTROLS)})")
-        _, c_correct, _, sources, constants[name] = _predictions(path.parent / name / "predictions.jsonl", sizes,
-                                                                 seeds, True)
+        _, c_correct, c_zero, sources, constants[name] = _predictions(path.parent / name / "predictions.jsonl",
+                                                                      sizes, seeds, True)
         _check(path, meta, f"controls.{name}.", c_correct, sizes)
         mine, theirs = align(ids, sources)
         if not len(mine):
             raise DataError(f"{path}: no {name} row's source_id matches an original id")
         controls[name] = (mine, c_correct[..., theirs])
-    return Result(path, meta, ids, correct, zero_shot, controls, constants)
+        if zero_shot is not None and None not in c_zero:   # the control's untrained-head point, where recorded
+            control_zero[name] = (mine, np.asarray(c_zero, bool)[theirs])
+    return Result(path, meta, ids, correct, zero_shot, controls, constants, control_zero)
 
 
 def curve_statistics(correct: np.ndarray) -> dict:
@@ -203,8 +211,24 @@ def cells(result: Result, *, resamples: int, seed: int) -> dict:
         ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed)
         out["zero_shot"] = {"mean": ci["estimate"], "low": ci["low"], "high": ci["high"], "n": n,
                             "above_chance": bool(ci["low"] > result.meta["chance"]
-                                                 and result.meta["lm_head"] == "pretrained")}
+                                                 and result.meta["lm_head"] == "pretrained"),
+                            "vs_control": {name: {**paired_bootstrap(
+                                accuracy_statistic(result.zero_shot[positions]), accuracy_statistic(control),
+                                len(positions), resamples=resamples, seed=seed), "n": len(positions)}
+                                for name, (positions, control) in (result.control_zero or {}).items()}}
     return out
+
+
+def paired_zero_shot(a: Result, b: Result, *, resamples: int, seed: int) -> dict | None:
+    """Paired bootstrap of the zero-shot accuracy, A − B, over the dev examples both were scored on."""
+    if a.zero_shot is None or b.zero_shot is None:
+        return None
+    pa, pb = align(a.ids, b.ids)
+    if not len(pa):
+        return None
+    test = paired_bootstrap(accuracy_statistic(a.zero_shot[pa]), accuracy_statistic(b.zero_shot[pb]), len(pa),
+                            resamples=resamples, seed=seed)
+    return {**test, "n": len(pa)}
 
 
 def paired(a: Result, b: Result, key: str, *, resamples: int, seed: int) -> dict | None:
@@ -252,6 +276,8 @@ class Probe:
     vs_baseline: dict  # (label, setting, key) -> paired test against the setting's baseline row
     pairs: list  # (A, B, paired test) on the main setting's WS
     medals: dict  # model label -> medal
+    random_rows: dict | None = None   # model label -> the label of its random-init baseline row
+    vs_random: dict | None = None     # (label, "zero_shot" or "WS") -> paired test against its random-init row
 
     def is_baseline(self, label: str) -> bool:
         return bool(next(iter(self.results[label].values())).meta["baseline"])
@@ -281,6 +307,19 @@ def _group(results: list[Result]) -> dict:
                             f"(first: {cell[r.meta['setting']].path})")
         cell[r.meta["setting"]] = r
     return groups
+
+
+def random_rows(by_label: dict) -> dict:
+    """``{label: the label of its random-init baseline row}``: the row whose ``random_init.of`` is the label's
+    ``model_id`` (``random:<model>``, :mod:`probekit.tokens.refs`)."""
+    ids = {label: next(iter(by_setting.values())).meta.get("model_id") for label, by_setting in by_label.items()}
+    found = {}
+    for other, by_setting in sorted(by_label.items()):
+        of = next(iter(by_setting.values())).random_of
+        for label, model_id in ids.items():
+            if of and model_id == of and label != other:
+                found.setdefault(label, other)
+    return found
 
 
 def analyse(results: list[Result], *, resamples: int = 1000, seed: int = 0,
@@ -316,5 +355,14 @@ def analyse(results: list[Result], *, resamples: int = 1000, seed: int = 0,
             if main in by_label[label]:
                 probe.medals[label] = medal(probe.vs_baseline.get((label, main, "WS")), probe.zero_shot(label),
                                             protocol, rule)
+        probe.random_rows, probe.vs_random = random_rows(by_label), {}
+        for label, other in probe.random_rows.items():
+            first = next(s for s in SETTINGS if s in by_label[label])
+            if first in by_label[other]:
+                probe.vs_random[label, "zero_shot"] = paired_zero_shot(by_label[label][first], by_label[other][first],
+                                                                       resamples=resamples, seed=seed)
+            if main in by_label[label] and main in by_label[other]:
+                probe.vs_random[label, "WS"] = paired(by_label[label][main], by_label[other][main], "WS",
+                                                      resamples=resamples, seed=seed)
         probes.append(probe)
     return probes

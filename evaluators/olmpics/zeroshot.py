@@ -15,6 +15,7 @@ from typing import Iterable, Mapping, Sequence
 
 from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
+from evaluators.shared.answers import distribution
 from probekit.outputs import atomic
 from probekit.sources.fetch import sha256_file
 
@@ -37,8 +38,10 @@ def evaluate(engine: Engine, examples: Iterable[Mapping]) -> tuple[list[dict], d
                             "choice": e["question"]["choices"][best]["text"], "gold": e["answerKey"],
                             "correct": prediction == e["answerKey"], "rule": rule})
     n = len(predictions)
+    # `answers`: the answer texts' distribution (labels hide a constant answer where choices are shuffled per row)
     metrics = {"accuracy": sum(p["correct"] for p in predictions) / n if n else 0.0, "n": n,
-               "chance": chance_level([len(row) for row in labels]), "ties": ties, **engine.scoring.record()}
+               "chance": chance_level([len(row) for row in labels]), "ties": ties,
+               "answers": distribution(p["choice"] for p in predictions), **engine.scoring.record()}
     return predictions, metrics
 
 

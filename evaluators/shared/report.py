@@ -15,6 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from evaluators.shared import applies  # noqa: E402
+from evaluators.shared.answers import described as described_answers, distribution  # noqa: E402
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 from probekit.outputs import atomic  # noqa: E402
 from probekit.data.examples import LABELS  # noqa: E402
@@ -30,8 +31,17 @@ LEGEND = """Columns:
   bootstrap interval over the examples (1000 resamples, seed 0);
 - **n**: examples scored; **chance**: the expected accuracy of a uniform guess (mean of 1/#choices);
 - **vs chance**: accuracy − chance (negative: below chance);
+- **answers**: the answer texts the model chose, the most frequent first, with their counts (choices are shuffled
+  per row, so a constant text answer hides behind varied labels);
 - **setup**: `zero-shot` when the checkpoint's own MLM head scored the choices; `† not zero-shot` when the head
-  was newly initialised (the checkpoint has none): such rows check the pipeline, they measure no knowledge."""
+  was newly initialised (the checkpoint has none): such rows check the pipeline, they measure no knowledge;
+  `random init of X (seed s)`: the random-init baseline of X (`random:X`), X's architecture and tokenizer with
+  every weight freshly drawn: what a pretrained X must beat before its score reads as knowledge;
+- **⊘** (on an original row above chance): its PERTURBED-LANG control scores at least the original's lower bound,
+  so the model reads no template: the score comes from the objects or the answer words, not the language."""
+
+NO_TEMPLATE = "⊘"
+"""The mark of a score no better than its PERTURBED-LANG control's: the model reads no template."""
 
 
 CONSTANT = "⚠"
@@ -100,13 +110,37 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
         ci = bootstrap(accuracy_statistic(correct), len(correct)) if len(correct) else {"low": 0.0, "high": 0.0}
         constant = constant_choice([p.get("prediction") for p in predictions], [p.get("choice") for p in predictions])
         rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
-                     "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m), "constant": constant})
+                     "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m), "constant": constant,
+                     "answers": answers(predictions),
+                     "random_init": m.get("random_init")})
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
+    df["no_template"] = no_template(df)
     order = {v: i for i, v in enumerate(VARIANT_ORDER)}
     df["_order"] = df["variant"].map(lambda v: order.get(v, len(order)))
     return df.sort_values(["model", "probe", "_order", "variant"]).drop(columns="_order").reset_index(drop=True)
+
+
+def answers(predictions: list[dict]) -> dict | None:
+    """The predictions' answer texts (:func:`evaluators.shared.answers.distribution`); None where the file records
+    none (written before ``choice`` was)."""
+    texts = [p["choice"] for p in predictions if p.get("choice") is not None]
+    return distribution(texts) if texts else None
+
+
+def no_template(df: pd.DataFrame) -> list[bool]:
+    """Per row: an ``original`` score above chance (its interval) that its model's PERTURBED-LANG control on the same
+    probe reaches (the control's accuracy ≥ the original's lower bound): the model reads no template."""
+    perturbed = {(r.model, r.probe): r.accuracy for r in df.itertuples() if r.variant == "perturbed"}
+    return [r.variant == "original" and r.low > r.chance and (r.model, r.probe) in perturbed
+            and perturbed[r.model, r.probe] >= r.low for r in df.itertuples()]
+
+
+def _setup(r) -> str:
+    if isinstance(r.random_init, dict):
+        return f"random init of {r.random_init['of']} (seed {r.random_init['seed']})"
+    return "zero-shot" if r.zero_shot else "† not zero-shot"
 
 
 def markdown(df: pd.DataFrame) -> str:
@@ -118,10 +152,12 @@ def markdown(df: pd.DataFrame) -> str:
     table = pd.DataFrame({
         "model": df.model, "probe": df.probe, "variant": df.variant,
         "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" + (f" {CONSTANT}" if isinstance(c, str) else "")
-                     for a, lo, hi, c in zip(df.accuracy, df.low, df.high, df.constant)],
+                     + (f" {NO_TEMPLATE}" if flat else "")
+                     for a, lo, hi, c, flat in zip(df.accuracy, df.low, df.high, df.constant, df.no_template)],
         "n": df.n, "chance": df.chance.map("{:.3f}".format),
         "vs chance": (df.accuracy - df.chance).map("{:+.3f}".format),
-        "setup": df.zero_shot.map({True: "zero-shot", False: "† not zero-shot"}),
+        "answers": [described_answers(a) if a else "—" for a in df.answers],
+        "setup": [_setup(r) for r in df.itertuples()],
     })
     lines = ["# MC-MLM accuracy (dev)", ""]
     if not df.zero_shot.all():
@@ -129,6 +165,13 @@ def markdown(df: pd.DataFrame) -> str:
         lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
                   ""]
     lines += constant_lines(df)
+    flat = df[df.no_template]
+    if len(flat):
+        lines += [f"**{NO_TEMPLATE} reads no template**: " + ", ".join(
+            f"{r.model} {r.probe} {r.accuracy:.3f} [{r.low:.3f}, {r.high:.3f}] vs perturbed "
+            f"{df[(df.model == r.model) & (df.probe == r.probe) & (df.variant == 'perturbed')].accuracy.iloc[0]:.3f}"
+            for r in flat.itertuples()) + ": above chance, but its PERTURBED-LANG control (nonsense template words) "
+            "scores as high, so the score comes from the objects or the answer words, not the template.", ""]
     lines += [table.to_markdown(index=False, disable_numparse=True), "", LEGEND, "", *skipped]
     differences = paired_differences(df)
     if len(differences):
@@ -168,15 +211,20 @@ def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame) -> dict:
-    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head}}}}`` for ``dvc metrics``, with
-    ``constant_predictor`` (the one choice, :func:`constant_choice`) where the model answered one choice throughout."""
+    """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head, answers}}}}`` for ``dvc metrics``
+    (``answers``: :func:`evaluators.shared.answers.distribution`), with ``constant_predictor`` (the one choice,
+    :func:`constant_choice`) where the model answered one choice throughout, ``reads_no_template`` where
+    :func:`no_template` holds, and ``random_init`` (``{of, seed}``) for a random-init baseline."""
     nested: dict = {}
     for r in df.itertuples():
         nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
             "accuracy": round(r.accuracy, 4), "accuracy_low": round(r.low, 4), "accuracy_high": round(r.high, 4),
             "n": int(r.n), "chance": round(r.chance, 4),
             "zero_shot": bool(r.zero_shot), "lm_head": "pretrained" if r.zero_shot else "newly_initialised",
-            **({"constant_predictor": r.constant} if isinstance(r.constant, str) else {})}
+            **({"answers": r.answers} if r.answers else {}),
+            **({"constant_predictor": r.constant} if isinstance(r.constant, str) else {}),
+            **({"reads_no_template": True} if r.no_template else {}),
+            **({"random_init": r.random_init} if isinstance(r.random_init, dict) else {})}
     return nested
 
 

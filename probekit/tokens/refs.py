@@ -1,6 +1,11 @@
 """Model references: what the user typed (an alias of the params' ``models``, a folder, ``pkg:<package>``, a Hub
 id) resolved to a location ``from_pretrained`` can read, before anything heavy is imported. Generators (one-token
-filters) and evaluators (loading) both start here."""
+filters) and evaluators (loading) both start here.
+
+``random:<model>`` (``random@<seed>:<model>``) is the random-init baseline of ``<model>`` (any of the above): its
+architecture (config.json) and tokenizer with freshly initialised weights, from ``<seed>`` (default: the loader's
+seed, params ``scoring.seed``). Its scores are what the architecture and the tokenizer give without pretraining,
+the row a pretrained model's must beat before they can be read as knowledge."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from probekit.errors import UsageError, shown
 from probekit.tokens.checkpoint import check_folder, read_config
 
 PACKAGE_PREFIX = "pkg:"
+RANDOM = re.compile(r"random(?:@(?P<seed>-?\w+))?:(?P<target>.+)", re.S)
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 
 
@@ -23,6 +29,8 @@ class ModelRef:
     spec: str       # the alias's target (its ``id`` when pinned), or ``name`` itself
     location: str   # a local folder or a Hub id, ready for ``from_pretrained``
     revision: str | None = None   # the Hub branch, tag or commit the params pin (``models.<alias>.revision``)
+    random_init: bool = False     # ``random:<model>``: the architecture and tokenizer, no pretrained weights
+    init_seed: int | None = None  # ``random@<seed>:``'s seed (None: the loader's seed)
 
     @property
     def pinned(self) -> dict:
@@ -50,6 +58,9 @@ def resolve_model(name: str, aliases: Mapping[str, str | Mapping], params_label:
     if needs not in ("weights", "tokenizer", None):
         raise ValueError(f"needs: weights, tokenizer or None, got {needs!r}")
     spec, revision = entry_parts(aliases.get(name, name))
+    random = RANDOM.fullmatch(spec)
+    if random:
+        return _random_init(name, random, revision, aliases, params_label, needs)
     known = f"known aliases in {params_label} `models`: {', '.join(aliases) or 'none'}"
     local = spec.startswith(PACKAGE_PREFIX) or Path(spec).expanduser().exists() or not _HUB_ID.fullmatch(spec)
     if revision is not None and local:
@@ -75,6 +86,25 @@ def resolve_model(name: str, aliases: Mapping[str, str | Mapping], params_label:
     if needs and config:   # the architecture; tokenizer and weights are downloaded, or read from the cache, at load
         read_config(Path(config), f"--model {name}: the config.json of {shown(spec)} (Hub cache)", needs_type=False)
     return ModelRef(name, spec, spec, revision)
+
+
+def _random_init(name: str, match: re.Match, revision: str | None, aliases: Mapping, params_label: str,
+                 needs: str | None) -> ModelRef:
+    """``random[@<seed>]:<model>``: ``<model>`` resolved (an alias too) for its config and tokenizer only."""
+    target, seed = match["target"], match["seed"]
+    if seed is not None and not seed.lstrip("-").isdigit():
+        raise UsageError(f"--model {name}: {shown(match.string)}: the seed of random@<seed>:<model> must be an "
+                         f"integer, got {shown(seed)}")
+    if revision is not None:
+        raise UsageError(f"--model {name}: {params_label} models.{name}.revision: a random-init model has no "
+                         f"revision of its own: pin it on {shown(target)}'s entry")
+    if target == name or RANDOM.fullmatch(entry_parts(aliases.get(target, target))[0]):
+        raise UsageError(f"--model {name}: {shown(match.string)} must name a model (an alias, a folder, pkg: or a "
+                         f"Hub id), not a random-init one")
+    inner = resolve_model(target, aliases, params_label, needs="tokenizer" if needs else None)
+    prefix = "random:" if seed is None else f"random@{int(seed)}:"
+    return ModelRef(name, prefix + inner.spec, inner.location, inner.revision, random_init=True,
+                    init_seed=None if seed is None else int(seed))
 
 
 def _package_folder(spec: str, name: str) -> str:

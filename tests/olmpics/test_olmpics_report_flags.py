@@ -41,9 +41,11 @@ def gold_word(r: dict) -> str:
 
 
 def write_curve(root: Path, model: str, rows: list[dict], runs: dict[str, np.ndarray], *, zero=None,
-                setting: str = "MLP") -> None:
+                setting: str = "MLP", zeros: dict | None = None, **extra) -> None:
     """A curve's metrics.json and predictions as the evaluators write them: ``runs[variant]`` holds the chosen
-    positions ``[seeds, sizes, n]`` of ``original`` and its controls (a control row ``c<i>`` of ``q<i>``)."""
+    positions ``[seeds, sizes, n]`` of ``original`` and its controls (a control row ``c<i>`` of ``q<i>``);
+    ``zero``: the original's zero-shot choices, ``zeros``: a control's (by name); ``extra``: more metrics fields."""
+    zeros = {"original": zero, **(zeros or {})}
     folder = root / model / "age" / setting.lower()
     seeds = list(range(1, len(runs["original"]) + 1))
     gold = np.array([[c["label"] for c in r["question"]["choices"]].index(r["answerKey"]) for r in rows])
@@ -51,7 +53,7 @@ def write_curve(root: Path, model: str, rows: list[dict], runs: dict[str, np.nda
             "probe": "age", "variant": "original", "data_fingerprint": "f", "split": "dev", "n": len(rows),
             "chance": 0.5, "sizes": SIZES, "sizes_dropped": [], "seeds": seeds, "ws_weights": [0.5349, 0.4651],
             "zero_shot": None if zero is None else {"accuracy": float(np.mean(zero == gold))},
-            "controls": {}, "sensitivity": {}}
+            "controls": {}, "sensitivity": {}, **extra}
     for variant, predicted in runs.items():
         correct = predicted == gold
         acc = correct.mean(axis=-1)
@@ -60,8 +62,8 @@ def write_curve(root: Path, model: str, rows: list[dict], runs: dict[str, np.nda
         lines = [{"id": f"q{i}" if variant == "original" else f"c{i}",
                   **({} if variant == "original" else {"source_id": f"q{i}"}), "gold": r["answerKey"],
                   "choices": [c["text"] for c in r["question"]["choices"]],
-                  "zero_shot": None if zero is None or variant != "original" else bool(zero[i] == gold[i]),
-                  "zero_shot_predicted": None if zero is None or variant != "original" else int(zero[i]),
+                  "zero_shot": None if zeros.get(variant) is None else bool(zeros[variant][i] == gold[i]),
+                  "zero_shot_predicted": None if zeros.get(variant) is None else int(zeros[variant][i]),
                   "correct": {str(n): correct[:, k, i].tolist() for k, n in enumerate(SIZES)},
                   "predicted": {str(n): predicted[:, k, i].tolist() for k, n in enumerate(SIZES)}}
                  for i, r in enumerate(rows)]
@@ -171,3 +173,48 @@ def test_the_curve_writer_records_what_was_chosen_and_the_grid_report_flags_it(t
     grid_reports.curves([(out / "metrics.json", metrics, " · limit=20", "k")], tmp_path / "grid" / "report.md")
     md = (tmp_path / "grid" / "report.md").read_text()
     assert "\n- minilm · limit=20 MLP: original: zero-shot (`younger`); 2 of 2 runs" in md
+
+
+def test_a_medal_no_better_than_perturbed_or_random_init_is_flagged(tmp_path):
+    """The trial's random 2-layer BERT on OBJECTS COMPARISON: zero-shot above chance (↑) and a WS 20 points over
+    the baseline (the paper's rule gives ✓), the same on PERTURBED-LANG (sensitivity 0: it reads no template) and no better than its random-init row:
+    ⚑ beside the ↑ and the medal, the reasons under the table and in the metrics; a model that reads the template
+    and beats its random-init row keeps its ↑ and medal unflagged."""
+    rows = dev_rows(200)
+    flip = {"younger": "older", "older": "younger"}
+
+    def right_in(tenths: int):
+        return choose(rows, lambda i, r: gold_word(r) if (3 * i) % 10 < tenths else flip[gold_word(r)])
+
+    seventy, half = right_in(7), right_in(5)
+    same = {"original": np.stack([np.stack([seventy, seventy])]), "perturbed": np.stack([np.stack([seventy,
+                                                                                                     seventy])])}
+    res = tmp_path / "res"
+    write_curve(res, "tiny", rows, same, zero=seventy, zeros={"perturbed": seventy}, model_id="bert-tiny")
+    write_curve(res, "tiny-random", rows, same, zero=seventy, zeros={"perturbed": seventy},
+                model_id="random:bert-tiny", random_init={"of": "bert-tiny", "seed": 0}, lm_head="newly_initialised")
+    reader = {"original": np.stack([np.stack([right_in(9), right_in(9)])]),
+              "perturbed": np.stack([np.stack([half, half])])}
+    write_curve(res, "reader", rows, reader, zero=right_in(9), zeros={"perturbed": half}, model_id="bert-reader")
+    write_curve(res, "reader-random", rows, {k: np.stack([np.stack([half, half])]) for k in ("original", "perturbed")},
+                zero=half, zeros={"perturbed": half}, model_id="random:bert-reader",
+                random_init={"of": "bert-reader", "seed": 0}, lm_head="newly_initialised")
+    write_curve(res, "MLM-BASELINE", rows, {k: np.stack([np.stack([half, half])]) for k in ("original", "perturbed")},
+                baseline="MLM-BASELINE", model_id="glove", lm_head=None)
+    md, js = report(res, tmp_path / "out")
+    zero_cell = row_of(md, "tiny").split("|")[2].strip()
+    assert zero_cell.startswith("70.0 [") and zero_cell.endswith("] ↑ ⚑")
+    assert row_of(md, "reader").split("|")[2].strip().endswith("] ↑")
+    medals = next(line for line in md.splitlines() if line.startswith("| age "))
+    header = next(line for line in md.splitlines() if line.startswith("| probe "))
+    cells = dict(zip([h.strip() for h in header.split("|")], [c.strip() for c in medals.split("|")]))
+    assert cells["tiny"] == "✓ ⚑" and cells["reader"] in ("✓", "✓–")
+    assert "- tiny ↑: zero-shot no better than its PERTURBED-LANG zero-shot (+0.0 [+0.0, +0.0] points on 200 " \
+        "paired examples): it reads no template" in md
+    assert "- tiny ↑: zero-shot no better than its random-init row tiny-random (+0.0 [" in md
+    assert "- tiny medal: MLP sensitivity to PERTURBED-LANG 0.0 [0.0, 0.0]: no better on the original than on " \
+        "PERTURBED" in md
+    assert "- tiny medal: MLP WS no better than its random-init row tiny-random" in md
+    assert "- reader" not in md
+    assert {f["on"] for f in js["age"]["tiny"]["flags"]} == {"↑", "medal"} and "flags" not in js["age"]["reader"]
+    assert js["age"]["tiny"]["random_init_row"] == "tiny-random" and js["age"]["tiny"]["medal"] == "success"

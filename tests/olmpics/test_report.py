@@ -46,9 +46,9 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     assert f"| m2      | age_comparison | original  | {acc2:.3f} [{low2:.3f}, {high2:.3f}] ⚠ | 20  |" in table
     assert f"| m1      | age_comparison | original  | 1.000 [1.000, 1.000]   | 20  |" in table
     assert f"| age_comparison | original  | m1  | m2  | {diff:+.3f} [{low_d:+.3f}, {high_d:+.3f}] | 0.000 | yes" in table
-    assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000]   | 20  | 0.500    | +0.500      | zero-shot " \
+    assert "| m1      | age_comparison | original  | 1.000 [1.000, 1.000]   | 20  | 0.500    | +0.500      | —         | zero-shot " \
         in table
-    assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] ⚠ | 20  | 0.200    | +0.300      | † not " \
+    assert "| m2      | age_comparison | original  | 0.500 [0.250, 0.700] ⚠ | 20  | 0.200    | +0.300      | —         | † not " \
         "zero-shot |" in table
     assert "**⚠ constant predictor**: m2: age_comparison/original (choice B on all 20)." in table   # always "B"
     # the two models scored the same examples: a paired bootstrap says the difference holds
@@ -69,7 +69,8 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
     assert all(label.get_rotation() > 0 for ax in fig.axes for label in ax.get_xticklabels())
 
 
-def zero_shot_result(root, model: str, variant: str, rows: list[tuple[list[str], str, str]]) -> None:
+def zero_shot_result(root, model: str, variant: str, rows: list[tuple[list[str], str, str]],
+                     probe: str = "age_comparison", **extra) -> None:
     """A zero-shot result as ``probes evaluate zeroshot`` writes it: per row (its choices in order, the gold word,
     the chosen word), the chosen choice's label and word."""
     predictions = []
@@ -77,11 +78,11 @@ def zero_shot_result(root, model: str, variant: str, rows: list[tuple[list[str],
         label, key = "AB"[choices.index(chosen)], "AB"[choices.index(gold)]
         predictions.append({"id": f"{variant}{i}", "scores": [0.0, 1.0], "prediction": label, "choice": chosen,
                             "gold": key, "correct": label == key})
-    out = root / model / "age_comparison" / variant
+    out = root / model / probe / variant
     write_jsonl(out / "predictions.jsonl", predictions)
     (out / "metrics.json").write_text(json.dumps({
-        "model": model, "probe": "age_comparison", "variant": variant, "n": len(rows), "chance": 0.5,
-        "accuracy": sum(p["correct"] for p in predictions) / len(rows), "zero_shot": True}))
+        "model": model, "probe": probe, "variant": variant, "n": len(rows), "chance": 0.5,
+        "accuracy": sum(p["correct"] for p in predictions) / len(rows), "zero_shot": True, **extra}))
 
 
 def test_a_constant_predictor_is_flagged(tmp_path):
@@ -155,3 +156,34 @@ def test_heatmap_keeps_rows_whose_ids_repeat(tmp_path):
     write_jsonl(preds_path, [{**p, "id": "other"} for p in preds])
     with pytest.raises(DataError, match=r"predictions.jsonl:1: id 'other' is not row 1"):
         heatmap.pair_panels([results])
+
+
+def test_a_score_its_perturbed_control_reaches_reads_no_template(tmp_path):
+    """The trial's random 2-layer BERT on OBJECTS COMPARISON: 70% on the original, above chance, and 70% on
+    PERTURBED-LANG, whose template words are nonsense: it reads no template (⊘), and its answer texts are shown;
+    its random-init baseline row says what it is."""
+    results = tmp_path / "results"
+    orders = [["larger", "smaller"], ["smaller", "larger"]] * 50
+    golds = ["larger", "smaller", "smaller", "larger"] * 25
+    other = {"larger": "smaller", "smaller": "larger"}
+    picks = [(c, g, g if i % 10 < 7 else other[g]) for i, (c, g) in enumerate(zip(orders, golds))]   # 70% right
+    for variant in ("original", "perturbed"):
+        zero_shot_result(results, "tiny", variant, picks, probe="objects_comparison")
+    reads = [(c, g, g if i % 10 < 9 else other[g]) for i, (c, g) in enumerate(zip(orders, golds))]   # 90%
+    zero_shot_result(results, "reader", "original", reads, probe="objects_comparison")
+    zero_shot_result(results, "reader", "perturbed", picks, probe="objects_comparison")
+    zero_shot_result(results, "tiny-random", "original", [(c, g, "larger") for c, g in zip(orders, golds)],
+                     probe="objects_comparison", random_init={"of": "pkg:tiny", "seed": 0})
+    report.run([results], out=tmp_path / "r.md", metrics=tmp_path / "m.json")
+    md = (tmp_path / "r.md").read_text()
+    tiny = next(line for line in md.splitlines() if line.startswith("| tiny        | objects_comparison | original"))
+    assert tiny.split("|")[4].strip().endswith("] ⊘") and "larger 50 · smaller 50" in tiny
+    assert "**⊘ reads no template**: tiny objects_comparison 0.700 [" in md and "reader objects" not in md
+    random = next(line for line in md.splitlines() if line.startswith("| tiny-random "))
+    assert "] ⚠" in random and "larger 100 (all)" in random and "random init of pkg:tiny (seed 0)" in random
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["tiny"]["objects_comparison"]["original"]["reads_no_template"] is True
+    assert "reads_no_template" not in summary["reader"]["objects_comparison"]["original"]
+    assert summary["tiny-random"]["objects_comparison"]["original"]["answers"] == {
+        "n": 100, "distinct": 1, "top": [["larger", 100]], "other": 0}
+    assert summary["tiny-random"]["objects_comparison"]["original"]["random_init"] == {"of": "pkg:tiny", "seed": 0}
