@@ -14,6 +14,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from evaluators.shared import applies, smoke
+from evaluators.shared.bootstrap import MAX_INTERVAL
 from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.lr_selection import describe as describe_lr
 from evaluators.olmpics.metrics import ws_weights
@@ -82,7 +83,7 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
 - **WS**: Σ w_i · acc(N_i) with the paper's weights ({weights}) from smallest N to
   largest (the first k, renormalised, for a curve of k sizes); **MAX**: the best accuracy on the seed-averaged
   curve (the maximum over N of the mean over seeds, not the mean of each seed's maximum: that is biased upward
-  by seed noise).
+  by seed noise). {MAX_INTERVAL}
 - **MLP** / **LINEAR**: MC-MLM, encoder frozen, the MLM head trained / only its last projection trained;
   **MC-QA**: the whole network fine-tuned with a new choice-scoring head.
 - **pert** / **nolang**: language sensitivity to the PERTURBED-LANG / NO-LANG control on the main setting (MLP

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evaluators.shared import smoke
+from evaluators.shared.bootstrap import MAX_INTERVAL
 
 VARIANTS = {"original": "original", "nolang": "NO-LANG", "perturbed": "PERTURBED"}
 """The variants side by side, in the papers' names, and their keys in the reports' JSON."""
@@ -28,14 +29,7 @@ BELOW = "↓"
 FLOORED = "¹"
 """The mark of an interval whose lower bound is the value itself (a maximum's: :data:`MAX_NOTE`)."""
 COLUMNS = ("probe", "setting", "statistic", *VARIANTS.values(), "dev examples", "N of MAX", "reference", "notes")
-MAX_NOTE = (
-    f"{FLOORED} Intervals of a maximum (MAX, and a sensitivity, which floors each point at 0): the bootstrap "
-    "recomputes the maximum over N on every resample, and each resample's maximum is at least its own value at the "
-    "N that won on all examples, often higher, because another N may win on that resample. So the resampled maxima "
-    "sit at or above the value: the percentile interval is not centred on it, and with a flat curve (several N "
-    "about equally good) or a value at a bound (a sensitivity of 0, an accuracy of 1) its lower bound equals the "
-    "value. That is how far the maximum could rise or fall with other dev examples, not a sign that the value is "
-    "exact. Compare models by WS, a weighted mean with no such bias; the medals do.")
+MAX_NOTE = f"{FLOORED} {MAX_INTERVAL}"
 
 
 @dataclass(frozen=True)

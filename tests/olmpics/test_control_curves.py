@@ -30,3 +30,13 @@ def test_a_control_curve_has_its_own_ws_and_max_with_intervals(tmp_path):
     # NO-LANG: 0.3 then 0.6, so its MAX is 0.6 (at N = 125), inside an interval of its own
     assert m["nolang_control_MAX"] == 0.6 and m["nolang_control_MAX_low"] < 0.6 < m["nolang_control_MAX_high"]
     assert m["nolang_control_WS_low"] < m["nolang_control_WS"] < m["nolang_control_WS_high"]
+
+
+def test_the_report_explains_the_interval_of_a_maximum(tmp_path):
+    """olmpics.md prints MAX with its interval: its legend says why a maximum's lower bound can be the value."""
+    rows = dev_rows(40)
+    right = choose(rows, lambda i, r: gold_word(r))
+    write_curve(tmp_path / "res", "perfect", rows, {"original": np.stack([np.stack([right, right])] * 2)})
+    md, js = report(tmp_path / "res", tmp_path / "out")
+    assert js["age"]["perfect"]["MLP"]["MAX_low"] == js["age"]["perfect"]["MLP"]["MAX"] == 1.0
+    assert "recomputes the maximum over N on every resample" in md and "its lower bound equals the value" in md
