@@ -14,6 +14,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from evaluators.shared import applies, smoke
+from evaluators.shared.bootstrap import MAX_INTERVAL
 from evaluators.olmpics import plots as olmpics_plots
 from evaluators.olmpics.lr_selection import describe as describe_lr
 from evaluators.olmpics.metrics import ws_weights
@@ -82,7 +83,7 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
 - **WS**: Σ w_i · acc(N_i) with the paper's weights ({weights}) from smallest N to
   largest (the first k, renormalised, for a curve of k sizes); **MAX**: the best accuracy on the seed-averaged
   curve (the maximum over N of the mean over seeds, not the mean of each seed's maximum: that is biased upward
-  by seed noise).
+  by seed noise). {MAX_INTERVAL}
 - **MLP** / **LINEAR**: MC-MLM, encoder frozen, the MLM head trained / only its last projection trained;
   **MC-QA**: the whole network fine-tuned with a new choice-scoring head.
 - **pert** / **nolang**: language sensitivity to the PERTURBED-LANG / NO-LANG control on the main setting (MLP
@@ -271,12 +272,13 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
 
 def summary(probes: list[Probe]) -> dict:
     """``{probe: {row: {setting: {WS, WS_std, WS_low, WS_high, MAX, MAX_low, MAX_high, MAX_at_n, nolang,
-    nolang_low, ..., nolang_control_WS, nolang_below_chance, ..., n, chance, constant_predictor}, zero_shot, medal,
-    profile, baseline, published_pct}}}``: each statistic of the seed-averaged curve, its interval, the seeds' std
-    for WS only (none over one seed), the N of MAX, each control's own WS and whether its interval is below chance,
-    the dev examples and chance, and, where a variant had one, its constant points (``{variant: {zero_shot, runs:
-    [[N, seed, answer]], of}}``, :func:`evaluators.olmpics.constant.runs`) (``profile``: the params profile of the
-    row's runs, :func:`smoke.profile_of`; ``baseline``: a baseline row; ``published_pct``: the paper's row,
+    nolang_low, ..., nolang_control_WS[_low, _high], nolang_control_MAX[_low, _high], nolang_below_chance, ..., n,
+    chance, constant_predictor}, zero_shot, medal, profile, baseline, published_pct}}}``: each statistic of the
+    seed-averaged curve, its interval, the seeds' std for WS only (none over one seed), the N of MAX, each control's
+    own WS and MAX with their intervals and whether its WS interval is below chance, the dev examples and chance,
+    and, where a variant had one, its constant points (``{variant: {zero_shot, runs: [[N, seed, answer]], of}}``,
+    :func:`evaluators.olmpics.constant.runs`) (``profile``: the params profile of the row's runs,
+    :func:`smoke.profile_of`; ``baseline``: a baseline row; ``published_pct``: the paper's row,
     :func:`published_row`, where it has one)."""
     out: dict = {}
     for probe in probes:
@@ -296,7 +298,10 @@ def summary(probes: list[Probe]) -> dict:
                 entry[setting].update(n=result.meta["n"], chance=round(result.meta["chance"], 4))
                 for name in CONTROLS:
                     if name in cells:
-                        entry[setting][f"{name}_control_WS"] = round(cells[name]["control_WS"]["estimate"], 4)
+                        entry[setting].update(
+                            {f"{name}_control_{key}{suffix}": round(cells[name][f"control_{key}"][stat], 4)
+                             for key in ("WS", "MAX") for suffix, stat in (("", "estimate"), ("_low", "low"),
+                                                                           ("_high", "high"))})
                         entry[setting][f"{name}_below_chance"] = cells[name]["below_chance"]
                 found = {v: f for v, f in result.constant.items() if f["zero_shot"] or f["runs"]}
                 if found:

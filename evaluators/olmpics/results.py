@@ -192,7 +192,8 @@ def _seed_std(values: np.ndarray) -> float | None:
 def cells(result: Result, *, resamples: int, seed: int) -> dict:
     """``{WS, MAX, <control>...}`` cells (the statistic of the seed-averaged curve and its bootstrap interval;
     WS with its std over seeds, MAX with ``at_n``) and ``zero_shot``. A control's cell (the language sensitivity)
-    also holds ``control_WS``, the control curve's own WS and interval on the same examples, and ``below_chance``:
+    also holds ``control_WS`` and ``control_MAX``, the control curve's own WS and MAX and their intervals on the same
+    examples (``{estimate, low, high}``; what ``probes run`` prints beside the original's), and ``below_chance``:
     that interval lies entirely below chance, so max(0, acc − control) counts the control's failure, not the
     model's use of language, as sensitivity (a random head's NO-LANG at 41% of a 50% task)."""
     accuracy, n = result.correct.mean(axis=-1), len(result.ids)
@@ -204,9 +205,10 @@ def cells(result: Result, *, resamples: int, seed: int) -> dict:
     for name, (positions, control) in result.controls.items():
         ci = bootstrap(sensitivity_statistic(result.correct[..., positions], control), len(positions),
                        resamples=resamples, seed=seed)
-        own = bootstrap(curve_statistics(control)["WS"], len(positions), resamples=resamples, seed=seed)
-        out[name] = _cell(ci, len(positions), control_WS={k: own[k] for k in ("estimate", "low", "high")},
-                          below_chance=bool(own["high"] < result.meta["chance"]))
+        own = {key: bootstrap(statistic, len(positions), resamples=resamples, seed=seed)
+               for key, statistic in curve_statistics(control).items()}
+        out[name] = _cell(ci, len(positions), control_WS=own["WS"], control_MAX=own["MAX"],
+                          below_chance=bool(own["WS"]["high"] < result.meta["chance"]))
     if result.zero_shot is not None:
         ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed)
         out["zero_shot"] = {"mean": ci["estimate"], "low": ci["low"], "high": ci["high"], "n": n,

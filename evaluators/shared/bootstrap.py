@@ -12,6 +12,16 @@ import numpy as np
 
 Statistic = Callable[[np.ndarray], np.ndarray]
 
+MAX_INTERVAL = (
+    "Intervals of a maximum (MAX, and a sensitivity, which floors each point at 0): the bootstrap recomputes the "
+    "maximum over N on every resample, and each resample's maximum is at least its own value at the N that won on "
+    "all examples, often higher, because another N may win on that resample. So the resampled maxima sit at or "
+    "above the value: the percentile interval is not centred on it, and with a flat curve (several N about equally "
+    "good) or a value at a bound (a sensitivity of 0, an accuracy of 1) its lower bound equals the value. That is "
+    "how far the maximum could rise or fall with other dev examples, not a sign that the value is exact. Compare "
+    "models by WS, a weighted mean with no such bias; the medals do.")
+"""What a percentile bootstrap interval of a maximum means: the footnote of every table that prints one."""
+
 
 def resample_indices(n: int, resamples: int = 1000, seed: int = 0) -> np.ndarray:
     """``[resamples, n]`` example indices drawn with replacement, deterministic for ``seed``."""

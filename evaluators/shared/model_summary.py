@@ -1,32 +1,29 @@
-"""One model's results in one table, read from the reports the pipeline writes (``results/metrics.json``,
+"""One model's results in tables, read from the reports the pipeline writes (``results/metrics.json``,
 ``olmpics.json``, ``pararel.json``, ``calum.json``) and from the protocols it skipped: what ``probes run`` prints at
-the end, as lm-evaluation-harness prints its results table. Each number is the report's own, with its 95%
-interval where the report has one (the percentile bootstrap of the zero-shot accuracy and of the curves' MAX);
-ParaRel and CALUM give a mean with its standard deviation over relations or seeds, as their papers report them.
+the end, as lm-evaluation-harness prints its results table. Each number is the report's own. oLMpics' rows set each
+statistic (zero-shot accuracy, WS, MAX, sensitivity) of the original beside its NO-LANG and PERTURBED controls, each
+with its 95% interval (:mod:`evaluators.shared.controls_table`); ParaRel and CALUM give a mean with its standard
+deviation over relations or seeds, as their papers report them.
 
 Every column has one meaning, said in the legend under the table: the count a number is over is in the column
 that names it (dev examples, relations or seeds, the training size of MAX). Beside each number stands the line it
-must beat (chance, the probe's baseline, the majority class, or what a constant predictor scores), and the notes
-flag what makes a number mean less than it seems: a newly initialised MLM head, a constant predictor's perfect
-consistency, an accuracy at the majority class, capped settings and smoke scale.
+must beat (chance, the probe's baseline, the majority baseline or class, or what a constant predictor scores), and
+the notes flag what makes a number mean less than it seems: a newly initialised MLM head, a constant predictor's
+perfect consistency, an accuracy at the majority class, capped settings and smoke scale.
 """
-
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.shared import smoke
+from evaluators.shared import controls_table, smoke
 
 REPORTS = {"olmpics": ("results/report.md", "results/olmpics.md", "results/grid_report.md"),
            "pararel": ("results/pararel.md",), "calum": ("results/calum.md",)}
-BASELINES = ("MLM-BASELINE", "ESIM")   # the oLMpics baseline rows' labels (results written before `baseline`)
-NEW_HEAD = "† new MLM head"
 CONSTANT = "⚠ constant predictor"
 AT_MAJORITY = "≤ majority"
-COLUMNS = ("protocol", "task", "metric", "value", "95% CI", "± std (over)", "dev examples", "N of MAX",
-           "reference", "notes")
+COLUMNS = ("protocol", "task", "metric", "value", "± std (over)", "reference", "notes")
 
 
 @dataclass(frozen=True)
@@ -35,13 +32,9 @@ class Row:
     task: str
     metric: str
     value: float
-    low: float | None = None        # the 95% interval, where the report has one
-    high: float | None = None
     std: float | None = None        # the standard deviation over `over`, where the report gives one
     over: str = ""                  # what the std is over: "3 seeds", "31 relations"
-    examples: int | None = None     # dev examples the number is over
-    at_n: int | None = None         # MAX only: the training size where the curve reached it
-    reference: str = ""             # the line to beat: "chance 0.500", "majority 0.690", "MLM-BASELINE 0.532"
+    reference: str = ""             # the line to beat: "majority 0.335 ± 0.218", "constant predictor 1.000"
     notes: tuple[str, ...] = ()
     smoke: bool = False
 
@@ -57,66 +50,27 @@ def _notes(*flags: str) -> tuple[str, ...]:
     return tuple(f for f in flags if f)
 
 
-def zero_shot_rows(results: Path, key: str) -> list[Row]:
-    """Zero-shot accuracy per probe: the ``original`` variant and the released file (results/metrics.json),
-    beside chance (the mean of 1/#choices)."""
-    rows = []
-    for probe, variants in sorted((_read(results / "metrics.json").get(key) or {}).items()):
-        for variant in ("original", "release"):
-            m = variants.get(variant)
-            if isinstance(m, dict) and "accuracy" in m:
-                chance = f"chance {m['chance']:.3f}" if isinstance(m.get("chance"), (int, float)) else ""
-                constant = f"{CONSTANT} ({m['constant_predictor']})" if m.get("constant_predictor") else ""
-                rows.append(Row("zero-shot", f"{probe} ({variant})", "accuracy", m["accuracy"],
-                                m.get("accuracy_low"), m.get("accuracy_high"), examples=m.get("n"),
-                                reference=chance, notes=_notes("" if m.get("zero_shot", True) else NEW_HEAD,
-                                                               constant)))
-    return rows
-
-
-def _baseline(models: dict, setting: str, label: str) -> tuple[str, dict] | None:
-    """The probe's baseline row in ``setting`` (MLM-BASELINE, ESIM), for a model's row ``label``."""
-    for name, entry in sorted(models.items()):
-        if name == label or not isinstance(entry, dict):
-            continue
-        if entry.get("baseline", name in BASELINES) and isinstance(entry.get(setting), dict) \
-                and "MAX" in entry[setting]:
-            return name, entry[setting]
-    return None
-
-
-def curve_rows(results: Path, key: str) -> list[Row]:
-    """MAX of the MC-MLM learning curves (MLP, LINEAR) and of MC-QA, per probe (results/olmpics.json), beside chance
-    and the probe's baseline row's MAX in the same setting."""
-    rows = []
-    for probe, models in sorted(_read(results / "olmpics.json").items()):
-        entry = models.get(key) if isinstance(models, dict) else None
-        if not isinstance(entry, dict):
-            continue
-        for setting, m in entry.items():
-            if not (isinstance(m, dict) and "MAX" in m):
-                continue
-            lines = [f"chance {m['chance']:.3f}"] if isinstance(m.get("chance"), (int, float)) else []
-            base = _baseline(models, setting, key)
-            if base:
-                lines.append(f"{base[0]} {base[1]['MAX']:.3f}")
-            runs = sum(len(f.get("runs") or ()) for f in (m.get("constant_predictor") or {}).values())
-            constant = f"{CONSTANT} ({runs} run{'s' if runs != 1 else ''})" if runs else ""
-            rows.append(Row("oLMpics curves", f"{probe} {setting}", "MAX", m["MAX"], m.get("MAX_low"),
-                            m.get("MAX_high"), examples=m.get("n"), at_n=m.get("MAX_at_n"),
-                            reference="; ".join(lines), notes=_notes(constant),
-                            smoke=entry.get("profile") == smoke.SMOKE))
-    return rows
+def _majority(m: dict | None, n) -> str:
+    """ParaRel's majority baseline for a macro metric (§5.1: "a majority baseline that always predicts the most
+    common object for a relation"), on the same tuples: its mean ± std, and its relation count where it differs
+    from the model's (Know-Const averages over the relations the model knows something of)."""
+    if not (isinstance(m, dict) and isinstance(m.get("mean"), (int, float))):
+        return ""
+    std = f" ± {m['std']:.3f}" if isinstance(m.get("std"), (int, float)) else ""
+    over = f" over {m['n']} relations" if m.get("n") is not None and m.get("n") != n else ""
+    return f"majority {m['mean']:.3f}{std}{over}"
 
 
 def pararel_rows(results: Path, key: str) -> list[Row]:
-    """ParaRel's macro averages over relations (results/pararel.json), mean ± std as the paper's Table 2."""
+    """ParaRel's macro averages over relations (results/pararel.json), mean ± std as the paper's Table 2, each
+    beside the majority baseline's on the same tuples (the report's ``majority`` row, pararel.json's ``majority``)."""
     entry = _read(results / "pararel.json").get(key) or {}
     constant = len(((entry.get("constant_predictor") or {}).get("relations")) or {})
     flag = f"{CONSTANT} ({constant} relation{'s' if constant != 1 else ''})" if constant else ""
+    majority = entry.get("majority") or {}
     return [Row("ParaRel", "macro over relations", name, m["mean"], std=m.get("std"),
                 over=f"{m['n']} relations" if m.get("n") is not None else "", smoke=entry.get("profile") == smoke.SMOKE,
-                notes=_notes(flag))
+                reference=_majority(majority.get(name), m.get("n")), notes=_notes(flag))
             for name, m in (entry.get("macro") or {}).items() if isinstance(m, dict) and m.get("mean") is not None]
 
 
@@ -164,11 +118,19 @@ def skipped(results: Path, key: str) -> list[tuple[str, str]]:
     return out
 
 
+def olmpics_rows(results: Path, key: str) -> list[controls_table.ControlRow]:
+    """oLMpics' rows: zero-shot and each curve's WS, MAX and sensitivities, original beside NO-LANG and PERTURBED
+    (:mod:`evaluators.shared.controls_table`)."""
+    rows = controls_table.zero_shot_rows(_read(results / "metrics.json").get(key) or {}) + \
+        controls_table.curve_rows(_read(results / "olmpics.json"), key)
+    return sorted(rows, key=lambda r: r.probe.split(" (")[0])   # a probe's zero-shot, then its curves (stable)
+
+
 def rows_of(results: Path, key: str, protocols: tuple[str, ...]) -> list[Row]:
-    """The model's rows of each report in ``protocols`` (``probes run --probes``' choices), in the reports' order."""
-    rows = {"olmpics": lambda: zero_shot_rows(results, key) + curve_rows(results, key),
-            "pararel": lambda: pararel_rows(results, key), "calum": lambda: calum_rows(results, key)}
-    return [row for report in REPORTS if report in protocols for row in rows[report]()]
+    """The model's rows of ParaRel's and CALUM's reports in ``protocols`` (``probes run --probes``' choices), in the
+    reports' order (oLMpics' have columns of their own: :func:`olmpics_rows`)."""
+    rows = {"pararel": lambda: pararel_rows(results, key), "calum": lambda: calum_rows(results, key)}
+    return [row for report in REPORTS if report in protocols and report in rows for row in rows[report]()]
 
 
 def _spread(r: Row) -> str:
@@ -179,46 +141,32 @@ def _spread(r: Row) -> str:
 
 def table(rows: list[Row]) -> str:
     """The rows as a Markdown table, one meaning per column (:data:`COLUMNS`, defined by :func:`legend`)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|---|---|---|---:|---|---|---:|---:|---|---|"]
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|---|---|---|---:|---|---|---|"]
     for r in rows:
-        interval = f"[{r.low:.3f}, {r.high:.3f}]" if r.low is not None and r.high is not None else ""
         notes = "; ".join(r.notes + ((smoke.MARK,) if r.smoke else ()))
-        cells = [r.protocol, r.task, r.metric, f"{r.value:.3f}", interval, _spread(r),
-                 "" if r.examples is None else str(r.examples), "" if r.at_n is None else str(r.at_n),
-                 r.reference, notes]
+        cells = [r.protocol, r.task, r.metric, f"{r.value:.3f}", _spread(r), r.reference, notes]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def legend(rows: list[Row]) -> list[str]:
     """What every column means, and each note that the rows use."""
-    lines = ["Columns: **value**: the number, a share (0-1); **95% CI**: its percentile bootstrap interval over dev "
-             "examples; **± std (over)**: its standard deviation over what is named (relations for ParaRel, "
-             "seeds for CALUM); **dev examples**: the dev examples it is measured on; **N of MAX**: the training "
-             "size at which the learning curve reached its MAX; **reference**: the line to beat beside it (chance: "
-             "a uniform guess; the probe's baseline row's MAX in the same setting; majority: the share of the "
-             "most frequent gold class; constant predictor: what a model that predicts one label for every example "
-             "scores on C_R/C_S/C_sym)."]
+    lines = ["Columns: **value**: the number, a share (0-1); **± std (over)**: its standard deviation over what is "
+             "named (relations for ParaRel, seeds for CALUM); **reference**: the line to beat beside it (majority, "
+             "ParaRel: the paper's majority baseline, each relation's most common object predicted for every query, "
+             "on the same tuples; majority, CALUM: the share of the most frequent gold class; constant predictor: "
+             "what a model that predicts one label for every example scores on C_R/C_S/C_sym)."]
     notes = {n for r in rows for n in r.notes}
-    if any(n == NEW_HEAD for n in notes):
-        lines.append(f"{NEW_HEAD}: the checkpoint has no MLM head; a newly initialised one scored, so not a "
-                     "zero-shot result (no knowledge is measured).")
     if any(n.startswith(CONSTANT) for r in rows if r.protocol == "CALUM" for n in r.notes):
         lines.append(f"{CONSTANT}: the fine-tuned model predicted one label for every example in that many seeds: "
                      "its C_R = C_S = 1 by construction, a perfect-looking consistency that measures nothing.")
     if any(n.startswith(CONSTANT) for r in rows if r.protocol == "ParaRel" for n in r.notes):
         lines.append(f"{CONSTANT} (ParaRel): the model predicted one object for every query of that many relations: "
                      "their Consistency is 100 by construction, their Accuracy that object's share.")
-    if any(n.startswith(CONSTANT) for r in rows if r.protocol not in ("CALUM", "ParaRel") for n in r.notes):
-        lines.append(f"{CONSTANT} (oLMpics): the model gave one answer (that word or choice) to every dev example at "
-                     "zero-shot, or in that many (N, seed) runs of a curve's variants: the number measures no "
-                     "knowledge.")
     if AT_MAJORITY in notes:
         lines.append(f"{AT_MAJORITY}: the accuracy is no better than always predicting the majority class.")
     if any(n.startswith(smoke.CAPPED) for n in notes):
         lines.append(f"{smoke.CAPPED} capped: fewer steps or examples than the paper's settings (`capped: true`).")
-    if any(r.smoke for r in rows):
-        lines.append(f"{smoke.MARK}: {smoke.LEGEND}.")
     return lines
 
 
@@ -227,10 +175,19 @@ def summary(project: Path, key: str, protocols: tuple[str, ...]) -> str:
     reports are (they put the model beside every other model already in the results)."""
     results = project / "results"
     rows = rows_of(results, key, protocols)
+    olmpics = olmpics_rows(results, key) if "olmpics" in protocols else []
     parts = [f"## {key}", ""]
-    if any(r.smoke for r in rows):
+    if any(r.smoke for r in [*olmpics, *rows]):
         parts += [smoke.BANNER, ""]
-    parts += [table(rows), "", *legend(rows)] if rows else ["(no result of this model in the reports)"]
+    if olmpics:
+        parts += [controls_table.table(olmpics), "", *controls_table.legend(olmpics), ""]
+    if rows:
+        parts += [table(rows), "", *legend(rows), ""]
+    if any(r.smoke for r in [*olmpics, *rows]):
+        parts += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
+    if not olmpics and not rows:
+        parts += ["(no result of this model in the reports)", ""]
+    parts.pop()
     gaps = skipped(results, key)
     if gaps:
         parts += ["", "Skipped:"] + [f"- {where}: {why}" for where, why in gaps]

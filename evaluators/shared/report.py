@@ -1,5 +1,6 @@
 """The report stage: every ``metrics.json`` under the result folders -> a markdown report and, when asked,
-the ``dvc metrics`` summary and a bar plot. Only the paths given are written."""
+the ``dvc metrics`` summary and the models' dot plot (:mod:`evaluators.shared.zeroshot_figure`). Only the paths
+given are written."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pandas as pd  # noqa: E402
 
 from evaluators.shared import applies  # noqa: E402
 from evaluators.shared.answers import described as described_answers, distribution  # noqa: E402
+from evaluators.shared.zeroshot_figure import figure  # noqa: E402
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 from probekit.outputs import atomic  # noqa: E402
 from probekit.data.examples import LABELS  # noqa: E402
@@ -235,30 +237,6 @@ def setup_title(metrics: dict) -> str:
         f"zero-shot, {metrics.get('scoring', 'the')} rule {rule}"
 
 
-def bar_figure(df: pd.DataFrame) -> plt.Figure:
-    """Grouped bars per model: accuracy by probe and variant, with each probe's chance level."""
-    models = list(dict.fromkeys(df.model))
-    fig, axes = plt.subplots(len(models), 1, figsize=(11, 4.6 * len(models)), squeeze=False)
-    for ax, model in zip(axes[:, 0], models):
-        sub = df[df.model == model]
-        table = sub.pivot(index="probe", columns="variant", values="accuracy")[list(dict.fromkeys(sub.variant))]
-        table.plot.bar(ax=ax, rot=25, width=0.8)
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
-        for i, chance in enumerate(sub.groupby("probe", sort=True)["chance"].first().reindex(table.index)):
-            ax.hlines(chance, i - 0.45, i + 0.45, colors="black", linestyles="dashed", linewidth=1,
-                      label="chance" if i == 0 else None)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("")
-        ax.set_ylabel("accuracy (dev)")
-        zero_shot = sub.zero_shot.all()
-        ax.set_title(f"{model}: " + (" / ".join(dict.fromkeys(sub.setup)) if zero_shot else f"† {NOT_ZERO_SHOT}"),
-                     color="black" if zero_shot else "#c53030")
-        ax.legend(fontsize="small", ncol=4, loc="upper right")
-    fig.tight_layout()
-    return fig
-
-
 def save(fig: plt.Figure, path: Path, dpi: int = 100) -> None:
     """A figure as PNG, atomically and byte-reproducibly (no software tag)."""
     with atomic.atomic_path(path) as tmp:
@@ -279,6 +257,6 @@ def write(df: pd.DataFrame, *, out: Path, metrics: Path | None = None, plot: Pat
         atomic.write_json(metrics, summary(df))
         written.append(metrics)
     if plot:
-        save(bar_figure(df), plot) if not df.empty else applies.empty_plot(plot)
+        save(figure(df), plot) if not df.empty else applies.empty_plot(plot)
         written.append(plot)
     return written

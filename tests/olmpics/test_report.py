@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from evaluators.shared import report
+from evaluators.shared.zeroshot_figure import figure
 from evaluators.olmpics import heatmap
 from probekit.outputs.atomic import write_jsonl
 from probekit.errors import DataError
@@ -63,10 +64,10 @@ def test_report_carries_n_chance_and_setup_with_every_number(tmp_path):
                                                "chance": 0.2, "zero_shot": False, "lm_head": "newly_initialised",
                                                "constant_predictor": "choice B"}}}}
     assert (round(low2, 4), round(high2, 4)) == (0.25, 0.7)
-    fig = report.bar_figure(report.collect([results]))
-    titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["m1: zero-shot MC-MLM", "m2: † MLM head newly initialised: not a zero-shot result"]
-    assert all(label.get_rotation() > 0 for ax in fig.axes for label in ax.get_xticklabels())
+    fig = figure(report.collect([results]))
+    assert "zero-shot MC-MLM" in fig.get_suptitle()
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["m1", "m2 †"] and "† MLM head newly initialised: not a zero-shot result" in labels
 
 
 def zero_shot_result(root, model: str, variant: str, rows: list[tuple[list[str], str, str]],
@@ -109,8 +110,8 @@ def test_a_figure_names_the_rule_a_causal_model_was_scored_by(tmp_path):
     fake_result(results, tmp_path / "data", "gpt", "original", True, PAIRS, lambda a, b: "A")
     metrics = results / "gpt/age_comparison/original/metrics.json"
     metrics.write_text(json.dumps(json.loads(metrics.read_text()) | {"scoring": "causal", "rule": "statement"}))
-    fig = report.bar_figure(report.collect([results]))
-    assert [ax.get_title() for ax in fig.axes] == ["gpt: zero-shot, causal rule statement"]
+    fig = figure(report.collect([results]))
+    assert fig.get_suptitle().endswith("(zero-shot, causal rule statement)")
 
 
 def test_heatmaps_say_not_zero_shot_and_explain_missing_pairs(tmp_path):
