@@ -84,3 +84,28 @@ class Progress:
         elif self.current is not None:
             self.stopped.append(self.current)
             self.current = None
+
+
+def follow(cmd: list[str], sink: TextIO, progress: Progress, **popen) -> int:
+    """Run ``cmd`` (:func:`probes.children.started`: a signal to ``probes`` ends it and its stages first), each line
+    of its output (stdout and stderr) written to ``sink`` as it comes and read by ``progress``; its exit status.
+    Python's output unbuffered (``PYTHONUNBUFFERED``), so dvc's lines come as they are printed, not in blocks."""
+    import os
+    import subprocess
+
+    from probes import children
+
+    env = dict(popen.pop("env", None) or os.environ, PYTHONUNBUFFERED="1")
+    finished = False
+    try:
+        with children.started(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", **popen) as proc:
+            for line in proc.stdout:
+                sink.write(line)
+                sink.flush()
+                progress.feed(line)
+            code = proc.wait()
+        finished = True
+    finally:
+        progress.end(finished)
+    return code

@@ -28,7 +28,7 @@ from probekit.params import compose
 from probekit.recompose import listed_once
 from probes import children, rehearse_report
 from probes.options import positive
-from probes.progress import Progress
+from probes.progress import Progress, follow
 
 LIMIT = 8
 """The default cap: examples per probe (zero-shot) and per ParaRel relation, training and evaluation examples per
@@ -134,11 +134,9 @@ def prepare(project: Path, work: Path, folders: list[Path], limit: int, device: 
 
 
 def _env(work: Path, mirror: Path | None) -> dict:
-    """The stages' environment: the venv's commands first, the copy's code, the mirror, no network; Python's output
-    unbuffered (dvc's lines reach the progress as they are printed, not in blocks)."""
+    """The stages' environment: the venv's commands first, the copy's code, the mirror, no network."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONPATH=str(work), PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_DATASETS_OFFLINE="1")
+               PYTHONPATH=str(work), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     env.pop("PROBES_MIRROR", None)
     if mirror is not None:
         env["PROBES_MIRROR"] = str(mirror)
@@ -171,18 +169,7 @@ def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path, progress
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"\n=== {title}: $ {' '.join(cmd)}\n")
         fh.flush()
-        finished = False
-        try:
-            with children.started(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, errors="replace") as proc:
-                for line in proc.stdout:
-                    fh.write(line)
-                    fh.flush()
-                    progress.feed(line)
-                code = proc.wait()
-            finished = True
-        finally:
-            progress.end(finished)
+        code = follow(cmd, fh, progress, cwd=work, env=env)
     seconds = time.monotonic() - start
     print(f"  {'ok  ' if code == 0 else 'FAIL'} {seconds:7.1f}s  {title}", flush=True)
     return code == 0, seconds

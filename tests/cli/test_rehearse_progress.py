@@ -145,3 +145,33 @@ def test_the_progress_line_counts_stages_and_estimates_what_is_left():
     assert lines[1] == "  [3/4] stage b (30s elapsed, about 40s left)"      # a: 20s; 2 stages left (b, c)
     assert lines[2] == "  [4/4] stage c (40s elapsed, about 15s left)"      # a, b: 15s on average; c left
     assert p.completed == ["a", "b"] and p.failed == ["c"] and p.unchanged == ["x"] and p.seconds["c"] == 30
+
+
+DVC_STAGES = """#!{python}
+# A stand-in for dvc exp run: two stages, the second failing.
+import sys, time
+print("Running stage 'zeroshot@tiny':", flush=True)
+print("> probes evaluate zeroshot ...", flush=True)
+time.sleep(1)
+print("Running stage 'report':", flush=True)
+sys.exit("ERROR: failed to reproduce 'report'")
+"""
+
+
+def test_probes_run_prints_a_line_per_stage_as_dvc_runs_it(tmp_path):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "dvc").write_text(DVC_STAGES.format(python=sys.executable))
+    (bin_ / "dvc").chmod(0o755)
+    root = _project(tmp_path)
+    from probekit.params import compose
+
+    compose(root / "conf", [], root / "params.yaml")
+    env = dict(dvc_env(), PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run([sys.executable, "-m", "probes", "run", "--project", str(root), "--model", "org/tiny",
+                           "--probes", "olmpics"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(l.startswith("  [1] stage zeroshot@tiny (") for l in lines), done.stdout
+    assert lines.index("> probes evaluate zeroshot ...") < next(i for i, l in enumerate(lines)
+                                                                if l.startswith("  [2] stage report ("))
