@@ -42,7 +42,7 @@ def add_commands(sub, command) -> None:
     p = command(sub, "rehearse", "run every stage of the paper profile on a tiny local model, offline, in minutes "
                 "on a CPU, in a copy of the project: what would crash a paper run, found before the GPU hours",
                 __doc__.split("\n\n", 1)[1])
-    p.add_argument("--model", action="append", required=True, metavar="FOLDER",
+    p.add_argument("--model", action="append", metavar="FOLDER",
                    help="a small local model folder (config, tokenizer, weights), in place of the papers' models; "
                         "repeat for more (a masked LM runs every protocol; other families skip what does not fit)")
     p.add_argument("--limit", type=positive, default=LIMIT, help="examples per probe, per ParaRel relation and per "
@@ -57,6 +57,9 @@ def add_commands(sub, command) -> None:
                    "mirror`, $PROBES_MIRROR); without one the sources are downloaded")
     p.add_argument("--device", dest="run_device", default="cpu", choices=("cpu", "auto", "cuda"),
                    help="where the models run")
+    p.add_argument("--estimate", metavar="WORKDIR", help="run nothing: from the rehearsal in WORKDIR (its "
+                   "timings.json), the paper profile's expected time per stage and in total, the scaling stated "
+                   "(probes/rehearse_estimate.py)")
     p.add_argument("--dry-run", action="store_true", help="make the copy and its params.yaml, print the commands, "
                    "run nothing")
     p.set_defaults(func=_run)
@@ -217,6 +220,13 @@ def _run(args) -> int:
     from probekit.sources.manifest import resolve_mirror
     from probekit.tokens.checkpoint import check_folder
 
+    if args.estimate:
+        from probes.rehearse_estimate import show
+
+        print(show(Path(args.estimate).expanduser().resolve()))
+        return 0
+    if not args.model:
+        raise UsageError("give --model FOLDER (a small local model), or --estimate WORKDIR")
     project = Path(args.project).resolve()
     for name in ("dvc.yaml", "conf/config.yaml", "conf/profile/paper.yaml"):
         if not (project / name).is_file():
