@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,8 +26,9 @@ from pathlib import Path
 from probekit.errors import ProbekitError, UsageError, shown
 from probekit.params import compose
 from probekit.recompose import listed_once
-from probes import children
+from probes import children, rehearse_report
 from probes.options import positive
+from probes.progress import Progress, follow
 
 LIMIT = 8
 """The default cap: examples per probe (zero-shot) and per ParaRel relation, training and evaluation examples per
@@ -40,7 +42,7 @@ def add_commands(sub, command) -> None:
     p = command(sub, "rehearse", "run every stage of the paper profile on a tiny local model, offline, in minutes "
                 "on a CPU, in a copy of the project: what would crash a paper run, found before the GPU hours",
                 __doc__.split("\n\n", 1)[1])
-    p.add_argument("--model", action="append", required=True, metavar="FOLDER",
+    p.add_argument("--model", action="append", metavar="FOLDER",
                    help="a small local model folder (config, tokenizer, weights), in place of the papers' models; "
                         "repeat for more (a masked LM runs every protocol; other families skip what does not fit)")
     p.add_argument("--limit", type=positive, default=LIMIT, help="examples per probe, per ParaRel relation and per "
@@ -55,6 +57,9 @@ def add_commands(sub, command) -> None:
                    "mirror`, $PROBES_MIRROR); without one the sources are downloaded")
     p.add_argument("--device", dest="run_device", default="cpu", choices=("cpu", "auto", "cuda"),
                    help="where the models run")
+    p.add_argument("--estimate", metavar="WORKDIR", help="run nothing: from the rehearsal in WORKDIR (its "
+                   "timings.json), the paper profile's expected time per stage and in total, the scaling stated "
+                   "(probes/rehearse_estimate.py)")
     p.add_argument("--dry-run", action="store_true", help="make the copy and its params.yaml, print the commands, "
                    "run nothing")
     p.set_defaults(func=_run)
@@ -159,17 +164,26 @@ def kornli_extra(params: dict, work: Path) -> dict[str, int]:
     return {"multinli.train.ko.tsv": size if isinstance(size, int) else 0}
 
 
-def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path) -> tuple[bool, float]:
-    """Run ``cmd`` in ``work``, its output appended to ``log``; (succeeded, seconds). A signal to ``probes`` ends it
-    and its stages first (:mod:`probes.children`: :class:`~probes.children.Interrupted`)."""
+def _step(title: str, cmd: list[str], work: Path, env: dict, log: Path, progress: Progress) -> tuple[bool, float]:
+    """Run ``cmd`` in ``work``, its output appended to ``log`` as it comes and read by ``progress`` (a ``[k/N] stage``
+    line printed as each stage starts); (succeeded, seconds). A signal to ``probes`` ends it and its stages first
+    (:mod:`probes.children`: :class:`~probes.children.Interrupted`)."""
     start = time.monotonic()
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"\n=== {title}: $ {' '.join(cmd)}\n")
         fh.flush()
-        code = children.run(cmd, cwd=work, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        code = follow(cmd, fh, progress, cwd=work, env=env)
     seconds = time.monotonic() - start
     print(f"  {'ok  ' if code == 0 else 'FAIL'} {seconds:7.1f}s  {title}", flush=True)
     return code == 0, seconds
+
+
+def _stages(work: Path, env: dict) -> list[str]:
+    """The names of the copy's stages (``dvc stage list``: foreach expanded); empty when dvc cannot list them."""
+    with children.started(["dvc", "stage", "list", "--name-only"], cwd=work, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as proc:   # a signal ends it as a stage's dvc
+        names = [n.strip() for n in proc.stdout if n.strip()]
+    return names if proc.returncode == 0 else []
 
 
 def unfinished(log: str) -> list[str]:
@@ -206,6 +220,13 @@ def _run(args) -> int:
     from probekit.sources.manifest import resolve_mirror
     from probekit.tokens.checkpoint import check_folder
 
+    if args.estimate:
+        from probes.rehearse_estimate import show
+
+        print(show(Path(args.estimate).expanduser().resolve()))
+        return 0
+    if not args.model:
+        raise UsageError("give --model FOLDER (a small local model), or --estimate WORKDIR")
     project = Path(args.project).resolve()
     for name in ("dvc.yaml", "conf/config.yaml", "conf/profile/paper.yaml"):
         if not (project / name).is_file():
@@ -231,6 +252,7 @@ def _run(args) -> int:
         _outside(project, Path(tempfile.gettempdir()), "the system's temporary folder (TMPDIR)")
         work = Path(tempfile.mkdtemp(prefix="probekit-rehearsal-"))
     params = prepare(project, work, folders, args.limit, args.run_device, args.max_size)
+    removed = rehearse_report.stale_outputs(work)
     env, log = _env(work, mirror), work / "rehearsal.log"
     aliases = list(params["models"])
     steps = [("fetch GLUE", ["dvc", "repro", "--single-item", "fetch@glue"]), ("stand-in files", None),
@@ -244,32 +266,45 @@ def _run(args) -> int:
         return 0
     from probes import rehearse_files
 
-    failed, total, notes = [], 0.0, []
-    for title, cmd in steps:
-        if cmd is None:
-            n = max(2 * args.limit, 16)
-            notes = [f"raw/glue/{f}" for f in rehearse_files.write_glue(work / "raw" / "glue", n)]
-            notes += [f"standins/klue/{f}" for f in rehearse_files.write_klue(work / "standins" / "klue", n)]
-            notes += [f"raw/kornli/{f}" for f in rehearse_files.write_kornli(work / "raw" / "kornli", n,
-                                                                              kornli_extra(params, work))]
-            print(f"  ok             {title}: {len(notes)} made-up files ({n} rows each)", flush=True)
-            continue
-        ok, seconds = _step(title, cmd, work, env, log)
-        total += seconds
-        if not ok:
-            failed.append(title)
-    stages = unfinished(log.read_text(encoding="utf-8", errors="replace"))
-    (work / "REHEARSAL.md").write_text(
-        "# Rehearsal of the paper profile\n\n" + f"Made by `probes rehearse` (probes/rehearse.py) from {project}; "
-        f"params.yaml is the paper profile with the caps of `rehearsal_params`. The numbers measure nothing.\n\n"
-        "Stand-in files (made-up rows in the sources' layouts):\n\n" + "".join(f"- {n}\n" for n in notes)
-        + "\nStages that did not complete:\n\n" + ("".join(f"- {s}\n" for s in stages) or "- none\n"),
-        encoding="utf-8")
-    print(f"{total:.0f}s in all. Outputs: {work} (results/*.md, the log rehearsal.log, REHEARSAL.md)")
-    if failed or stages:
+    progress, notes, failed, total, stages = Progress(sys.stdout), [], [], 0.0, []
+    title, state = "listing the stages", ""
+    try:
+        stages = _stages(work, env)
+        progress.total = len(stages) or None
+        for title, cmd in steps:
+            if cmd is None:
+                n = max(2 * args.limit, 16)
+                notes = [f"raw/glue/{f}" for f in rehearse_files.write_glue(work / "raw" / "glue", n)]
+                notes += [f"standins/klue/{f}" for f in rehearse_files.write_klue(work / "standins" / "klue", n)]
+                notes += [f"raw/kornli/{f}" for f in rehearse_files.write_kornli(work / "raw" / "kornli", n,
+                                                                                  kornli_extra(params, work))]
+                print(f"  ok             {title}: {len(notes)} made-up files ({n} rows each)", flush=True)
+                continue
+            ok, seconds = _step(title, cmd, work, env, log, progress)
+            total += seconds
+            if not ok:
+                failed.append(title)
+        state = "Finished." if not failed else f"Finished; failed: {', '.join(failed)}."
+    except children.Interrupted as stop:
+        state = f"Interrupted ({signal.Signals(stop.signum).name}) during {title}: a partial rehearsal."
+        raise
+    except KeyboardInterrupt:
+        state = f"Interrupted (Ctrl-C) during {title}: a partial rehearsal."
+        raise
+    except BaseException as error:
+        state = f"Failed during {title}: {type(error).__name__}: {error}"
+        raise
+    finally:
+        left = unfinished(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else []
+        report = rehearse_report.write(work, project, notes, len(removed), stages, progress, left, state)
+        if not state.startswith("Finished"):
+            print(f"{state}\nWhat completed: {report}", file=sys.stderr, flush=True)
+    print(f"{total:.0f}s in all. Outputs: {work} (results/*.md, the log rehearsal.log, REHEARSAL.md; "
+          f"`probes rehearse --estimate {work}`: the paper profile's expected time)")
+    if failed or left:
         print("Stages that did not complete (the stage: the last line it printed):\n" + "".join(
-            f"  {s}\n" for s in stages), flush=True)
-        raise ProbekitError(f"the rehearsal failed: {', '.join(failed)}; {len(stages)} stage(s) did not complete "
-                            f"(listed above and in {work / 'REHEARSAL.md'}; the whole output: {log})")
+            f"  {s}\n" for s in left), flush=True)
+        raise ProbekitError(f"the rehearsal failed: {', '.join(failed)}; {len(left)} stage(s) did not complete "
+                            f"(listed above and in {report}; the whole output: {log})")
     print("every stage of the paper profile ran: the paper run should not crash on its code paths")
     return 0

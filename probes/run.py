@@ -16,8 +16,8 @@ from pathlib import Path
 from probekit.errors import ProbekitError, UsageError, shown
 from evaluators.protocols import of_report, reported
 from probekit.recompose import listed_once, made_with
-from probes import children
 from probes.options import positive
+from probes.progress import Progress, follow
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 TABLE_LISTS = {"calum": ("calum_models",)}
@@ -208,7 +208,8 @@ def _run(args) -> int:
     if args.dry_run:
         return 0
     dvc = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
-    code = children.run([dvc, *cmd[1:]], cwd=project)   # a signal to probes ends dvc and its stage first
+    # dvc's output passes through, a `[k] stage` line as each stage starts; a signal ends dvc and its stage first
+    code = follow([dvc, *cmd[1:]], sys.stdout, Progress(sys.stdout), cwd=project)
     if code != 0:
         raise ProbekitError(f"dvc exp run failed (exit {code}); its output is above. Fix the cause and "
                             f"run the same probes run again: stages already done are not repeated")

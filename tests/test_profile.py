@@ -200,6 +200,19 @@ def test_the_olmpics_protocols_record_the_profile(olmpics_smoke, run):
     assert m["profile"] == "smoke" and m["protocol"] in ("MC-MLM", "MC-QA")
 
 
+def test_zero_shot_records_the_profile(olmpics_inputs, tiny_bert, tmp_path):
+    """docs/pipeline.md: a rehearsal's every metrics.json says `profile: rehearsal`; zero-shot's said nothing (its
+    metrics, the release files' and the age grid's, had no `profile`)."""
+    data = olmpics_inputs[0]
+    for profile in ("rehearsal", "smoke"):
+        (tmp_path / profile).mkdir()
+        params = _params(tmp_path / profile, f"profile: {profile}\nmodels: {{tiny: '{tiny_bert}'}}\n")
+        out = tmp_path / profile / "zs"
+        assert main(["evaluate", "zeroshot", "--model", "tiny", "--data", str(data), "--out", str(out),
+                     "--params", str(params), "--device", "cpu"]) == 0
+        assert _metrics(out / "original")["profile"] == profile
+
+
 def test_a_curve_without_a_profile_records_null(olmpics_inputs, tmp_path):
     data, glove, _ = olmpics_inputs
     params = _params(tmp_path, "curve: {training: {epochs: 1}}\n")

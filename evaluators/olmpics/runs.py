@@ -101,7 +101,7 @@ declare("audit", title="the tokenization audit", paper="olmpics", stages=("audit
         results=("reports/tokenization",))   # `probes audit`: how each answer word is tokenized, for every model
 
 
-@protocol("zeroshot", title="zero-shot MC", paper="olmpics",
+@protocol("zeroshot", title="zero-shot MC", paper="olmpics", profiled=True,
           reads={"scoring": ScoringParams, "zeroshot": ZeroshotParams}, stages=("report", "heatmaps"),
           options={"split": "zeroshot.split", "limit": "zeroshot.limit", "scoring": "scoring.family",
                    "batch_size": "scoring.batch_size", "dtype": "scoring.dtype", "multi_token": "scoring.multi_token",
@@ -145,7 +145,7 @@ def zeroshot(model: str, data, out, *, params=None, device: str = "auto", force:
     rule = rule or getattr(sp.rules, loaded.family)
     return [Run(target, path, run_zeroshot.run(loaded, datasets, target, split=split, rule=rule,
                                                batch_size=sp.batch_size, limit=limit, multi_token=sp.multi_token,
-                                               probe=probe), probe)
+                                               probe=probe, profile=params.profile), probe)
             for target, (path, probe, datasets) in inputs.items()]
 
 

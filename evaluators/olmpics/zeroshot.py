@@ -61,9 +61,11 @@ def describe(path: Path, probe: str | None) -> dict:
 
 def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], out: Path, *, split: str = "dev",
         rule: str | None = None, batch_size: int | str = "auto", limit: int | None = None,
-        multi_token: str = "error", probe: str | None = None, progress: bool = True) -> dict[str, dict]:
+        multi_token: str = "error", probe: str | None = None, progress: bool = True,
+        profile: str | None = None) -> dict[str, dict]:
     """Evaluate each ``{variant: (path, examples)}`` (read and checked by the caller, ``limit`` applied);
-    write ``predictions.jsonl`` and ``metrics.json`` per variant under ``out``.
+    write ``predictions.jsonl`` and ``metrics.json`` per variant under ``out``. ``profile``: the params file's
+    (smoke, paper, rehearsal), recorded in each metrics.json.
 
     ``probe`` names the probe of a bare jsonl file (an original release file), which has no meta.json.
     """
@@ -77,6 +79,7 @@ def run(loaded: LoadedModel, datasets: Mapping[str, tuple[Path, list[dict]]], ou
                 "model": loaded.name, "model_id": loaded.model_id,
                 "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                 "zero_shot": loaded.head_pretrained, "data": str(path), "split": split, "limit": limit,
+                "profile": profile,
                 **describe(path, probe), **loaded.provenance(),
             })
             target = tmp / variant if variant else tmp
