@@ -7,7 +7,9 @@ versions (:mod:`probekit.versions.diff`) and a model's predictions on each side,
   both accuracies on the same resampled keys) and McNemar's exact test: under no change a discordant key is as
   likely right -> wrong as wrong -> right, so ``b`` of the ``b + c`` discordant keys is Binomial(b + c, 1/2)
   (McNemar 1947; the exact form of Edwards 1948), two-sided;
-- how many unchanged keys (identical rows) got a different prediction: 0, or the two runs did not score alike.
+- how many unchanged keys (identical rows) got a different prediction: 0, or the two runs did not score alike;
+- every added, removed and changed example's prediction on each side (label, text, gold, margin, scores, and
+  whether this diff scored it: :func:`view`), flipped or not, which ``probes diff --examples`` writes beside it.
 
 The predictions come from two ``predictions.jsonl`` files (as ``probes evaluate zeroshot`` writes them), or from a
 model: its zero-shot predictions on disk at the old side are reused, and on the new side only the changed and

@@ -97,6 +97,12 @@ def test_a_reworded_template_is_refused_under_its_version_then_shown_old_and_new
         assert p["old"]["scored"] and p["new"]["scored"] and p["old"]["margin"] is not None
         assert p["new"]["correct"] is (p["new"]["margin"] > 0)
     assert sum("flip" in r for r in dev) <= 6
+    # the results browser reads the file as before, the predictions beside each example
+    from evaluators.browse.build import read_diff
+
+    view = read_diff(examples)
+    split = next(s for s in view["splits"] if (s["config"], s["split"]) == ("age_comparison", "dev"))
+    assert split["changed"] == 6 and all(e["predictions"]["new"]["scored"] for e in split["examples"])
 
 
 def test_a_long_gold_answer_list_shows_the_top_ten(tmp_path):
