@@ -120,8 +120,13 @@ def _diff(args) -> int:
         new.close()
     text = markdown(result, examples=args.show * 2)
     flipped = {(e["config"], e["split"]): {f["key"]: f for f in e.pop("flipped", [])} for e in effects}
+    predicted = {(e["config"], e["split"]): (e["model"], {p["key"]: p for p in e.pop("predictions", [])})
+                 for e in effects}
     if effects:
         text += "\n" + effects_markdown(effects)
+        if not examples_out:
+            text += ("\nEach example's predictions on both sides (label, text, margin, scores) are kept in "
+                     "`--examples FILE`.\n")
     if json_out:
         atomic.write_json(json_out, _clean({**result.json(), **({"effects": effects} if effects else {})}))
     if examples_out:
@@ -130,6 +135,10 @@ def _diff(args) -> int:
             flip = flipped.get((row["config"], row["split"]), {}).get(row["key"])
             if flip:
                 row["flip"] = {k: v for k, v in flip.items() if k not in ("key", "what", "status")}
+            model, by_key = predicted.get((row["config"], row["split"]), (None, {}))
+            if row["key"] in by_key:   # each side's prediction, scored anew or read: every one kept
+                p = by_key[row["key"]]
+                row["predictions"] = {"model": model, "old": p["old"], "new": p["new"]}
         atomic.write_jsonl(examples_out, _clean(rows))
     print(text, end="")
     return 0
@@ -150,7 +159,9 @@ Prints a Markdown summary; --json and --examples write the whole result.""")
     p.add_argument("--json", metavar="FILE", help="write the full result as JSON (its `datasets` list: one record per "
                                                   "config, i.e. dataset and variant, and split)", type=Written)
     p.add_argument("--examples", metavar="FILE", help="write every added, removed and changed example as JSONL, both "
-                                                      "versions' rows side by side", type=Written)
+                                                      "versions' rows side by side (with --model or prediction "
+                                                      "files: each side's prediction, margin and scores, and the "
+                                                      "flip)", type=Written)
     p.add_argument("--show", type=positive, default=3, help="examples of each kind per dataset in the summary")
     p.add_argument("--model", help=f"score the change's effect with this model (MC-MLM zero-shot): {MODEL_HELP}; "
                                    "only changed and added examples are scored, the old version's predictions on "

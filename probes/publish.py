@@ -57,6 +57,10 @@ def _publish(args) -> int:
               f"files and {hub_export.CARD}); nothing uploaded")
         if previous is not None:
             _print_changes(card, previous.card, args.published)
+            from probekit.hub import bump
+
+            for refusal in ([] if args.keep_version else bump.refusals(card.blocks, previous.card.blocks)):
+                print(f"note: a push like this would be refused: {refusal}")
         refusal = publish.restricted_refusal(card.blocks, args.repo_id or "the repo", "would be public")
         if refusal and not args.private and not args.accept_restricted_licences:
             print(f"note: a push like this would be refused: {refusal}")
@@ -71,7 +75,8 @@ def _publish(args) -> int:
         with tempfile.TemporaryDirectory(prefix="probekit-publish-") as tmp:
             upload = publish.Upload(configs, data, Path(tmp), on_config=_describe)
             out = publish.push(args.repo_id, upload, token=secret, private=args.private,
-                               revision=args.revision, accept_restricted=args.accept_restricted_licences)
+                               revision=args.revision, accept_restricted=args.accept_restricted_licences,
+                               keep_version=args.keep_version)
     except Exception as exc:
         if secret in str(exc):   # never let the token through, whatever raised
             raise publish.PublishError(publish.one_line(exc, secret)) from None
@@ -106,6 +111,7 @@ def _print_changes(card, old, against: str) -> None:
 
 
 def _versions(args) -> int:
+    from probekit.hub import bump
     from probekit.hub import export as hub_export
     from probekit.hub import publish
 
@@ -133,7 +139,7 @@ def _versions(args) -> int:
         elif old is not None and old.get("fingerprint") != b["fingerprint"]:
             examples[config.name] = changelog.summary(changelog.split_counts(
                 b["format"], previous.rows(config.name) or {}, exp.rows))
-    rows = publish.changes(local, published, examples)
+    rows = bump.changes(local, published, examples)
     width = max(len(n) for n, _, _ in rows)
     vwidth = max(len(v) for _, v, _ in rows)
     if against:
@@ -164,6 +170,9 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     pub.add_argument("--accept-restricted-licences", action="store_true",
                      help="allow a public push of configs built from non-commercial or unlicensed sources "
                           "(probekit/hub/licence_policy.yaml; each config's card section says why)")
+    pub.add_argument("--keep-version", action="store_true",
+                     help="publish a config whose templates or generator changed under its published version "
+                          "(refused by default: raise `version:` in its probe.yaml; docs/publishing.md)")
     add_force(pub)
     pub.set_defaults(func=_publish)
 

@@ -7,7 +7,9 @@ versions (:mod:`probekit.versions.diff`) and a model's predictions on each side,
   both accuracies on the same resampled keys) and McNemar's exact test: under no change a discordant key is as
   likely right -> wrong as wrong -> right, so ``b`` of the ``b + c`` discordant keys is Binomial(b + c, 1/2)
   (McNemar 1947; the exact form of Edwards 1948), two-sided;
-- how many unchanged keys (identical rows) got a different prediction: 0, or the two runs did not score alike.
+- how many unchanged keys (identical rows) got a different prediction: 0, or the two runs did not score alike;
+- every added, removed and changed example's prediction on each side (label, text, gold, margin, scores, and
+  whether this diff scored it: :func:`view`), flipped or not, which ``probes diff --examples`` writes beside it.
 
 The predictions come from two ``predictions.jsonl`` files (as ``probes evaluate zeroshot`` writes them), or from a
 model: its zero-shot predictions on disk at the old side are reused, and on the new side only the changed and
@@ -131,20 +133,48 @@ def right(p: dict) -> bool:
     return bool(p["correct"]) if isinstance(p.get("correct"), bool) else p["prediction"] == p.get("gold")
 
 
-def _texts(rows: list[dict], i) -> dict:
+def _choices(rows: list[dict], i) -> list[dict]:
     if i is None or (isinstance(i, float) and math.isnan(i)):
-        return {}
-    q = rows[int(i)].get("question") or {}
-    return {c.get("label"): c.get("text") for c in q.get("choices") or []}
+        return []
+    return list((rows[int(i)].get("question") or {}).get("choices") or [])
+
+
+def _texts(rows: list[dict], i) -> dict:
+    return {c.get("label"): c.get("text") for c in _choices(rows, i)}
+
+
+def margin(p: dict, labels: list) -> float | None:
+    """The gold choice's score minus the best other choice's (``scores`` in the order of the row's choices,
+    ``labels``): above 0 the prediction is right, and by how much; None without scores or gold."""
+    scores, gold = p.get("scores"), p.get("gold")
+    if not isinstance(scores, list) or len(scores) != len(labels) or gold not in labels or len(labels) < 2:
+        return None
+    g = labels.index(gold)
+    return float(scores[g]) - max(float(x) for k, x in enumerate(scores) if k != g)
+
+
+def view(p: dict | None, choices: list[dict], scored: bool) -> dict | None:
+    """One side's prediction of an example as ``--examples`` keeps it: the predicted label and its text, whether
+    it is right, the gold label, the ``margin`` (:func:`margin`), the scores, and whether this diff scored it
+    (``scored``: False when it was read from a predictions file or reused from the old side)."""
+    if p is None:
+        return None
+    texts = {c.get("label"): c.get("text") for c in choices}
+    return {"prediction": p["prediction"], "text": texts.get(p["prediction"], p.get("choice")), "gold": p.get("gold"),
+            "correct": right(p), "margin": margin(p, [c.get("label") for c in choices]),
+            "scores": p.get("scores"), "scored": scored}
 
 
 def _accuracy(preds: list[dict]) -> float | None:
     return sum(map(right, preds)) / len(preds) if preds else None
 
 
-def compare(sd, old: dict[str, dict], new: dict[str, dict], *, resamples: int = 1000, seed: int = 0) -> dict:
+def compare(sd, old: dict[str, dict], new: dict[str, dict], *, resamples: int = 1000, seed: int = 0,
+            scored: dict[str, set] | None = None) -> dict:
     """The statistics of one split diff from each side's predictions by key (see the module's docstring).
-    A key is counted where its side has a prediction (``unpredicted`` counts the rows that have none)."""
+    A key is counted where its side has a prediction (``unpredicted`` counts the rows that have none).
+    ``predictions``: every added, removed and changed example's prediction on each side it has (:func:`view`;
+    ``scored``: the keys each side scored anew, ``{"old": keys, "new": keys}``)."""
     from scipy.stats import binomtest
 
     m = sd.merged
@@ -173,12 +203,19 @@ def compare(sd, old: dict[str, dict], new: dict[str, dict], *, resamples: int = 
         change = {k: boot[k] for k in ("diff", "low", "high", "p_value")}
     added = [new[r[0]] for r in rows if r[1] == "added" and r[0] in new]
     removed = [old[r[0]] for r in rows if r[1] == "removed" and r[0] in old]
+    scored = scored or {}
+    predictions = [{"key": key, "status": status,
+                    "old": view(old.get(key) if status != "added" else None, _choices(sd.old_rows, i),
+                                key in scored.get("old", ())),
+                    "new": view(new.get(key) if status != "removed" else None, _choices(sd.new_rows, j),
+                                key in scored.get("new", ()))}
+                   for key, status, _, _, i, j in rows if status != "unchanged"]
     same = [r[0] for r in common if r[1] == "unchanged"]
     differing = [k for k in same if old[k]["prediction"] != new[k]["prediction"]]
     return {"n_common": n, "n": {"common": n, "added": len(added), "removed": len(removed)},
             "flips": {"right_to_wrong": b_, "wrong_to_right": c_, "prediction_changed": int(changed)},
             "flipped_keys": [f["key"] for f in flipped if f["flip"] != "prediction"][:SHOWN],
-            "flipped": flipped,
+            "flipped": flipped, "predictions": predictions,
             "accuracy": {"common_old": _accuracy([old[r[0]] for r in common]),
                          "common_new": _accuracy([new[r[0]] for r in common]),
                          "added": _accuracy(added), "removed": _accuracy(removed)},
@@ -255,12 +292,14 @@ def effect_of(result, *, old_predictions=None, new_predictions=None, model: str 
     out = []
     for sd in picked:
         on_disk = given if sd is given_sd else _on_disk(old_side, sd, model, log)
-        old, scored_old, reused = _old_side(sd, on_disk, rescorer, log)
-        new, scored = _new_side(sd, old, rescorer, check_unchanged)
+        old, old_ids, reused = _old_side(sd, on_disk, rescorer, log)
+        new, scored, new_keys = _new_side(sd, old, rescorer, check_unchanged)
+        scored_old = len(old_ids)
         r = sd.record
         log(f"{r['config']} {r['split']}: scored {scored['changed'] + scored['added']} of {len(sd.new_rows)}: "
             f"{scored['changed']} changed, {scored['added']} added; reused {scored['reused']}")
-        stats = compare(sd, old, new, resamples=resamples, seed=seed)
+        old_keys = {k for k, i in zip(sd.merged["key"], sd.merged["id_old"]) if i in old_ids}
+        stats = compare(sd, old, new, resamples=resamples, seed=seed, scored={"old": old_keys, "new": new_keys})
         if scored.get("checked"):
             stats["unchanged_identical"].update(checked=scored["checked"], differing_anew=scored["differing_anew"])
         out.append({"config": r["config"], "split": r["split"], "model": model, "source": "model",
@@ -294,10 +333,10 @@ def _on_disk(side, sd, model: str, log) -> Predictions | None:
     return preds
 
 
-def _old_side(sd, on_disk: Predictions | None, rescorer, log) -> tuple[dict[str, dict], int, str | None]:
+def _old_side(sd, on_disk: Predictions | None, rescorer, log) -> tuple[dict[str, dict], set, str | None]:
     """The old side's predictions by key: those on disk where they fit (rows of this side, scored with the
-    model's settings when anything is scored beside them), the other old rows scored; how many were scored; the
-    predictions file reused (None: none)."""
+    model's settings when anything is scored beside them), the other old rows scored; the ids of those scored;
+    the predictions file reused (None: none)."""
     r = sd.record
     where = f"{r['config']} {r['split']}"
     rows = {}
@@ -317,7 +356,7 @@ def _old_side(sd, on_disk: Predictions | None, rescorer, log) -> tuple[dict[str,
     missing = [row for row in sd.old_rows if row.get("id") not in rows]
     if missing:
         rows = {**rows, **{p["id"]: p for p in rescorer().score(missing)}}
-    return keyed(sd, rows, "old"), len(missing), reused
+    return keyed(sd, rows, "old"), {row.get("id") for row in missing}, reused
 
 
 def _fitting(on_disk: Predictions, rescorer, where: str, log) -> dict[str, dict]:
@@ -331,8 +370,9 @@ def _fitting(on_disk: Predictions, rescorer, where: str, log) -> dict[str, dict]
     return on_disk.rows
 
 
-def _new_side(sd, old: dict[str, dict], rescorer, check_unchanged: int) -> tuple[dict[str, dict], dict]:
-    """The new side's predictions by key: unchanged keys the old prediction, changed and added rows scored."""
+def _new_side(sd, old: dict[str, dict], rescorer, check_unchanged: int) -> tuple[dict[str, dict], dict, set]:
+    """The new side's predictions by key: unchanged keys the old prediction, changed and added rows scored (their
+    keys returned)."""
     m = sd.merged
     new, todo, kinds, same = {}, [], {"changed": 0, "added": 0}, []
     for key, status, j, id_new in zip(m["key"], m["status"], m["row_new"], m["id_new"]):
@@ -353,4 +393,4 @@ def _new_side(sd, old: dict[str, dict], rescorer, check_unchanged: int) -> tuple
         anew = rescorer().score([sd.new_rows[j] for _, j in picked])
         scored.update(checked=len(picked), differing_anew=sum(
             p["prediction"] != new[k]["prediction"] for (k, _), p in zip(picked, anew)))
-    return new, scored
+    return new, scored, {key for key, _ in todo}

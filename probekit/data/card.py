@@ -77,6 +77,25 @@ class CardText:
     example_file: str = ""
     configs: list | None = None
     language: tuple[str, ...] = ("en",)
+    templates: Mapping[str, str] | None = None
+    """The text of each template the rows were filled from, by id (None: none; written in the ``probekit`` block,
+    so that a publish can show a reworded template's old and new text)."""
+
+
+SHOWN_VALUES = 10
+"""The values a card lists of a long count (the most frequent first); the rest counted as "+N more"."""
+
+
+def top_counts(counts: Mapping[str, int], shown: int = SHOWN_VALUES) -> str:
+    """``older: 250, younger: 250``; a count of more than ``shown`` values: the ``shown`` most frequent (ties by
+    value), then ``+N more`` (``meta.json`` has them all)."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    if len(ranked) <= shown:
+        ranked = list(counts.items())
+    text = ", ".join(f"{k}: {v}" for k, v in ranked[:shown])
+    rest = len(ranked) - shown
+    return text + (f", +{rest} more ({sum(v for _, v in ranked[shown:])} rows; all in `meta.json`)" if rest > 0
+                   else "")
 
 
 def citation(ref: str | None, where: str) -> str | None:
@@ -118,7 +137,8 @@ def render(text: CardText, meta: Mapping) -> str:
                            task_categories=list(text.task_categories))
     if text.configs is not None:
         data.configs = text.configs
-    data.probekit = {"role": text.role, "citation": text.citation}
+    data.probekit = {"role": text.role, "citation": text.citation,
+                     **({"templates": dict(text.templates)} if text.templates else {})}
     sources = meta.get("sources") or {}
     cites = {}   # BibTeX key -> entry: the probe's first, then its sources' (a source that is the paper once)
     for entry in [citation(text.citation, f"card of {text.title}: citation"),

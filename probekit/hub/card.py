@@ -154,7 +154,7 @@ def _section(name: str, b: dict, card: Card, repo_id: str) -> str:
         cite = f"\nCite:\n\n```bibtex\n{b['bibtex']}\n```\n" if b.get("bibtex") else ""
     note = f"\n{b['note']}\n" if b.get("note") else ""
     tag = changelog.tag(name, b["version"])
-    changes = changelog.table(name, b.get(changelog.KEY) or [])
+    changes = changelog.table(name, b.get(changelog.KEY) or [], b.get("role") or "main")
     return f"""### {name}
 
 | | |

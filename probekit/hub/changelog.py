@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from probekit.data.compare import compare_split
+from probekit.data.keys import family
 
 KEY = "changes"
 """The key of a config's ``probekit`` block that holds its entries."""
@@ -46,17 +47,44 @@ def tag(name: str, version: str) -> str:
     return f"{name}-v{semver}" + (f"-{fp}" if fp else "")
 
 
+FIELD_NAMES = {
+    "mc": {"stem": "question.stem", "choices": "question.choices", "answer": "answerKey", "template": "template_id",
+           "source": "source_id", "other": "other fields"},
+    "cloze": {"stem": "query", "choices": "candidates", "answer": "obj_label", "template": "pattern",
+              "other": "other fields"},
+    "pairs": {"stem": "sentence1/sentence2", "answer": "label", "template": "style", "other": "other fields"}}
+"""The published column each compared field of :mod:`probekit.data.keys` is, per family."""
+POINTER = "source_id"
+"""A control row's pointer to its base row: it changes with the base row's text, the control's own text may not."""
+
+
 def split_counts(fmt: str, old: Rows, new: Rows) -> dict[str, dict]:
-    """Per split (the new side's first): rows, the examples added, removed, changed and unchanged, and the answer
-    balance's ``tvd``, ``p_value`` (4 digits) and ``moved``."""
+    """Per split (the new side's first): rows, the examples added, removed, changed and unchanged, the changed
+    ``fields`` (published column: examples), ``repointed`` (the changed examples whose only change is their
+    ``source_id``: a control row whose base row was reworded, its own text the same), and the answer balance's
+    ``tvd``, ``p_value`` (4 digits) and ``moved``."""
+    names = FIELD_NAMES[family(fmt)]
     out = {}
     for split in dict.fromkeys([*new, *old]):
-        record, _ = compare_split(fmt, old.get(split, []), new.get(split, []), show=0)
+        record, merged = compare_split(fmt, old.get(split, []), new.get(split, []), show=0)
         b = record["balance"]
         p = b["p_value"]
-        out[split] = {"rows": len(new.get(split, [])), **{k: record[k] for k in COUNTS}, "tvd": b["tvd"],
-                      "p_value": None if p is None else round(p, 4), "moved": b["moved"]}
+        repointed = int(((merged["status"] == "changed") & (merged["fields"] == "source")).sum())
+        out[split] = {"rows": len(new.get(split, [])), **{k: record[k] for k in COUNTS},
+                      "fields": {names.get(f, f): n for f, n in record["fields"].items()}, "repointed": repointed,
+                      "tvd": b["tvd"], "p_value": None if p is None else round(p, 4), "moved": b["moved"]}
     return out
+
+
+def template_changes(old_block: dict | None, block: dict) -> dict[str, dict]:
+    """``{template id: {"old": text, "new": text}}`` for each template of the config whose text differs between
+    the two blocks' ``template_texts`` (a template added: ``old`` None; removed: ``new`` None); {} when either
+    block does not record the texts (a card published before they were kept)."""
+    old, new = (old_block or {}).get("template_texts"), block.get("template_texts")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return {}
+    return {t: {"old": old.get(t), "new": new.get(t)} for t in dict.fromkeys([*new, *old])
+            if old.get(t) != new.get(t)}
 
 
 def totals(splits: dict[str, dict]) -> dict[str, int]:
@@ -65,9 +93,11 @@ def totals(splits: dict[str, dict]) -> dict[str, int]:
 
 
 def summary(splits: dict[str, dict]) -> str:
-    """``+added -removed ~changed`` over the splits, e.g. ``+3 -1 ~500``."""
+    """``+added -removed ~changed`` over the splits, e.g. ``+3 -1 ~500``; the changed fields after it, and the
+    examples changed only in their ``source_id`` (``~500 (source_id only: 500)``)."""
     t = totals(splits)
-    return f"+{t['added']} -{t['removed']} ~{t['changed']}"
+    fields = _fields(splits)
+    return f"+{t['added']} -{t['removed']} ~{t['changed']}" + (f" ({fields})" if fields else "")
 
 
 def entry(block: dict, new: Callable[[], Rows] | None = None, old: Rows | None = None, since: str | None = None,
@@ -80,6 +110,21 @@ def entry(block: dict, new: Callable[[], Rows] | None = None, old: Rows | None =
     return {"version": block["version"], "date": date or today(), "since": since, "splits": splits}
 
 
+def _fields(splits: dict[str, dict]) -> str:
+    """The changed fields over the splits, ``question.stem 12, template_id 12``; examples changed only in their
+    ``source_id`` said apart (``source_id only: 5500``: their own text is the same). '' when none is recorded."""
+    fields: dict[str, int] = {}
+    for s in splits.values():
+        for f, n in (s.get("fields") or {}).items():
+            fields[f] = fields.get(f, 0) + int(n)
+    repointed = sum(int(s.get("repointed") or 0) for s in splits.values())
+    changed = totals(splits)["changed"]
+    if repointed and repointed == changed:
+        return f"{POINTER} only: {repointed}"
+    listed = ", ".join(f"{f} {n}" for f, n in fields.items())
+    return listed + (f"; {POINTER} only: {repointed}" if repointed else "")
+
+
 def history(block: dict, old_block: dict | None, new_rows: Callable[[], Rows],
             old_rows: Callable[[], Rows | None]) -> list[dict]:
     """A config's entries after this publish: the published ones (``old_block``'s), and before them a new entry
@@ -90,7 +135,9 @@ def history(block: dict, old_block: dict | None, new_rows: Callable[[], Rows],
         return kept
     if old_block is None:
         return [entry(block), *kept]
-    return [entry(block, new_rows, old_rows(), old_block.get("version") or "?"), *kept]
+    new_entry = entry(block, new_rows, old_rows(), old_block.get("version") or "?")
+    templates = template_changes(old_block, block)
+    return [{**new_entry, "templates": templates} if templates else new_entry, *kept]
 
 
 def with_history(block: dict, entries: list[dict]) -> dict:
@@ -125,12 +172,30 @@ def _balance(splits: dict[str, dict]) -> str:
     return "; ".join(parts) or "–"
 
 
-def table(name: str, entries: list[dict]) -> str:
-    """The config's "Changes" as Markdown: one row per version, newest first ('' when there are none)."""
+def _template_lines(name: str, entries: list[dict], role: str) -> list[str]:
+    """One line per reworded, added or removed template of an entry: its old and new text."""
+    whose = "its base's template" if role == "control" else "template"
+    out = []
+    for e in entries:
+        for t, c in (e.get("templates") or {}).items():
+            old, new = c.get("old"), c.get("new")
+            what = (f"{whose} `{t}` added: `{new}`" if old is None else f"{whose} `{t}` removed (was `{old}`)"
+                    if new is None else f"{whose} `{t}` reworded: `{old}` → `{new}`")
+            out.append(f"- `{e.get('version')}`: {_cell(what)}")
+    return out
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def table(name: str, entries: list[dict], role: str = "main") -> str:
+    """The config's "Changes" as Markdown: one row per version, newest first, with the fields that changed; then
+    each reworded template's old and new text ('' when there are no entries)."""
     if not entries:
         return ""
-    lines = ["| version | date | tag | since | rows | added | removed | changed | unchanged | answer balance |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| version | date | tag | since | rows | added | removed | changed | fields changed | unchanged | "
+             "answer balance |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for e in entries:
         splits = e.get("splits") or {}
         rows = ", ".join(f"{s} {v.get('rows', 0)}" for s, v in splits.items())
@@ -138,10 +203,16 @@ def table(name: str, entries: list[dict]) -> str:
         t = totals(splits)
         counted = not first and any("added" in v for v in splits.values())
         counts = [str(t[k]) for k in COUNTS] if counted else ["–"] * 4
+        fields = (_fields(splits) or ("–" if not t["changed"] or not any("fields" in v for v in splits.values())
+                                      else "not recorded")) if counted else "–"
         since = FIRST if first else f"`{e['since']}`"
         lines.append(f"| `{e.get('version')}` | {e.get('date')} | `{tag(name, str(e.get('version')))}` | {since} | "
-                     f"{rows} | {' | '.join(counts)} | {'–' if first else _balance(splits)} |")
+                     f"{rows} | {' | '.join(counts[:3])} | {_cell(fields)} | {counts[3]} | "
+                     f"{'–' if first else _balance(splits)} |")
+    templates = _template_lines(name, entries, role)
     return ("#### Changes\n\nNewest first; counts since the version before (examples joined on their keys: a "
-            "reworded template changes examples, a new range of slot values adds and removes them); answer "
-            "balance: total variation distance and chi-square p-value of the answers before and after.\n\n"
-            + "\n".join(lines) + "\n")
+            "reworded template changes examples, a new range of slot values adds and removes them); fields changed: "
+            f"the published columns that differ, and the examples whose only change is `{POINTER}` (a control row "
+            "pointing at its base row's new id: its own text is the same); answer balance: total variation distance "
+            "and chi-square p-value of the answers before and after.\n\n" + "\n".join(lines) + "\n"
+            + ("\nTemplates:\n\n" + "\n".join(templates) + "\n" if templates else ""))

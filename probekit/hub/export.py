@@ -44,6 +44,7 @@ class Config:
     note: str = ""  # what is particular to this config
     role: str = "main"  # main | control | grid (the dataset card's; the lm-eval groups take the main configs)
     citation: str | None = None  # the probe's: a key of probekit/data/papers.yaml or a BibTeX entry; None: none
+    templates: dict | None = None  # {template id: text} as the dataset's own card recorded them (None: not recorded)
 
     @property
     def probe(self) -> str:
@@ -78,12 +79,14 @@ def _read_json(path: Path) -> dict:
 @dataclass(frozen=True)
 class CardParts:
     """What a dataset's own card tells the Hub card: how the rows were made (the prose before its first table),
-    its languages, the folder's role and the probe's citation (the card's ``probekit`` block)."""
+    its languages, the folder's role, the probe's citation and the templates' texts (the card's ``probekit``
+    block)."""
 
     construction: str
     language: list[str]
     role: str
     citation: str | None
+    templates: dict | None = None
 
 
 def _card_parts(folder: Path, meta: dict) -> CardParts:
@@ -102,8 +105,10 @@ def _card_parts(folder: Path, meta: dict) -> CardParts:
         lines.append(line.rstrip())
     language = card.data.language or []
     block = card.data.to_dict().get("probekit") or {}
+    templates = block.get("templates")
     return CardParts("\n".join(lines).strip(), [language] if isinstance(language, str) else list(language),
-                     _role(meta, block), block.get("citation"))
+                     _role(meta, block), block.get("citation"),
+                     {str(k): str(v) for k, v in templates.items()} if isinstance(templates, dict) else None)
 
 
 def _role(meta: dict, block: dict) -> str:
@@ -142,7 +147,7 @@ def _mc(folder: Path, meta: dict) -> list[Config]:
     name = (probe if variant == "original" else f"{probe}-{variant}") + _suffix(meta)
     card = _card_parts(folder, meta)
     return [Config(name, folder, meta, load, f"{probe}/probe.yaml", card.construction, card.language,
-                   role=card.role, citation=card.citation)]
+                   role=card.role, citation=card.citation, templates=card.templates)]
 
 
 def _pairs(folder: Path, meta: dict) -> list[Config]:
@@ -343,6 +348,8 @@ def export(config: Config, data_root: Path) -> Export:
         "counts": {s: len(r) for s, r in rows.items()},
         "templates_sha256": template_sha,
         "template_ids": list(template_ids),
+        **({"template_texts": {t: config.templates[t] for t in template_ids if t in config.templates}}
+           if config.templates else {}),
         "generator_version": str(meta.get("generator_version")),
         "licence": meta["license"],
         "restricted": restriction(meta),

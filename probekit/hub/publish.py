@@ -21,7 +21,7 @@ from typing import Callable
 
 from probekit import __version__
 from probekit.errors import ProbekitError, UsageError
-from probekit.hub import changelog, parquet
+from probekit.hub import bump, changelog, parquet
 from probekit.hub.card import Card, render
 from probekit.hub.export import CARD, Export, export
 from probekit.hub.parquet import write_parquet
@@ -194,10 +194,11 @@ def _entry_summary(block: dict) -> str:
 
 
 def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, revision: str | None = None,
-         accept_restricted: bool = False, log: Callable[[str], None] = print) -> Outcome:
+         accept_restricted: bool = False, keep_version: bool = False, log: Callable[[str], None] = print) -> Outcome:
     """Publish the configs of ``upload`` to ``repo_id`` (at branch ``revision``); each uploaded config's new
     "Changes" entry is counted against the Hub's files of the version it replaces, and its version tagged on the
-    new commit."""
+    new commit. A config whose definition changed under the published version is refused
+    (:func:`probekit.hub.bump.refusal`) unless ``keep_version``."""
     local = upload.card
     if not private and not accept_restricted:
         refusal = restricted_refusal(local.blocks, repo_id, "would be public (no --private)")
@@ -214,6 +215,11 @@ def push(repo_id: str, upload: Upload, *, token: str, private: bool = False, rev
             refusal = restricted_refusal(local.blocks, repo_id, "exists and is public")
             if refusal:
                 raise PublishError(refusal)
+        if not keep_version:
+            refused = bump.refusals(local.blocks, Card.parse(text).blocks)
+            if refused:
+                raise PublishError(refused[0] + (f" (and {plural(len(refused) - 1, 'config')} more alike)"
+                                                 if len(refused) > 1 else ""))
         files = {s.rfilename for s in info.siblings or []}
         ops, changed, described, unchanged, lines, summaries = _plan(
             text, upload, files, repo_id, lambda name: parquet.hub_rows(api, repo_id, info.sha, files, name))
@@ -311,44 +317,3 @@ def published_card(repo_id: str | None = None, folder: str | Path | None = None,
     """The last published card: a Hub repo's (None when it does not exist yet) or a dry-run folder's."""
     previous = published(repo_id, folder, revision)
     return None if previous is None else previous.card
-
-
-def changes(local: dict, published: dict | None, examples: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
-    """``(config, version, what changed)`` for every local config, then every published-only one;
-    ``examples``: a changed config's examples added, removed and changed (``+3 -1 ~500``), said first."""
-    def short(h):
-        return (h or "none")[:12]
-
-    out = []
-    for name, b in local.items():
-        old = None if published is None else published.get(name)
-        if published is None:
-            out.append((name, b["version"], ""))
-            continue
-        if old is None:
-            out.append((name, b["version"], "new" + (f": {examples[name]}" if (examples or {}).get(name) else "")))
-            continue
-        what = []
-        if old.get("version", "").split("+")[0] != b["version"].split("+")[0]:
-            what.append(f"version {old.get('version', '').split('+')[0]} -> {b['version'].split('+')[0]}")
-        if old.get("fingerprint") != b["fingerprint"]:
-            what.append(f"fingerprint {short(old.get('fingerprint'))} -> {short(b['fingerprint'])}")
-        counts, before = b["counts"], old.get("counts") or {}
-        what += [f"{s} {before.get(s, 0)} -> {counts.get(s, 0)}" for s in dict.fromkeys([*counts, *before])
-                 if before.get(s, 0) != counts.get(s, 0)]
-        added = [t for t in b["template_ids"] if t not in (old.get("template_ids") or [])]
-        removed = [t for t in old.get("template_ids") or [] if t not in b["template_ids"]]
-        if added or removed:
-            what.append("templates " + " ".join([f"+{t}" for t in added] + [f"-{t}" for t in removed]))
-        if old.get("templates_sha256") != b.get("templates_sha256"):
-            what.append(f"templates sha256 {short(old.get('templates_sha256'))} -> "
-                        f"{short(b.get('templates_sha256'))}")
-        rows_changed = old.get("fingerprint") != b["fingerprint"]
-        if rows_changed and (examples or {}).get(name):
-            what.insert(0, examples[name])
-        status = "changed: " if rows_changed else ("unchanged rows; " if what else "unchanged")
-        out.append((name, b["version"], status + ", ".join(what)))
-    for name, old in (published or {}).items():
-        if name not in local:
-            out.append((name, old.get("version", "?"), "published only (not in the local data)"))
-    return out

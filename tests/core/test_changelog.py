@@ -91,7 +91,7 @@ def test_a_dry_run_with_published_counts_the_change_and_a_second_one_keeps_the_f
                                  "splits": {"train": {"rows": 12}, "dev": {"rows": 6}}}], name
     text = (one / "README.md").read_text()
     assert "#### Changes" in text and f"| `{first['age_comparison']['version']}` | 2026-01-05 | " in text
-    assert "| first published | train 12, dev 6 | – | – | – | – | – |" in text
+    assert "| first published | train 12, dev 6 | – | – | – | – | – | – |" in text
 
     expected = _change(data)
     monkeypatch.setattr(changelog, "today", lambda: "2026-02-07")
@@ -110,11 +110,12 @@ def test_a_dry_run_with_published_counts_the_change_and_a_second_one_keeps_the_f
     assert expected["dev"]["tvd"] > 0 and expected["train"]["tvd"] == 0   # the dev answers moved a little
     assert entries[1] == first["age_comparison"]["changes"][0]           # the first entry, as it was
     assert blocks["age_comparison-nolang"]["changes"] == first["age_comparison-nolang"]["changes"]   # untouched
-    assert f"changes since {one}: age_comparison {blocks['age_comparison']['version']}: +1 -2 ~12 since" in out
+    assert f"changes since {one}: age_comparison {blocks['age_comparison']['version']}: +1 -2 ~12 (question.stem 12) since" in out
     assert "age_comparison-nolang" not in out.split("nothing uploaded")[1]
     text = (two / "README.md").read_text()
     tag = changelog.tag("age_comparison", new["version"])
-    assert (f"| `{new['version']}` | 2026-02-07 | `{tag}` | `{new['since']}` | train 12, dev 5 | 1 | 2 | 12 | 4 | "
+    assert (f"| `{new['version']}` | 2026-02-07 | `{tag}` | `{new['since']}` | train 12, dev 5 | 1 | 2 | 12 | "
+            f"question.stem 12 | 4 | "
             f"train TVD 0.000, p 1.000; dev TVD {expected['dev']['tvd']:.3f}, p ") in text
     assert f'revision="{tag}"' in text and f"| tag | `{tag}` (the Hub revision of this version) |" in text
 
@@ -149,7 +150,7 @@ def test_versions_says_the_examples_added_removed_and_changed(data, tmp_path, ca
     capsys.readouterr()
     assert main(["versions", "--data", str(data), "--published", str(one)]) == 0
     lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines()[1:])
-    assert "  changed: +1 -0 ~1, fingerprint " in lines["age_comparison"] and "dev 5 -> 6" in lines["age_comparison"]
+    assert "  changed: +1 -0 ~1 (answerKey 1), fingerprint " in lines["age_comparison"] and "dev 5 -> 6" in lines["age_comparison"]
     assert main(["publish", "--repo-id", "org/x", "--data", str(data), "--published", str(one)]) == 2
     assert "--published DIR goes with --dry-run" in capsys.readouterr().err
     assert main(["publish", "--dry-run", str(tmp_path / "o"), "--data", str(data), "--published", str(data)]) == 2

@@ -324,9 +324,10 @@ def test_two_prediction_files_give_the_flips_accuracies_and_a_paired_interval(ve
 
 
 def test_a_model_scores_only_the_changed_and_added_examples(versions, tiny_bert, tmp_path, capsys):
-    out = tmp_path / "d.json"
+    out, examples = tmp_path / "d.json", tmp_path / "e.jsonl"
     assert main(["diff", str(versions / "reworded/age_comparison"), "--old", str(versions / "old/age_comparison"),
-                 "--model", str(tiny_bert), "--device", "cpu", "--json", str(out), "--check-unchanged", "30"]) == 0
+                 "--model", str(tiny_bert), "--device", "cpu", "--json", str(out), "--check-unchanged", "30",
+                 "--examples", str(examples)]) == 0
     effects = {e["config"]: e for e in json.loads(out.read_text())["effects"]}
     assert set(effects) == {"age_comparison", "age_comparison-nolang", "age_comparison-perturbed",
                             "age_comparison-release_phrasing"}
@@ -341,6 +342,22 @@ def test_a_model_scores_only_the_changed_and_added_examples(versions, tiny_bert,
     printed = capsys.readouterr()
     assert "Scored anew: age_comparison dev: 30 changed + 0 added (reused 0)" in printed.out
     assert "age_comparison dev: scored 30 of 30: 30 changed, 0 added; reused 0" in printed.err
+    # every scored example's predictions are kept, both sides, flipped or not (issue 43)
+    rows = [json.loads(line) for line in examples.read_text().splitlines()]
+    dev = [r for r in rows if r["split"] == "dev" and r["config"] == "age_comparison"]
+    assert len(dev) == 30 and all(r["predictions"]["model"] == str(tiny_bert) for r in dev)
+    assert sum("flip" in r for r in dev) < 30   # a random model flips some: the others are kept all the same
+    for r in dev:
+        for side in ("old", "new"):
+            p = r["predictions"][side]
+            assert p["scored"] is True and len(p["scores"]) == 2 and p["gold"] == r[side]["answerKey"]
+            gold = ["A", "B"].index(p["gold"])
+            assert p["margin"] == pytest.approx(p["scores"][gold] - p["scores"][1 - gold])
+            assert p["correct"] is (p["prediction"] == p["gold"]) is (p["margin"] > 0)
+            assert p["text"] == next(c["text"] for c in r[side]["question"]["choices"] if c["label"] == p["prediction"])
+    # a control whose rows only point at new ids: its examples carry predictions too; none on train (not scored)
+    assert all("predictions" in r for r in rows if r["split"] == "dev" and r["config"] == "age_comparison-nolang")
+    assert not any("predictions" in r for r in rows if r["split"] == "train")
 
 
 def test_a_config_with_the_same_bytes_on_both_sides_is_read_once_and_reported_alike(versions, tmp_path):
