@@ -235,7 +235,9 @@ def test_control_cards_describe_the_control_not_the_template(tmp_path, age):
     out = write_probe(tmp_path / "age", age, generator_version="1")
     nolang = (out / "nolang/README.md").read_text()
     assert "`{age1} [MASK] {age2}`" in nolang and "`older` → `blah`, `younger` → `ya`" in nolang
-    assert "If I am a" not in nolang  # the natural-language template is not what NO-LANG rows read
+    front, body = nolang.removeprefix("---\n").split("\n---\n", 1)
+    assert "If I am a" not in body  # the natural-language template is not what NO-LANG rows read (the card's text)
+    assert "probekit:" in front   # its base's template texts are in the metadata only (the Changes' old -> new)
     perturbed = (out / "perturbed/README.md").read_text()
     assert "the key words `age`, `than` of" in perturbed and "seed 13" in perturbed
     assert "blah, ya, foo, snap, woo, boo, da, wee, foe, fee" in perturbed
