@@ -11,7 +11,6 @@ import subprocess
 import sys
 import types
 import urllib.request
-from pathlib import Path
 
 import pytest
 
