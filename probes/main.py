@@ -36,7 +36,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 EVALUATE = ("evaluate", "olmpics-report", "pararel-report", "train", "calum-report", "grid", "publish", "versions")
 """The commands whose modules add ``probes evaluate`` setups too (or, ``grid``, read every setup's parser)."""
-COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity"), "harness": ("export",),
+COMMANDS = {"sources": ("sources", "tables"), "generate": ("generate", "fidelity", "tokenizers"), "harness": ("export",),
             "harness_run": ("lm-eval",), "zeroshot": ("audit", "report"), "run": ("run",), "rehearse": ("rehearse",),
             "annotate": ("annotate",), "new": ("new",), "diff": ("diff",), "code": ("code",), "browse": ("browse",)}
 """The top-level commands each ``probes.<module>`` adds besides :data:`EVALUATE`'s."""

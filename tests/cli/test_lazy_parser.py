@@ -41,3 +41,16 @@ def test_a_probe_name_is_checked_when_generate_runs(capsys):
 
     gen = parser("generate")._subparsers._group_actions[0].choices["generate"]
     assert ", ".join(generators.available()) in " ".join(gen.format_help().split())
+
+
+def test_every_command_is_built_by_its_own_modules_alone():
+    """Each top-level command of the whole parser is in :data:`probes.main.COMMANDS` (or ``EVALUATE``), and the
+    parser :func:`probes.main.main` builds for it (its modules only) holds it: a command missing from the table
+    would build the whole parser, so its stage would import, and depend on, every command's code."""
+    from probes.main import _command_of, modules_of, parser
+
+    every = parser()._subparsers._group_actions[0].choices
+    for name in every:
+        assert _command_of([name]) == name, f"probes {name}: not in probes.main.COMMANDS"
+        lazy = parser(name)._subparsers._group_actions[0].choices
+        assert name in lazy, f"probes {name}: not added by {modules_of(name)}"
