@@ -189,8 +189,8 @@ def causal(template_error, pipeline, tiny_gpt2) -> str:
 
 def test_probes_run_prints_every_protocols_table(pipeline):
     printed = pipeline.printed
-    assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" in printed
-    assert "| oLMpics curves | age_comparison (MC-MLM) MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
+    assert "| age_comparison | zero-shot | accuracy |" in printed and "| ParaRel |" in printed
+    assert "| age_comparison (MC-MLM) | MLP | MAX |" in printed and "| CALUM | rte | C_R |" in printed
     assert "Skipped:" not in printed and "results/report.md" in printed
 
 
@@ -338,7 +338,7 @@ def test_a_causal_lm_runs_what_applies_and_the_report_says_what_it_skipped(causa
     for where in ("curve/gpt/age_comparison/mlp", "curve/gpt/property_conjunction/mcqa"):
         assert "causal" in json.loads((project / "results" / where / "metrics.json").read_text())["skipped"], where
     assert not (project / "results/pararel/gpt").exists()   # not asked for (--probes)
-    assert "| zero-shot | age_comparison (original) | accuracy |" in printed and "| ParaRel |" not in printed
+    assert "| age_comparison | zero-shot | accuracy |" in printed and "| ParaRel |" not in printed
     assert "Skipped:" in printed and "- curve/gpt/age_comparison" in printed
     report = (project / "results/report.md").read_text()
     assert "| gpt " in report and "| tiny " in report   # beside every model already in the results
