@@ -180,11 +180,13 @@ def _write_local(local: Path, data: dict) -> Path:
 
 def resolve_mirror(explicit: str | os.PathLike | None, manifest: str | os.PathLike) -> tuple[Path | None, str]:
     """The mirror folder and where that choice came from: ``explicit`` (--mirror), else ``$PROBES_MIRROR``,
-    else this checkout's ``sources.local.yaml`` beside the manifest, else none (download)."""
+    else this checkout's ``sources.local.yaml`` beside the manifest, else none (download). A relative folder given
+    on the command line or in the variable is made absolute where it was typed: it reaches processes that run
+    elsewhere (a rehearsal's stages in its copy, ``dvc repro``'s in the project root)."""
     if explicit:
-        return Path(explicit), "--mirror"
+        return Path(explicit).expanduser().resolve(), "--mirror"
     if os.environ.get("PROBES_MIRROR"):
-        return Path(os.environ["PROBES_MIRROR"]), "$PROBES_MIRROR"
+        return Path(os.environ["PROBES_MIRROR"]).expanduser().resolve(), "$PROBES_MIRROR"
     local, data = _read_local(manifest)
     if data.get("mirror"):
         return Path(data["mirror"]), str(local)

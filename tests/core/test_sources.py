@@ -125,6 +125,11 @@ def test_release_file_and_resolve_mirror(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBES_MIRROR", str(tmp_path / "env"))
     assert sources.resolve_mirror(None, manifest_path)[0] == tmp_path / "env"
     assert sources.resolve_mirror(tmp_path / "cli", manifest_path)[0] == tmp_path / "cli"
+    # a relative folder is where it was typed, not where the process that reads it later runs (a rehearsal's stages)
+    monkeypatch.chdir(tmp_path / "kept")
+    assert sources.resolve_mirror("../mirror", manifest_path)[0] == tmp_path.resolve() / "mirror"
+    monkeypatch.setenv("PROBES_MIRROR", "mirror")
+    assert sources.resolve_mirror(None, manifest_path)[0] == tmp_path.resolve() / "kept" / "mirror"
     sources.set_mirror(manifest_path, None)
     assert not local.exists()
     with pytest.raises(FetchError, match="no such folder"):
