@@ -1,9 +1,15 @@
 """``probes run``: one command from a model (a Hub id or a local folder) to its report. It adds the model to the
-pipeline's ``models`` as a DVC experiment (``dvc exp run -S '++models.<name>=<id>'``) and reproduces the report
-stages of the protocols asked for, so DVC runs exactly that model's stages (and anything stale upstream); each
-stage runs the protocols that apply to the model's family and records the others as skipped. At the end it prints
-the model's results table with the 95% intervals and where the full reports are. Argparse and checks only: the
-table is :mod:`evaluators.shared.model_summary`."""
+pipeline's ``models`` as a DVC experiment and reproduces the report stages of the protocols asked for, so DVC runs
+exactly that model's stages (and anything stale upstream); each stage runs the protocols that apply to the model's
+family and records the others as skipped. At the end it prints the model's results table with the 95% intervals
+and where the full reports are. Argparse and checks only: the table is :mod:`evaluators.shared.model_summary`.
+
+The experiment is what ``dvc exp run -S '++models.<name>=<id>' <targets>`` makes, in three steps: params.yaml
+composed with the overrides as that command composes it (DVC's own Hydra composition, :func:`write_params`), ``dvc
+repro <targets>``, ``dvc exp save <targets>``. Not ``dvc exp run`` itself: before reproducing, it checks out every
+output of the targets and their upstream stages, and a stage that never ran (each of the new model's) has no hash
+in dvc.lock to check out, so DVC warns "No file hash info found ... It won't be created" once per output of the new
+model; ``dvc repro`` runs those stages instead, and ``dvc exp save`` records only the stages it ran."""
 
 from __future__ import annotations
 
@@ -29,8 +35,9 @@ paper.yaml); Tables 5 and 6 keep the paper's, so a new model runs the GLUE tasks
 def add_commands(sub, command) -> None:
     p = command(sub, "run", "one command from a model to its report: the model added to the pipeline as a DVC "
                 "experiment, the protocols that apply to it run, a results table printed",
-                "Adds --model to params.yaml `models` as a DVC experiment (`dvc exp run`; the workspace keeps it: "
-                "`dvc exp show`, `dvc exp save`) and reproduces the report stages of --probes; each protocol runs "
+                "Adds --model to params.yaml `models` as a DVC experiment (params.yaml composed as `dvc exp run -S` "
+                "composes it, `dvc repro` of the report stages of --probes, `dvc exp save`: `dvc exp show` lists it, "
+                "the workspace keeps it); each protocol runs "
                 "for the model families it applies to and records the others as skipped. Run it in the project "
                 "folder (a git repo with a commit).")
     p.add_argument("--model", required=True, help="a Hub id (bert-base-uncased, EleutherAI/pythia-70m), a local "
@@ -46,7 +53,7 @@ def add_commands(sub, command) -> None:
     p.add_argument("--device", dest="run_device", choices=("auto", "cpu", "cuda", "mps"), help="where models run (default: params.yaml "
                    "`device`, auto: CUDA when present)")
     p.add_argument("--project", default=".", help="the probekit project folder (dvc.yaml, params.yaml)")
-    p.add_argument("--dry-run", action="store_true", help="print the dvc command and do nothing")
+    p.add_argument("--dry-run", action="store_true", help="print the overrides and the dvc commands and do nothing")
     p.set_defaults(func=_run)
 
 
@@ -123,11 +130,12 @@ def carried(project: Path, params: dict) -> list[str]:
 
 
 def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = None,
-                lists: dict | None = None) -> tuple[str, list[str]]:
-    """The model's alias and the ``dvc exp run`` command line that adds it (or pins its revision) to ``models`` and
-    to the ``runs`` list of each paper of ``args.probes`` (the workspace's ``runs``: a paper it has no list for runs
-    every model) and to the paper's :data:`TABLE_LISTS` (the workspace's, ``lists``), and runs the report stages of
-    ``args.probes``; ``keep``: the overrides that keep the workspace's params (:func:`carried`), first."""
+                lists: dict | None = None) -> tuple[str, list[str], list[str]]:
+    """The model's alias, the ``-S`` overrides that add it (or pin its revision) to ``models`` and to the ``runs``
+    list of each paper of ``args.probes`` (the workspace's ``runs``: a paper it has no list for runs every model)
+    and to the paper's :data:`TABLE_LISTS` (the workspace's, ``lists``), and the report stages of ``args.probes``
+    (the targets); ``keep``: the overrides that keep the workspace's params (:func:`carried`), first. What ``dvc exp
+    run -S <overrides> <targets>`` would be given."""
     key = model_name(args.model, args.name, models)
     spec = models.get(key)
     local = args.model != key and Path(args.model).expanduser().is_dir()
@@ -162,7 +170,26 @@ def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = No
     relisted = {s.partition("=")[0] for s in sets if s.startswith(("++runs.", *tables))}
     sets = [s for s in keep if not (renewed and s.startswith(own)) and s.partition("=")[0] not in relisted] + sets
     # this run's entry for the model, and its papers' lists, win
-    return key, ["dvc", "exp", "run", *(a for s in sets for a in ("-S", s)), *targets]
+    return key, sets, targets
+
+
+def write_params(project: Path, sets: list[str]) -> None:
+    """params.yaml as ``dvc exp run -S <sets>`` writes it: conf/'s composition with them (DVC's own Hydra composition,
+    :func:`probekit.params.compose`) where the project composes its params (conf/config.yaml), else params.yaml with
+    the overrides applied (DVC's ``apply_overrides``, what ``dvc exp run`` does without Hydra); atomically, so an
+    interrupted run leaves the old file whole."""
+    from probekit.outputs.atomic import atomic_path
+    from probekit.params import compose
+
+    target = project / "params.yaml"
+    with atomic_path(target, edit=True) as tmp:
+        if (project / "conf" / "config.yaml").is_file():
+            compose(project / "conf", sets, out=tmp)
+        else:
+            from dvc.utils.hydra import apply_overrides
+
+            shutil.copyfile(target, tmp)
+            apply_overrides(tmp, sets)
 
 
 def _check_project(project: Path):
@@ -175,7 +202,7 @@ def _check_project(project: Path):
                              f"of the repository) or give --project")
     head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=project, capture_output=True)
     if head.returncode != 0:
-        raise UsageError(f"--project {project}: probes run adds the model as a DVC experiment (dvc exp run), which "
+        raise UsageError(f"--project {project}: probes run adds the model as a DVC experiment (dvc exp save), which "
                          f"needs a git repository with a commit: git init, git add -A, git commit first")
     params = read_params(project / "params.yaml")   # its sections checked, as a stage's
     models = params.data.get("models") or {}
@@ -201,18 +228,29 @@ def _run(args) -> int:
 
     project = Path(args.project)
     data = _check_project(project).data
-    key, cmd = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"),
-                           {name: data.get(name) for names in TABLE_LISTS.values() for name in names})
-    _check_lists(project, [cmd[i + 1] for i, word in enumerate(cmd) if word == "-S"])
-    print("$ " + " ".join(cmd), flush=True)
+    key, sets, targets = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"),
+                                     {name: data.get(name) for names in TABLE_LISTS.values() for name in names})
+    _check_lists(project, sets)
+    steps = [["dvc", "repro", *targets], ["dvc", "exp", "save", *targets]]
+    if sets:
+        print("params.yaml, as `dvc exp run` composes it: " + " ".join(f"-S {s}" for s in sets), flush=True)
+    for cmd in steps:
+        print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:
         return 0
+    if sets:
+        write_params(project, sets)
     dvc = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
     # dvc's output passes through, a `[k] stage` line as each stage starts; a signal ends dvc and its stage first
-    code = follow([dvc, *cmd[1:]], sys.stdout, Progress(sys.stdout), cwd=project)
+    code = follow([dvc, *steps[0][1:]], sys.stdout, Progress(sys.stdout), cwd=project)
     if code != 0:
-        raise ProbekitError(f"dvc exp run failed (exit {code}); its output is above. Fix the cause and "
+        raise ProbekitError(f"dvc repro failed (exit {code}); its output is above. Fix the cause and "
                             f"run the same probes run again: stages already done are not repeated")
+    saved = subprocess.run([dvc, *steps[1][1:]], cwd=project, capture_output=True, text=True)
+    print(saved.stdout.strip() or saved.stderr.strip(), flush=True)
+    if saved.returncode != 0:
+        raise ProbekitError(f"dvc exp save failed (exit {saved.returncode}): the results are in the workspace, not "
+                            f"yet an experiment; run `dvc exp save {' '.join(targets)}` in {project}")
     print()
     print(summary(project, key, args.probes))
     return 0

@@ -32,9 +32,8 @@ def _added(model: str) -> list[str]:
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     args = SimpleNamespace(model=model, name="tiny", revision=None, probes=_protocols("all"), run_device=None,
                            limit=None)
-    _, cmd = dvc_command(args, params["models"], carried(REPO, params), params["runs"],
-                         {"calum_models": params["calum_models"]})
-    return [cmd[i + 1] for i, word in enumerate(cmd) if word == "-S"]
+    return dvc_command(args, params["models"], carried(REPO, params), params["runs"],
+                       {"calum_models": params["calum_models"]})[1]
 
 
 def _stages(project: Path, params: Path) -> dict[str, tuple]:

@@ -28,11 +28,20 @@ def project(tmp_path: Path, models: dict, commit: bool = True) -> Path:
     return root
 
 
+COMPOSED = "params.yaml, as `dvc exp run` composes it: "
+
+
 def dry(root: Path, *args: str, capsys) -> list[str]:
+    """What `probes run --dry-run` prints, as the `dvc exp run -S <overrides> <targets>` it stands for: the overrides
+    params.yaml is composed with, then `dvc repro <targets>` and `dvc exp save <targets>` (the same targets)."""
+    before = (root / "params.yaml").read_bytes()
     assert main(["run", "--project", str(root), "--dry-run", *args]) == 0
-    line = capsys.readouterr().out.strip().splitlines()[0]
-    assert line.startswith("$ dvc exp run")
-    return line[2:].split(" ")
+    assert (root / "params.yaml").read_bytes() == before   # a dry run writes nothing
+    lines = capsys.readouterr().out.strip().splitlines()
+    sets = lines.pop(0)[len(COMPOSED):].split(" ") if lines[0].startswith(COMPOSED) else []
+    repro, save = lines[:2]
+    assert repro.startswith("$ dvc repro") and save == "$ dvc exp save" + repro[len("$ dvc repro"):]
+    return ["dvc", "exp", "run", *sets, *repro.split(" ")[3:]]
 
 
 def test_a_new_model_is_added_as_an_experiment_and_every_report_stage_is_a_target(tmp_path, capsys):
@@ -198,3 +207,57 @@ def test_a_model_run_for_calum_joins_table_2s_runs_in_either_profile(tmp_path, c
 
 def _list(aliases) -> str:
     return "[" + ",".join(f"'{a}'" for a in aliases) + "]"
+
+
+TOY_PIPELINE = """\
+stages:
+  audit:
+    foreach: ${models}
+    do:
+      cmd: python -c "import pathlib; pathlib.Path('out').mkdir(exist_ok=True); pathlib.Path('out/${key}.txt').write_text('${item}')"
+      outs:
+        - out/${key}.txt
+  report:
+    cmd: python -c "import pathlib; pathlib.Path('report.txt').write_text('report')"
+    deps:
+      - out
+    outs:
+      - report.txt
+"""
+
+
+def test_a_run_makes_the_experiment_without_checking_out_stages_that_never_ran(tmp_path, monkeypatch, capsys):
+    """A new model's stages never ran, so dvc.lock has no hash for their outputs: `dvc exp run` would check them out
+    first and warn "No file hash info found ... It won't be created" once per output. probes run composes
+    params.yaml as `dvc exp run -S` would, runs `dvc repro` and saves the experiment: no such warning, the model in
+    params.yaml, its stages run, and `dvc exp show` lists the experiment."""
+    import sys
+
+    from helpers import dvc_env
+
+    root = project(tmp_path, {"a": "A"})
+    (root / "conf").mkdir()
+    (root / "conf" / "config.yaml").write_text((root / "params.yaml").read_text())
+    (root / "dvc.yaml").write_text(TOY_PIPELINE)
+    (tmp_path / "tiny").mkdir()
+    for key, value in dvc_env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{dvc_env()['PATH']}")
+    monkeypatch.setattr("probes.run.of_report", lambda paper: [type("R", (), {
+        "paper": "olmpics", "stages": ("audit@{key}", "report"), "limits": ()})()])
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for cmd in (["dvc", "init", "-q"], ["sh", "-c", "printf '[hydra]\\n    enabled = true\\n' >> .dvc/config"],
+                ["dvc", "repro", "-q"], ["git", "add", "-A"], [*git, "commit", "-qm", "a"]):
+        subprocess.run(cmd, cwd=root, check=True, capture_output=True)
+    assert main(["run", "--project", str(root), "--model", str(tmp_path / "tiny"), "--probes", "olmpics"]) == 0
+    printed = capsys.readouterr()
+    assert "No file hash info" not in printed.out + printed.err, printed.out
+    assert "Running stage 'audit@tiny'" in printed.out and (root / "out" / "tiny.txt").read_text() == str(
+        tmp_path / "tiny")
+    assert yaml.safe_load((root / "params.yaml").read_text())["models"] == {"a": "A", "tiny": str(tmp_path / "tiny")}
+    shown = subprocess.run(["dvc", "exp", "show", "--no-pager", "--json"], cwd=root, capture_output=True, text=True,
+                           check=True).stdout
+    experiments = [e for row in json.loads(shown) for e in (row.get("experiments") or [])]
+    assert len(experiments) == 1, shown
+    status = subprocess.run(["dvc", "status", "audit@tiny", "report"], cwd=root, capture_output=True, text=True)
+    assert "up to date" in status.stdout, status.stdout
