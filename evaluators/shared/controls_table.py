@@ -11,7 +11,7 @@ is ``value [95% CI]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from evaluators.shared import smoke
 from evaluators.shared.bootstrap import MAX_INTERVAL
@@ -65,6 +65,25 @@ def _number(x) -> bool:
 
 def _floored(value: float, low) -> tuple[str, ...]:
     return (FLOORED,) if _number(low) and round(low, 3) >= round(value, 3) else ()
+
+
+RANDOM_INIT = "zero-shot, random init"
+"""The setting of a model's random-init baseline row (``random:<model>``, the ``zeroshot_random`` stage)."""
+
+
+def random_init_rows(metrics: dict) -> list[ControlRow]:
+    """The zero-shot rows of a model's random-init baseline (``metrics.json``'s entry ``random:<model>``: its
+    architecture and tokenizer with fresh weights), with the same controls and intervals, setting
+    :data:`RANDOM_INIT`; its note says what it is, not :data:`NEW_HEAD` (every weight is new, not the head only)."""
+    rows = []
+    for row in zero_shot_rows(metrics):
+        if row.setting != "zero-shot":
+            continue
+        init = next((m.get("random_init") for m in metrics[row.probe].values()
+                     if isinstance(m, dict) and isinstance(m.get("random_init"), dict)), None) or {}
+        what = f"random init of {init['of']} (seed {init.get('seed')})" if init.get("of") else "random init"
+        rows.append(replace(row, setting=RANDOM_INIT, notes=(what, *(n for n in row.notes if n != NEW_HEAD))))
+    return rows
 
 
 def zero_shot_rows(metrics: dict) -> list[ControlRow]:
@@ -197,6 +216,11 @@ def legend(rows: list[ControlRow]) -> list[str]:
              "✓– partial), from the main setting's WS (MLP, MC-QA)."]
     marks = {m for r in rows for c in r.cells.values() for m in c.marks}
     notes = {n for r in rows for n in r.notes}
+    if any(r.setting == RANDOM_INIT for r in rows):
+        lines.append(f"**{RANDOM_INIT}**: the model's random-init baseline row (`random:<model>`: its architecture "
+                     "and tokenizer with every weight freshly initialised), scored as the model is: what the "
+                     "architecture and the answer set earn without any training, the line a zero-shot score must "
+                     "clear to show knowledge.")
     if NEW_HEAD in notes:
         lines.append(f"{NEW_HEAD}: the checkpoint has no MLM head; a newly initialised one scored, so not a "
                      "zero-shot result (no knowledge is measured).")

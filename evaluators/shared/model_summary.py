@@ -119,11 +119,14 @@ def skipped(results: Path, key: str) -> list[tuple[str, str]]:
 
 
 def olmpics_rows(results: Path, key: str) -> list[controls_table.ControlRow]:
-    """oLMpics' rows: zero-shot and each curve's WS, MAX and sensitivities, original beside NO-LANG and PERTURBED
-    (:mod:`evaluators.shared.controls_table`)."""
-    rows = controls_table.zero_shot_rows(_read(results / "metrics.json").get(key) or {}) + \
-        controls_table.curve_rows(_read(results / "olmpics.json"), key)
-    return sorted(rows, key=lambda r: r.probe.split(" (")[0])   # a probe's zero-shot, then its curves (stable)
+    """oLMpics' rows: zero-shot, the random-init baseline's zero-shot (the ``zeroshot_random`` stage's ``random:<key>``,
+    where the model is not one itself) and each curve's WS, MAX and sensitivities, original beside NO-LANG and
+    PERTURBED (:mod:`evaluators.shared.controls_table`)."""
+    zero_shot = _read(results / "metrics.json")
+    random = zero_shot.get(f"random:{key}") if not key.startswith("random") else None
+    rows = controls_table.zero_shot_rows(zero_shot.get(key) or {}) + \
+        controls_table.random_init_rows(random or {}) + controls_table.curve_rows(_read(results / "olmpics.json"), key)
+    return sorted(rows, key=lambda r: r.probe.split(" (")[0])   # a probe's zero-shot, random init, curves (stable)
 
 
 def rows_of(results: Path, key: str, protocols: tuple[str, ...]) -> list[Row]:

@@ -114,7 +114,7 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
         rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
                      "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m), "constant": constant,
                      "answers": answers(predictions),
-                     "random_init": m.get("random_init")})
+                     "random_init": m.get("random_init"), "profile": m.get("profile")})
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
@@ -216,7 +216,8 @@ def summary(df: pd.DataFrame) -> dict:
     """``{model: {probe: {variant: {accuracy, n, chance, zero_shot, lm_head, answers}}}}`` for ``dvc metrics``
     (``answers``: :func:`evaluators.shared.answers.distribution`), with ``constant_predictor`` (the one choice,
     :func:`constant_choice`) where the model answered one choice throughout, ``reads_no_template`` where
-    :func:`no_template` holds, and ``random_init`` (``{of, seed}``) for a random-init baseline."""
+    :func:`no_template` holds, ``random_init`` (``{of, seed}``) for a random-init baseline, and the ``profile`` the
+    result was run under (smoke, paper, rehearsal), where its metrics.json names one."""
     nested: dict = {}
     for r in df.itertuples():
         nested.setdefault(r.model, {}).setdefault(r.probe, {})[r.variant] = {
@@ -226,7 +227,8 @@ def summary(df: pd.DataFrame) -> dict:
             **({"answers": r.answers} if r.answers else {}),
             **({"constant_predictor": r.constant} if isinstance(r.constant, str) else {}),
             **({"reads_no_template": True} if r.no_template else {}),
-            **({"random_init": r.random_init} if isinstance(r.random_init, dict) else {})}
+            **({"random_init": r.random_init} if isinstance(r.random_init, dict) else {}),
+            **({"profile": r.profile} if isinstance(r.profile, str) else {})}
     return nested
 
 

@@ -174,3 +174,24 @@ def test_pararel_rows_have_the_majority_baseline(project):
     assert _cells(text, "| ParaRel | macro over relations | Know-Const |")[5] == \
         "majority 1.000 ± 0.000 over 31 relations"
     assert "the paper's majority baseline" in text
+
+
+def test_the_random_init_baseline_row_follows_the_models_zero_shot(project):
+    """The `zeroshot_random` stage's result for the model (metrics.json's `random:tiny`): its row, with the same
+    controls and intervals, right under the model's zero-shot row, saying what it is (not "new MLM head": every
+    weight is new); a random-init model run as one (`probes run --model random:tiny`) gets no row of a row."""
+    metrics = json.loads((project / "results/metrics.json").read_text())
+    fresh = {"accuracy": 0.602, "accuracy_low": 0.558, "accuracy_high": 0.644, "n": 500, "chance": 0.5,
+             "zero_shot": False, "random_init": {"of": "/models/tiny", "seed": 0}}
+    metrics["random:tiny"] = {"age_comparison": {"original": fresh, "perturbed": fresh | {"accuracy": 0.5,
+                                                                                          "constant_predictor": "`b`"}}}
+    (project / "results/metrics.json").write_text(json.dumps(metrics))
+    text = summary(project, "tiny", ("olmpics",))
+    lines = [line for line in text.splitlines() if line.startswith("| age_comparison |")]
+    assert lines[0].startswith("| age_comparison | zero-shot | accuracy |")
+    row = _cells(text, "| age_comparison | zero-shot, random init | accuracy |")
+    assert lines[1] == "| " + " | ".join(row) + " |"
+    assert row[3:6] == ["0.602 [0.558, 0.644]", "—", "0.500 [0.558, 0.644] ⚠"]
+    assert row[7:] == ["", "chance 0.500", "random init of /models/tiny (seed 0); ⚠ constant predictor (PERTURBED `b`)"]
+    assert any(line.startswith("**zero-shot, random init**") for line in text.splitlines())
+    assert "zero-shot, random init" not in summary(project, "random:tiny", ("olmpics",))

@@ -188,3 +188,25 @@ def test_a_score_its_perturbed_control_reaches_reads_no_template(tmp_path):
     assert summary["tiny-random"]["objects_comparison"]["original"]["answers"] == {
         "n": 100, "distinct": 1, "top": [["larger", 100]], "other": 0}
     assert summary["tiny-random"]["objects_comparison"]["original"]["random_init"] == {"of": "pkg:tiny", "seed": 0}
+
+
+def test_the_profile_of_each_result_reaches_the_metrics_and_the_run_table(tmp_path):
+    """A result run under the smoke profile (its metrics.json's ``profile``) is one in results/metrics.json too, so
+    `probes run`'s table marks its zero-shot row (smoke), and a rehearsal's result says ``profile: rehearsal``."""
+    from evaluators.shared import smoke
+    from evaluators.shared.model_summary import summary as table
+
+    results = tmp_path / "results"
+    rows = [(["larger", "smaller"], "larger", "larger")] * 4
+    zero_shot_result(results / "zeroshot", "tiny", "original", rows, profile="smoke")
+    zero_shot_result(results / "zeroshot", "big", "original", rows, profile="rehearsal")
+    report.run([results / "zeroshot"], out=tmp_path / "r.md", metrics=results / "metrics.json")
+    written = json.loads((results / "metrics.json").read_text())
+    assert written["tiny"]["age_comparison"]["original"]["profile"] == "smoke"
+    assert written["big"]["age_comparison"]["original"]["profile"] == "rehearsal"
+    row = next(line for line in table(tmp_path, "tiny", ("olmpics",)).splitlines()
+               if line.startswith("| age_comparison | zero-shot | accuracy |"))
+    assert smoke.MARK in row.split("|")[-2]
+    assert smoke.MARK not in next(line for line in table(tmp_path, "big", ("olmpics",)).splitlines()
+                                  if line.startswith("| age_comparison | zero-shot | accuracy |")).split("|")[-2]
+
