@@ -29,10 +29,12 @@ PARAMS_M = {"bert-base-uncased": 110, "bert-large-uncased": 340, "bert-large-unc
 GPU_RATE = {"bert-base-uncased": 3737, "roberta-large": 1964}
 """Zero-shot examples per second on one H100, fp32 (../shared/PERF.md, "The landed scorer")."""
 PAPER_OF = {"zeroshot": "olmpics", "zeroshot_release": "olmpics", "zeroshot_grid": "olmpics", "audit": "olmpics",
-            "curve_lr": "olmpics", "curve": "olmpics", "mcqa": "olmpics", "mcqa-mc_mlm": "olmpics",
+            "zeroshot_random": "olmpics", "curve_lr": "olmpics", "curve": "olmpics", "curve_random": "olmpics",
+            "mcqa": "olmpics", "mcqa-mc_mlm": "olmpics",
             "pararel": "pararel", "consistency": "consistency", "calum": "calum", "calum-multitask": "calum",
             "calum-korean": "calum"}
-ZEROSHOT = ("zeroshot", "zeroshot_release", "zeroshot_grid")
+"""The paper whose ``runs`` list each stage family of dvc.yaml that runs a model repeats per model."""
+ZEROSHOT = ("zeroshot", "zeroshot_release", "zeroshot_grid", "zeroshot_random")
 
 
 def _units(p: dict, family: str) -> float | None:
@@ -40,7 +42,7 @@ def _units(p: dict, family: str) -> float | None:
     def run(section: str, epochs) -> float:
         return sum(p[section]["sizes"]) * len(p[section]["seeds"]) * (epochs or 1)
 
-    if family == "curve":
+    if family in ("curve", "curve_random"):
         return run("curve", (p["curve"].get("training") or {}).get("epochs"))
     if family == "curve_baseline":
         return run("curve", (p.get("mlm_baseline") or {}).get("epochs"))
@@ -65,7 +67,9 @@ def _examples(work: Path, folder: str) -> tuple[int, int]:
 
 
 def _folder(family: str, alias: str) -> str:
-    """A zero-shot stage's results folder."""
+    """A zero-shot stage's results folder (dvc.yaml's ``outs``)."""
+    if family == "zeroshot_random":
+        return f"results/zeroshot/random-{alias}"
     return f"results/{'release' if family == 'zeroshot_release' else family}/{alias}"
 
 

@@ -78,3 +78,19 @@ def test_the_command_prints_the_table_and_the_total(rehearsal, capsys):
     out = capsys.readouterr().out
     assert "| curve@tiny-age_comparison | 24s |" in out and "In all: " in out and "rehearse_estimate.py" in out
     assert main(["rehearse", "--estimate", str(work / "results")]) == 2   # no timings.json there
+
+
+def test_every_stage_that_repeats_per_model_is_scaled_by_its_papers_models():
+    """Each stage of dvc.yaml that runs once per model of a paper's `runs` list (a foreach over it, or a matrix's
+    `model`) is known to the estimate with that paper (PAPER_OF), so the paper's models scale it; a zero-shot one's
+    results folder is where dvc.yaml writes it (the examples its limit left out)."""
+    from probes.rehearse_estimate import PAPER_OF, ZEROSHOT, _folder
+
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    for name, stage in stages.items():
+        over = stage.get("foreach") if "foreach" in stage else (stage.get("matrix") or {}).get("model")
+        if isinstance(over, str) and over.startswith("${runs."):
+            assert PAPER_OF.get(name) == over[len("${runs."):-1], name
+        if name in ZEROSHOT:
+            folder = _folder(name, "${item}")   # what --estimate reads the scored examples under
+            assert all(o == folder or o.startswith(f"{folder}/") for o in map(str, stage["do"]["outs"])), name

@@ -25,6 +25,7 @@ import numpy as np
 
 from evaluators.shared.params import CurveTrainingParams, TrainingParams
 from probekit.errors import DataError, UsageError
+from probekit.tokens.refs import RANDOM
 
 PROTOCOL = "MC-MLM lr selection"
 SELECTED_BY = "WS"
@@ -68,8 +69,10 @@ def record(*, model: str, model_id: str, lrs: Sequence[float], ws: Sequence[Mapp
 def chosen(folder: Path, *, model: str, hp: TrainingParams, sizes: Sequence[int], seeds: Sequence[int],
            split: str) -> dict:
     """The record in ``folder`` (``metrics.json``: :func:`record` or :func:`fixed`), checked against the curve's
-    params: the same model, and the same fixed lr, or the same candidates, trainer, sizes, first seed and split. A
-    record made for other params is a :class:`UsageError` that says what differs."""
+    params: the same model (or, for a random-init baseline ``random:<model>``, that model: the baseline's heads
+    train with the lr selected for the model it stands beside, as everything else of it is the model's), and the
+    same fixed lr, or the same candidates, trainer, sizes, first seed and split. A record made for other params is
+    a :class:`UsageError` that says what differs."""
     path = Path(folder) / "metrics.json"
     if not path.is_file():
         raise UsageError(f"--lr-selection {folder}: no metrics.json in it (write it with `probes evaluate curve-lr`)")
@@ -77,7 +80,8 @@ def chosen(folder: Path, *, model: str, hp: TrainingParams, sizes: Sequence[int]
     if record.get("protocol") != PROTOCOL:
         why = f" (skipped: {record['skipped']})" if record.get("skipped") else ""
         raise DataError(f"{path}: not an lr selection{why}")
-    wanted, lrs = {"model": model}, candidates(hp)
+    random = RANDOM.fullmatch(model)
+    wanted, lrs = {"model": random.group("target") if random else model}, candidates(hp)
     if len(lrs) == 1 or record["fixed"]:
         wanted |= {"fixed": len(lrs) == 1, "lr": lrs[0]}
     else:

@@ -201,6 +201,11 @@ def test_the_curves_read_the_models_selection_and_the_report_says_how_it_was_cho
     assert main(["olmpics-report", str(results), "--out", str(tmp_path / "olmpics.md")]) == 0
     report = (tmp_path / "olmpics.md").read_text()
     assert said in report and "curves over 1 MC-MLM probes" in report
+    # the model's random-init baseline (the curve_random stage) trains its heads with the model's selected lr
+    assert main([*curve[:3], f"random:{model}", *curve[4:-1], str(results / "random-tiny/toy/mlp"),
+                 "--lr-selection", str(selection)]) == 0
+    fresh = json.loads((results / "random-tiny/toy/mlp/metrics.json").read_text())
+    assert fresh["training"]["lr"] == record["lr"] and fresh["random_init"]["of"] == model
     # params changed after the selection: refused, not used
     stale = _params(tmp_path, sizes=[8, 32], training={"lr": [1e-7, 3e-2], "epochs": 2})
     assert main([*curve[:-4], "--params", stale, "--out", str(tmp_path / "other"), "--lr-selection",
