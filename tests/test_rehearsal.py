@@ -147,14 +147,16 @@ def test_every_stage_of_the_paper_profile_runs_on_a_tiny_bert(tmp_path, tiny_ber
     before = {n: (REPO / n).read_bytes() for n in ("dvc.lock", "params.yaml")}
     work = tmp_path / "rehearsal"
     assert main(["rehearse", "--model", str(tiny_bert), "--workdir", str(work), "--mirror", str(MIRROR),
-                 "--limit", "4", "--max-size", "250", "--project", str(REPO)]) == 0
+                 "--limit", "4", "--max-size", "125", "--project", str(REPO)]) == 0
     assert "Stages that did not complete:\n\n- none" in (work / "REHEARSAL.md").read_text()
     assert {n: (REPO / n).read_bytes() for n in before} == before          # this checkout untouched
     params = yaml.safe_load((work / "params.yaml").read_text())
     alias = tiny_bert.name
     assert list(params["models"]) == [alias] and params["pararel_eval"]["relations"] is None
     curve = json.loads((work / f"results/curve/{alias}/age_comparison/mlp/metrics.json").read_text())
-    assert curve["profile"] == "rehearsal" and curve["sizes"] == [62, 125, 250]   # 250: beyond smoke's sizes
+    assert curve["profile"] == "rehearsal" and curve["sizes"] == [62, 125]
+    mcqa = json.loads((work / f"results/curve/{alias}/property_conjunction/mcqa/metrics.json").read_text())
+    assert mcqa["profile"] == "rehearsal" and mcqa["sizes"] == [62, 125]   # 125: beyond smoke's MC-QA sizes
     assert curve["seeds"] == [1, 2, 3, 4, 5, 6]
     calum = json.loads((work / "results/calum.json").read_text())
     runs = json.dumps(calum)
