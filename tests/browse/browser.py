@@ -49,17 +49,29 @@ def chromium_path() -> str:
     raise ChromiumMissing(f"no Chromium: neither {ENV} nor {DEBIAN} nor `chromium` on the PATH; {INSTALL}")
 
 
+_OPEN: list = []
+"""The Chromium this process has open: Playwright's sync API runs one event loop per thread, and a second
+``sync_playwright()`` while one is open fails ("using Playwright Sync API inside the asyncio loop")."""
+
+
 @contextmanager
 def chromium() -> Iterator:
-    """A headless Chromium (Playwright's ``Browser``), closed at the end; one per module keeps tests quick."""
+    """A headless Chromium (Playwright's ``Browser``), closed at the end; the one already open in this process (the
+    session's, tests/browse/conftest.py) when there is one, so a test may ask for one whatever ran before it in its
+    worker."""
+    if _OPEN:
+        yield _OPEN[-1]
+        return
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=path, headless=True)
+        _OPEN.append(browser)
         try:
             yield browser
         finally:
+            _OPEN.remove(browser)
             browser.close()
 
 

@@ -211,6 +211,17 @@ def test_leaves_loopback():
     assert leaves_loopback("http://localhost:8000/") and leaves_loopback("https://cdn.example.org/x.js")
 
 
+def test_a_chromium_asked_for_while_one_is_open_is_that_one(chromium):
+    """The session's Chromium is open (the fixture): a test that starts its own through browser.chromium (what
+    browser_page does without a browser) gets it, not Playwright's error for a second sync API in one thread, which
+    hit whichever of these tests a worker ran after a page test."""
+    from browser import chromium as launch
+
+    with launch() as browser:
+        assert browser is chromium and browser.is_connected()
+    assert chromium.is_connected()   # the session's is left open
+
+
 def test_the_site_in_chromium_loads_its_module_and_a_range(site):
     """A module script served with another type, or a range answered whole, shows here (the text differs)."""
     with serving(site) as url, browser_page(url) as page:
