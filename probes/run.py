@@ -5,11 +5,12 @@ family and records the others as skipped. At the end it prints the model's resul
 and where the full reports are. Argparse and checks only: the table is :mod:`evaluators.shared.model_summary`.
 
 The experiment is what ``dvc exp run -S '++models.<name>=<id>' <targets>`` makes, in three steps: params.yaml
-composed with the overrides as that command composes it (DVC's own Hydra composition, :func:`write_params`), ``dvc
-repro <targets>``, ``dvc exp save <targets>``. Not ``dvc exp run`` itself: before reproducing, it checks out every
-output of the targets and their upstream stages, and a stage that never ran (each of the new model's) has no hash
-in dvc.lock to check out, so DVC warns "No file hash info found ... It won't be created" once per output of the new
-model; ``dvc repro`` runs those stages instead, and ``dvc exp save`` records only the stages it ran."""
+composed with the overrides as that command composes it (DVC's own Hydra composition: :func:`composed`,
+:func:`write_params`), ``dvc repro <targets>``, ``dvc exp save <targets>``. Not ``dvc exp run`` itself: before
+reproducing, it checks out every output of the targets and their upstream stages, and a stage that never ran (each
+of the new model's) has no hash in dvc.lock to check out, so DVC warns "No file hash info found ... It won't be
+created" once per output of the new model; ``dvc repro`` runs those stages instead, and ``dvc exp save`` records
+only the stages it ran."""
 
 from __future__ import annotations
 
@@ -173,18 +174,34 @@ def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = No
     return key, sets, targets
 
 
-def write_params(project: Path, sets: list[str]) -> None:
-    """params.yaml as ``dvc exp run -S <sets>`` writes it: conf/'s composition with them (DVC's own Hydra composition,
-    :func:`probekit.params.compose`) where the project composes its params (conf/config.yaml), else params.yaml with
-    the overrides applied (DVC's ``apply_overrides``, what ``dvc exp run`` does without Hydra); atomically, so an
-    interrupted run leaves the old file whole."""
+def composed(project: Path, sets: list[str]) -> str | None:
+    """params.yaml's text as ``dvc exp run -S <sets>`` composes it from conf/ (DVC's own Hydra composition,
+    :func:`probekit.params.compose`), its probe lists checked by probekit (:func:`probekit.recompose.listed_once`)
+    before dvc meets them: composed once, so the check reads what :func:`write_params` writes. None where the
+    project composes no params (no conf/config.yaml): params.yaml is checked as it is."""
+    import tempfile
+
+    from probekit.params import compose, read_params
+
+    if not (project / "conf" / "config.yaml").is_file():
+        listed_once(read_params(project / "params.yaml").data, str(project / "params.yaml"))
+        return None
+    with tempfile.TemporaryDirectory(prefix="probekit-run-") as tmp:
+        out = Path(tmp) / "params.yaml"
+        listed_once(compose(project / "conf", sets, out=out), f"{project / 'conf'} (as dvc exp run composes it)")
+        return out.read_text(encoding="utf-8")
+
+
+def write_params(project: Path, sets: list[str], text: str | None) -> None:
+    """params.yaml as ``dvc exp run -S <sets>`` writes it: ``text`` (:func:`composed`), else (no conf/) params.yaml
+    with the overrides applied (DVC's ``apply_overrides``, what ``dvc exp run`` does without Hydra); atomically, so
+    an interrupted run leaves the old file whole."""
     from probekit.outputs.atomic import atomic_path
-    from probekit.params import compose
 
     target = project / "params.yaml"
     with atomic_path(target, edit=True) as tmp:
-        if (project / "conf" / "config.yaml").is_file():
-            compose(project / "conf", sets, out=tmp)
+        if text is not None:
+            tmp.write_text(text, encoding="utf-8", newline="\n")
         else:
             from dvc.utils.hydra import apply_overrides
 
@@ -212,17 +229,6 @@ def _check_project(project: Path):
     return params
 
 
-def _check_lists(project: Path, sets: list[str]) -> None:
-    """The params ``dvc exp run -S <sets>`` will compose (conf/'s, else params.yaml as it is), their probe lists
-    checked by probekit (:func:`probekit.recompose.listed_once`) before dvc meets them."""
-    from probekit.params import compose, read_params
-
-    if (project / "conf" / "config.yaml").is_file():
-        listed_once(compose(project / "conf", sets), f"{project / 'conf'} (as dvc exp run composes it)")
-    else:
-        listed_once(read_params(project / "params.yaml").data, str(project / "params.yaml"))
-
-
 def _run(args) -> int:
     from evaluators.shared.model_summary import summary
 
@@ -230,7 +236,7 @@ def _run(args) -> int:
     data = _check_project(project).data
     key, sets, targets = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"),
                                      {name: data.get(name) for names in TABLE_LISTS.values() for name in names})
-    _check_lists(project, sets)
+    params = composed(project, sets)
     steps = [["dvc", "repro", *targets], ["dvc", "exp", "save", *targets]]
     if sets:
         print("params.yaml, as `dvc exp run` composes it: " + " ".join(f"-S {s}" for s in sets), flush=True)
@@ -239,7 +245,7 @@ def _run(args) -> int:
     if args.dry_run:
         return 0
     if sets:
-        write_params(project, sets)
+        write_params(project, sets, params)
     dvc = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
     # dvc's output passes through, a `[k] stage` line as each stage starts; a signal ends dvc and its stage first
     code = follow([dvc, *steps[0][1:]], sys.stdout, Progress(sys.stdout), cwd=project)

@@ -123,9 +123,12 @@ def olmpics_rows(results: Path, key: str) -> list[controls_table.ControlRow]:
     where the model is not one itself) and each curve's WS, MAX and sensitivities, original beside NO-LANG and
     PERTURBED (:mod:`evaluators.shared.controls_table`)."""
     zero_shot = _read(results / "metrics.json")
-    random = zero_shot.get(f"random:{key}") if not key.startswith("random") else None
-    rows = controls_table.zero_shot_rows(zero_shot.get(key) or {}) + \
-        controls_table.random_init_rows(random or {}) + controls_table.curve_rows(_read(results / "olmpics.json"), key)
+    own = zero_shot.get(key) or {}
+    fresh = any(isinstance(m, dict) and m.get("random_init") for v in own.values() if isinstance(v, dict)
+                for m in v.values())   # the model is a random init itself (its metrics say so, whatever its alias)
+    random = {} if fresh else zero_shot.get(f"random:{key}") or {}
+    rows = controls_table.zero_shot_rows(own) + controls_table.random_init_rows(random) + \
+        controls_table.curve_rows(_read(results / "olmpics.json"), key)
     return sorted(rows, key=lambda r: r.probe.split(" (")[0])   # a probe's zero-shot, random init, curves (stable)
 
 

@@ -195,3 +195,7 @@ def test_the_random_init_baseline_row_follows_the_models_zero_shot(project):
     assert row[7:] == ["", "chance 0.500", "random init of /models/tiny (seed 0); ⚠ constant predictor (PERTURBED `b`)"]
     assert any(line.startswith("**zero-shot, random init**") for line in text.splitlines())
     assert "zero-shot, random init" not in summary(project, "random:tiny", ("olmpics",))
+    # a model is a random init by its metrics, not by its alias: `randomized` (trained weights) gets its row
+    metrics |= {"randomized": metrics["tiny"], "random:randomized": metrics["random:tiny"]}
+    (project / "results/metrics.json").write_text(json.dumps(metrics))
+    assert "| age_comparison | zero-shot, random init | accuracy |" in summary(project, "randomized", ("olmpics",))
