@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import PARAMS_HELP, Read, Written, add_force, out_file, positive
+from probes.options import PARAMS_HELP, params_paths, Read, Written, add_force, out_file, positive
 
 
 def _annotated_probe(probe: str):
@@ -98,7 +98,7 @@ import   aggregate the workers' answer files into a gold table by majority vote 
                      help="also list candidates that already have gold (default: only the unannotated ones)")
     exp.add_argument("--params", type=Read, help=PARAMS_HELP + "; the probe's section says where its annotations are")
     add_force(exp)
-    exp.set_defaults(func=_annotate_export)
+    exp.set_defaults(func=_annotate_export, paths=lambda args: params_paths(args, args.probe))
     imp = command(ann_sub, "import", "aggregate workers' answers into a gold table (majority vote)")
     imp.add_argument("answers", nargs="+", metavar="ANSWERS.csv", type=Read,
                      help="answer file(s): the exported columns with worker (empty: the file name) and answer")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probes.calls import call
-from probes.options import MODEL_HELP, Read, Written, add_force, device, out_file, protocol_options, report_out
+from probes.options import MODEL_HELP, Read, Written, WrittenReport, add_force, device, out_file, protocol_options, report_out
 
 
 def _evaluate(args) -> int:
@@ -61,7 +61,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                        "multitask runs), the published numbers beside ours where the model id "
                                        "matches")
     rep.add_argument("results", type=Read, help="folder of <run>/metrics.json (probes evaluate calum)")
-    rep.add_argument("--out", required=True, type=Written, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("--out", required=True, type=WrittenReport, help="the markdown report; its JSON is written beside it")
     rep.add_argument("--plot", type=Written, help="PNG: C_R and C_S per task and model")
     add_force(rep)
     rep.set_defaults(func=_report)

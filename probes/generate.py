@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 
 from probekit.errors import DataError, UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, Read, Written, add_force, out_file, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, params_paths, Names, Read, Written, WrittenReport, add_force, out_file, out_folder
 from probes.sources import manifest_of
 
 
@@ -125,7 +125,7 @@ def add_commands(sub, command) -> None:
                      "tokenizers writes it), not from the params' models and runs: so the pipeline's generate "
                      "stages depend on it and re-run only when a filter's tokenizers change")
     add_force(gen)
-    gen.set_defaults(func=_generate)
+    gen.set_defaults(func=_generate, paths=lambda args: params_paths(args, args.probe, args.section))
 
     tok = command(sub, "tokenizers", "the tokenizers the datasets' one-token filters read: one masked LM per "
                   "tokenizer of those each paper runs",
@@ -140,7 +140,7 @@ def add_commands(sub, command) -> None:
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
     fid.add_argument("--probes", required=True, type=Read, help="folder of generated probe folders (data/probes)")
-    fid.add_argument("--out", required=True, type=Written, help="markdown report to write (a .json beside it too)")
+    fid.add_argument("--out", required=True, type=WrittenReport, help="markdown report to write (a .json beside it too)")
     fid.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
     fid.add_argument("--tables", default="data/tables", help="folder of the table sets our construction rules read "
                                                              "(OBJECTS: object_sizes, wordnet)", type=Read)

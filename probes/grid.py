@@ -4,7 +4,7 @@ with the keywords its ``probes evaluate ...`` line would pass (typed by that com
 
 from __future__ import annotations
 
-from probes.options import Read, Written, add_force, out_file, out_folder
+from probes.options import Added, Read, Written, add_force, out_file, out_folder
 
 
 STORE_FILES = ("summary.jsonl", "summary.md", "report.md", "report.json", "report.png")
@@ -22,6 +22,29 @@ def _checked_params(path: str | None, protocol: str):
     for name, model in protocols.get(protocol).reads.items():
         section(params, name, model)
     return params
+
+
+def _spec_paths(args) -> list:
+    """What a grid's cells read, from its spec: every ``data`` folder and every model folder (an alias's, or a
+    folder given as a model), so that the store is never over one of them."""
+    from probekit import yamlfile
+    from probekit.outputs.gate import READ, Access
+    from probes.options import model_folder
+
+    try:
+        spec = yamlfile.load(args.spec)
+    except Exception:   # read and refused in one line by the command itself
+        return []
+    if not isinstance(spec, dict):
+        return []
+    found = []
+    for key, value in spec.items():
+        values = value if isinstance(value, list) else [value]
+        if key == "data":
+            found += [Access(READ, str(v), f"--spec {args.spec} data") for v in values if isinstance(v, str)]
+        elif key == "models":
+            found += [a for v in values if isinstance(v, str) for a in model_folder(v, args.params)]
+    return found
 
 
 def _grid(args) -> int:
@@ -70,7 +93,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                                  "(a list value is one more axis)", type=Read)
     g.add_argument("--out", required=True, help="the results store: cells/<key>/, summary.md and summary.jsonl "
                                                 "(a row per cell), report.md (+ .json, .png: the protocol's report)",
-                   type=Written)
+                   type=Added)
     g.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: the cells one after another in this process; ray: each cell a Ray task "
                         "(pip install 'probekit[ray]')")
@@ -80,4 +103,4 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                                                         "(older code versions' keys); not for a shared store")
     g.add_argument("--params", type=Read, help=params_help + "; passed to every cell")
     add_force(g)
-    g.set_defaults(func=_grid, commands=evaluate.choices)   # each protocol's parser, by name
+    g.set_defaults(func=_grid, commands=evaluate.choices, paths=_spec_paths)   # each protocol's parser, by name

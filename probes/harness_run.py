@@ -9,6 +9,21 @@ import argparse
 from probekit.errors import UsageError
 
 
+def _harness_paths(args) -> list:
+    """What the harness writes and reads among its own options: ``--output_path`` (``-o``; its results and samples are
+    added there) and ``--include_path`` (task configs read)."""
+    from probekit.outputs.gate import ADD, READ, Access
+
+    found, words = [], list(args.harness_args or [])
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if name in ("--output_path", "-o", "--include_path"):
+            value = value if eq else (words[i + 1] if i + 1 < len(words) else None)
+            if value:
+                found.append(Access(READ if name == "--include_path" else ADD, value, name))
+    return found
+
+
 def _harness(args) -> int:
     try:
         from evaluators.harness.cli import run_harness
@@ -27,4 +42,4 @@ def add_commands(sub, command) -> None:
                   "Example: probes lm-eval --model probekit-mlm --model_args pretrained=bert-base-uncased --tasks "
                   "olmpics --include_path data/lm_eval --device cpu")
     run.add_argument("harness_args", nargs=argparse.REMAINDER, help="lm_eval's arguments")
-    run.set_defaults(func=_harness)
+    run.set_defaults(func=_harness, paths=_harness_paths)

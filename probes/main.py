@@ -14,10 +14,10 @@ import sys
 import time
 
 from probekit import __version__, outputs
-from probekit.outputs import overlap
+from probekit.outputs import gate, guard, overlap
 from probekit.errors import ProbekitError, UsageError, clipped
 from probes.project import check_project_code
-from probes.options import PARAMS_HELP, building, check_device, io_paths
+from probes.options import PARAMS_HELP, accesses, building, check_device
 
 MESSAGE = 2000
 """The most characters of an error the command prints (its line; values in it are already cut short: `shown`)."""
@@ -186,9 +186,15 @@ def _main(argv: list[str]) -> int:
     try:
         check_project_code()   # inside a project, only its own generators/ and evaluators/ run
         check_device(args.__dict__.get("_device"))   # a GPU torch does not see: before anything loads
-        # a folder claimed with --force: replaced by this command only; no output may overlap what it reads
+        # the gate: every path the command reads or writes, checked together before any work; what it then
+        # writes is watched (a write it did not declare is refused); a folder claimed with --force is replaced by
+        # this command only
+        declared = gate.check(accesses(args))
+        reads = [(a.said, a.path) for a in declared if not a.writes]
         started = time.perf_counter()
-        with outputs.claims(), overlap.reading(io_paths(args)[1]):
+        with outputs.claims(), overlap.reading(reads), guard.watching(
+                " ".join(filter(None, (args.command, args.__dict__.get("setup"), args.__dict__.get("action")))),
+                [a.path for a in declared if a.writes], replaced=[a.path for a in declared if a.role == gate.WRITE]):
             code = args.func(args)
         if code == 0:   # each stage's time in `dvc repro`'s output: the durations the docs quote come from it
             log.info("%s: done in %.1f s", " ".join(filter(None, (where, args.__dict__.get("setup")))),

@@ -6,6 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def _new_paths(args) -> list:
+    """What ``probes new`` reads and writes: the probe it copies, the new probe's folder, and the user's own
+    conf/config.yaml and params.yaml, which it edits."""
+    from probekit.outputs.gate import READ, WRITE, Access
+    from probes.options import edits
+
+    project = Path(args.project)
+    generators = project / "generators"
+    return [Access(READ, str(generators / args.source), "--from"), Access(WRITE, str(generators / args.name), "NAME"),
+            *edits(("conf/config.yaml", project / "conf" / "config.yaml"), ("params.yaml", project / "params.yaml"))]
+
+
 def _new(args) -> int:
     from generators.shared.scaffold import new_probe
 
@@ -32,4 +44,4 @@ them too. Then `dvc repro` generates, scores, exports and reports it. A walk-thr
     new.add_argument("--from", dest="source", required=True, metavar="PROBE",
                      help="the probe to copy (one of params probes.mc_mlm or probes.mc_qa; not pararel or calum)")
     new.add_argument("--project", default=".", help="the project's root: its conf/, generators/ and params.yaml")
-    new.set_defaults(func=_new)
+    new.set_defaults(func=_new, paths=_new_paths)

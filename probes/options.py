@@ -89,18 +89,27 @@ def add_force(parser) -> None:
 
 
 class Read(str):
-    """A path option's value that the command reads (``type=Read``): no output may overlap it
-    (:func:`io_paths`)."""
+    """A path option's value that the command reads (``type=Read``): no output may overlap it (:func:`accesses`)."""
 
 
 class Written(str):
-    """A path option's value that the command writes (``type=Written``): it may not overlap what the command
-    reads; its own claim checks the rest (:mod:`probekit.outputs`)."""
+    """A path option's value that the command writes whole (``type=Written``), replacing what is there: it may not
+    overlap what the command reads or its other outputs; its own claim checks the rest (:mod:`probekit.outputs`)."""
+
+
+class WrittenReport(Written):
+    """:class:`Written` for a report file whose JSON is written beside it (``r.md`` and ``r.json``): both are
+    outputs."""
+
+
+class Added(str):
+    """A folder the command adds files to (``type=Added``: a results store, a source's download folder): what is in
+    it stays; each file written is claimed on its own."""
 
 
 class Searched(str):
-    """A folder searched for dataset folders (``--data`` of export and publish): the command checks its outputs
-    against the folders it finds, not the whole of it."""
+    """A folder searched for dataset folders (``--data`` of export and publish): what the command reads is the
+    datasets it finds there (:func:`searched`), so an output may sit beside them in it."""
 
 
 class ReadPath(type(Path())):
@@ -115,18 +124,100 @@ POSITIONAL = ("results", "path", "answers", "folder", "dir")
 """The path arguments that are positional (said by name in a refusal: ``RESULTS``)."""
 
 
-def io_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The paths a parsed command line writes and reads (its options typed :class:`Written` and :class:`Read`), each
-    with its option (``--data``; a positional argument by its name)."""
-    writes, reads = [], []
+def _flag(dest: str) -> str:
+    return dest.upper() if dest in POSITIONAL else f"--{dest.replace('_', '-')}"
+
+
+def accesses(args) -> list:
+    """Every path the parsed command line ``args`` reads or writes (:class:`probekit.outputs.gate.Access`): its
+    options typed :class:`Read`, :class:`Written`, :class:`Added` and :class:`Searched` (the datasets found
+    there); the params file it reads (``--params``, else ./params.yaml where the command takes one); the folder a
+    ``--model`` alias names; and what its own ``paths`` hook adds (what params, a probe's section or a spec name).
+    The one declaration :func:`probes.main.main` checks (:func:`probekit.outputs.gate.check`) before any work."""
+    from probekit.outputs.gate import ADD, READ, WRITE, Access
+
+    found = []
     for dest, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            flag = dest.upper() if dest in POSITIONAL else f"--{dest.replace('_', '-')}"
+            flag = _flag(dest)
             if isinstance(v, (Written, WrittenPath)):
-                writes.append((flag, str(v)))
+                found.append(Access(WRITE, str(v), flag))
+                if isinstance(v, WrittenReport) and Path(v).suffix != ".json":
+                    found.append(Access(WRITE, str(Path(v).with_suffix(".json")), f"{flag} (its JSON beside it)"))
+            elif isinstance(v, Added):
+                found.append(Access(ADD, str(v), flag))
+            elif isinstance(v, Searched):
+                found += [Access(READ, str(p), f"{flag} {v}: the dataset") for p in searched(v)]
             elif isinstance(v, (Read, ReadPath)):
-                reads.append((flag, str(v)))
-    return writes, reads
+                found.append(Access(READ, str(v), flag))
+    if "params" in vars(args) and args.params is None and Path("params.yaml").is_file():
+        found.append(Access(READ, "params.yaml", "params.yaml (--params left out)"))
+    model = vars(args).get("model")
+    for name in model if isinstance(model, list) else [model]:
+        if isinstance(name, str):
+            found += model_folder(name, vars(args).get("params"))
+    hook = vars(args).get("paths")
+    if hook is not None:
+        found += hook(args)
+    return found
+
+
+def searched(folder: str) -> list[Path]:
+    """The dataset folders found under ``folder`` (a ``meta.json`` with a known ``format``), each as the output that
+    wrote it: the topmost folder below ``folder`` that probekit marked as a dataset (a probe's folder holds its
+    variants), else the dataset folder itself."""
+    from probekit.outputs.marker import MARKER
+
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    found = set()
+    for meta in root.rglob("meta.json"):
+        dataset = meta.parent
+        top = next((p for p in reversed(dataset.relative_to(root).parents) if p != Path(".")
+                    and (root / p / MARKER).is_file()), None)
+        found.add(root / top if top is not None else dataset)
+    return sorted(found)
+
+
+def model_folder(name: str, params: str | None) -> list:
+    """The local folder ``--model NAME`` reads where NAME is an alias of the params' ``models`` (or a folder): the
+    model's weights, which no output may overlap. A Hub id or ``pkg:`` model reads no folder of the user's."""
+    from probekit import yamlfile
+    from probekit.outputs.gate import READ, Access
+    from probekit.tokens.refs import RANDOM, entry_parts
+
+    models = {}
+    source = params or ("params.yaml" if Path("params.yaml").is_file() else None)
+    if source is not None:
+        try:
+            data = yamlfile.load(source)
+            models = data.get("models") or {} if isinstance(data, dict) else {}
+        except Exception:   # the command itself reports a params file it cannot read
+            models = {}
+    if not isinstance(models, dict):
+        models = {}
+    try:
+        spec, _ = entry_parts(models.get(name, name))
+    except (KeyError, TypeError):
+        return []
+    random = RANDOM.fullmatch(str(spec))
+    if random:
+        spec, _ = entry_parts(models.get(random["target"], random["target"]))
+    spec = str(spec)
+    try:
+        if spec.startswith("pkg:") or not Path(spec).expanduser().exists():
+            return []
+    except (OSError, ValueError):   # no path at all (too long, a NUL): the command says what it is
+        return []
+    said = f"--model {name}" + (f" (params models.{name})" if name in models else "")
+    return [Access(READ, str(Path(spec).expanduser()), said)]
+
+
+def io_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The paths a parsed command line writes and reads (:func:`accesses`), each with where it came from."""
+    found = accesses(args)
+    return ([(a.said, a.path) for a in found if a.writes], [(a.said, a.path) for a in found if not a.writes])
 
 
 def report_out(out: str, force: bool = False) -> Path:
@@ -231,3 +322,30 @@ def _shown_default(value) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(map(str, value))
     return str(value)
+
+
+def params_paths(args, probe: str, section: str | None = None) -> list:
+    """What the params section of ``probe`` names as files to read (its fields marked so: an ALWAYS-NEVER gold
+    table, a release file), as :class:`probekit.outputs.gate.Access` reads: a command writing over one would
+    delete what it reads. Nothing when the probe or its params cannot be read: the command says why itself."""
+    from probekit.outputs.gate import READ, Access
+
+    try:
+        from generators.shared import registry
+        from probekit.params import paths_of, probe_section, read_params
+
+        generator = registry.get(probe)
+        params = read_params(args.params)
+        model = probe_section(params, generator.probe_spec(), generator.params, section)
+    except Exception:
+        return []
+    label = str(params.path) if params.path is not None else "the built-in defaults"
+    return [Access(READ, path, f"{label} {section or probe}.{key}") for key, path in paths_of(model)]
+
+
+def edits(*paths: tuple[str, Path]) -> list:
+    """The user's files a command edits in place (``(said, path)``): declared so that no output overlaps them and
+    the watch lets the command write them."""
+    from probekit.outputs.gate import EDIT, Access
+
+    return [Access(EDIT, str(path), said) for said, path in paths]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from probekit.scoring import ALL_RULES
 from probes.calls import call
-from probes.options import (DEVICE_HELP, MODEL_HELP, Read, Written, add_force, device, out_file, protocol_options,
+from probes.options import (DEVICE_HELP, MODEL_HELP, Read, Written, WrittenReport, add_force, device, out_file, protocol_options,
                             report_out)
 
 
@@ -70,7 +70,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
     rep = command(sub, "pararel-report", "ParaRel results in the layout of the paper's Table 3, the published "
                                          "numbers beside ours where the model id matches")
     rep.add_argument("results", type=Read, help="folder of results/<model>/metrics.json (probes evaluate pararel)")
-    rep.add_argument("--out", required=True, type=Written, help="the markdown report; its JSON is written beside it")
+    rep.add_argument("--out", required=True, type=WrittenReport, help="the markdown report; its JSON is written beside it")
     rep.add_argument("--consistency", help="folder of <model>/metrics.json of probes train consistency: adds "
                                            "the before/after table (paper §8)", type=Read)
     rep.add_argument("--plot", help="PNG: per N-1 relation, Accuracy against Consistency, one colour per model",

@@ -62,7 +62,22 @@ def add_commands(sub, command) -> None:
                    "(probes/rehearse_estimate.py)")
     p.add_argument("--dry-run", action="store_true", help="make the copy and its params.yaml, print the commands, "
                    "run nothing")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, paths=_rehearse_paths)
+
+
+def _rehearse_paths(args) -> list:
+    """What ``probes rehearse`` reads and writes: the project (copied, never written) and the rehearsal's folder
+    (``--workdir``, or a new temporary one: :func:`tempfile.mkdtemp`)."""
+    from probekit.outputs.gate import ADD, READ, Access
+
+    found = []   # the project: its own check says a copy inside it is refused (:func:`_outside`)
+    if args.mirror:
+        found.append(Access(READ, args.mirror, "--mirror"))
+    if args.workdir and not args.estimate:
+        found.append(Access(ADD, str(Path(args.workdir).expanduser()), "--workdir"))
+    if args.estimate:
+        found.append(Access(READ, args.estimate, "--estimate"))
+    return found
 
 
 def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_size: int | None = None) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 from probekit.errors import ProbekitError, UsageError, shown
 from evaluators.protocols import of_report, reported
 from probekit.recompose import listed_once, made_with
-from probes.options import positive
+from probes.options import edits, positive
 from probes.progress import Progress, follow
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
@@ -55,7 +55,8 @@ def add_commands(sub, command) -> None:
                    "`device`, auto: CUDA when present)")
     p.add_argument("--project", default=".", help="the probekit project folder (dvc.yaml, params.yaml)")
     p.add_argument("--dry-run", action="store_true", help="print the overrides and the dvc commands and do nothing")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, paths=lambda args: edits(("params.yaml (the experiment's params)",
+                                                       Path(args.project) / "params.yaml")))
 
 
 def _protocols(text: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, Names, Read, Written, add_force, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, edits, Added, Names, Read, Written, add_force, out_folder
 
 
 def manifest_of(args) -> Path:
@@ -14,6 +14,23 @@ def manifest_of(args) -> Path:
     from probekit.sources.manifest import default_manifest
 
     return Path(args.manifest) if args.manifest else default_manifest()
+
+
+def _source_paths(args) -> list:
+    """What ``probes sources`` writes besides its options: this checkout's ``sources.local.yaml`` beside the manifest
+    (``mirror`` sets or forgets its folder there, ``fetch --record-checksums`` records sha256s), and ``fetch``'s
+    default folder, ``raw/NAME`` beside the manifest."""
+    from probekit.outputs.gate import ADD, Access
+    from probekit.sources.manifest import LOCAL_CONFIG
+
+    manifest = manifest_of(args)
+    found = []
+    if args.action == "mirror" and (args.folder or args.unset) or args.action == "fetch" and args.record_checksums:
+        found += edits((f"{manifest.parent / LOCAL_CONFIG} (this checkout's source settings)",
+                        manifest.parent / LOCAL_CONFIG))
+    if args.action == "fetch" and not args.dest:
+        found.append(Access(ADD, str(manifest.parent / args.name), "--dest (left out: raw/NAME beside the manifest)"))
+    return found
 
 
 def _sources(args) -> int:
@@ -79,11 +96,11 @@ mirror   set (or show, or --unset) a mirror folder for this checkout: every late
                            type=Read)
             a.add_argument("--unset", action="store_true", help="forget the mirror: download from now on")
         else:
-            a.add_argument("--dest", type=Written, help="target folder (default: raw/NAME beside the manifest)")
+            a.add_argument("--dest", type=Added, help="target folder (default: raw/NAME beside the manifest)")
             a.add_argument("--mirror", type=Read, help="copy from this folder instead of downloading, this time only "
                                             "(default: $PROBES_MIRROR, then `probes sources mirror`)")
         a.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
-        a.set_defaults(func=_sources)
+        a.set_defaults(func=_sources, paths=_source_paths)
 
     tab = command(sub, "tables", "load a source family's raw files into Parquet tables (what generators read)")
     tab.add_argument("name", choices=Names("probekit.sources.loaders:available"), metavar="NAME", help="one of: %(choices)s")

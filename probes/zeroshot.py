@@ -15,6 +15,7 @@ from probes.options import (
     Read,
     ReadPath,
     Written,
+    WrittenReport,
     WrittenPath,
     add_force,
     device,
@@ -154,7 +155,7 @@ def add_commands(sub, command) -> None:
     aud.add_argument("--release-of", action="append", metavar="[SOURCE:]PROBE",
                      help="also audit the original release file of PROBE fetched under raw/ (repeatable)")
     aud.add_argument("--split", help="which <split>.jsonl to read (default: the params' zeroshot.split, else dev)")
-    aud.add_argument("--out", required=True, type=Written, help="markdown report to write (FILE.json beside it too)")
+    aud.add_argument("--out", required=True, type=WrittenReport, help="markdown report to write (FILE.json beside it too)")
     aud.add_argument("--params", type=Read, help=PARAMS_HELP)
     aud.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
     add_force(aud)

@@ -51,6 +51,9 @@ os.environ.update(
     # One thread per process: the tiny models run several times faster than with threads that contend for
     # the cores, and float results do not depend on the machine's core count or the shell's settings.
     OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+    # Every command a test runs is watched whole (probekit/outputs/guard.py): a write it did not declare fails the
+    # test, wherever the test's own tree is (under the system's temporary folder too).
+    PROBEKIT_GUARD="strict",
 )
 
 # `import dvc` binds dvc's log handlers to the sys.stdout/stderr of the moment (dvc/__init__.py: logger.setup()):

@@ -8,12 +8,10 @@ from typing import Annotated, Literal
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints,
                       model_validator)
 
+from probekit.params import READ  # noqa: F401  (the protocols' fields import it from here)
 from probekit.scoring import CAUSAL_RULES, DTYPES, MLM_RULES, MULTI_TOKEN_RULES, SCORINGS, SEQ2SEQ_RULES
 
 
-READ = {"role": "read"}
-"""A field naming a path the run reads (``json_schema_extra``): its command-line option is typed so that no output
-may overlap it (:class:`probes.options.Read`)."""
 SIZES = "training sizes N, increasing, e.g. 62,125,250,500,1000,2000,4000"
 GLOVE_TOKENS = ("how a text becomes GloVe tokens: original (the original code's: spaCy tokens, case kept, a random "
                 "vector for a token GloVe lacks) or lowercase (lowercased tokens, a zero vector for a token GloVe "

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from probekit.data.examples import SPLITS
 from probekit.errors import shown
-from probekit.params import ProbeParams
+from probekit.params import READ, ProbeParams
 from generators.always_never import annotations
 from probekit.probes.templates import ProbeSpec
 
@@ -60,10 +60,10 @@ class AlwaysNeverParams(ProbeParams):
     """Where the annotations are: the release files, gold tables, and the word fixes of the release; how
     ``probes annotate export`` draws new statements (``export``)."""
 
-    release: dict[Split, str] = Field(default_factory=dict)  # {train, dev} jsonl files, or {} for none
+    release: dict[Split, str] = Field(default_factory=dict, json_schema_extra=READ)  # {train, dev} jsonl, or {}
     release_fixes: dict[str, str] = Field(default_factory=dict)  # whole-word typo fixes of release stems
-    annotations: list[str] = Field(default_factory=list)  # gold CSVs (probes annotate import)
-    candidates: list[str] = Field(default_factory=list)  # candidate CSVs: to count the unannotated
+    annotations: list[str] = Field(default_factory=list, json_schema_extra=READ)  # gold CSVs (probes annotate import)
+    candidates: list[str] = Field(default_factory=list, json_schema_extra=READ)  # candidate CSVs: the unannotated
     dev_share: float = Field(0.22, ge=0, le=1)
     export: ExportParams = Field(default_factory=ExportParams)
 

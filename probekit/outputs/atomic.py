@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 from probekit import outputs
+from probekit.outputs import guard
 
 
 @contextmanager
@@ -54,6 +55,7 @@ def atomic_path(target: str | os.PathLike, *, kind: str | None = None, edit: boo
             elif target.is_dir():
                 os.replace(target, holder / _OLD)
             os.replace(tmp, target)
+            guard.written(target)
             if not folder and not inner and not edit:
                 outputs.record_loose(target)
         except OutputError as exc:

@@ -93,7 +93,7 @@ def test_publish_passes_its_options(monkeypatch, tmp_path, capsys):
                                                "accept_restricted": False})]
     assert "o/n: commit c0ffeec0ffee: 1 files; http://hub/spaces/o/n" in capsys.readouterr().out
     assert main(["browse", "publish", str(tmp_path), "--repo-id", "o/n", "--private", "--dry-run",
-                 str(tmp_path / "out")]) == 2
+                 str(tmp_path.parent / f"{tmp_path.name}-out")]) == 2
     assert "--private goes with a push, not --dry-run" in capsys.readouterr().err and len(seen) == 1
 
 

@@ -42,19 +42,19 @@ FOLDER_IS_FILE = [
                                                    "inside it"),
 ]
 FILE_IS_FOLDER = [
-    ("fidelity --probes {dir} --out {dir}", "--out {dir}: is a folder; give a file name (the markdown report)"),
-    ("fidelity --probes {dir} --out {dir}/f.json", "--out {dir}/f.json: the markdown report; its JSON is written "
+    ("fidelity --probes {in} --out {dir}", "--out {dir}: is a folder; give a file name (the markdown report)"),
+    ("fidelity --probes {in} --out {dir}/f.json", "--out {dir}/f.json: the markdown report; its JSON is written "
                                                    "beside it (f.json)"),
-    ("audit --model m --data {dir} --out {dir}/r.md", "--out {dir}/r.md: {dir}/r.json, written beside it, is a "
+    ("audit --model m --data {in} --out {dir}/r.md", "--out {dir}/r.md: {dir}/r.json, written beside it, is a "
                                                       "folder; give a file name (the markdown report)"),
-    ("report {dir} --out {dir}", "--out {dir}: is a folder; give a file name (the markdown report)"),
-    ("report {dir} --out r.md --metrics {dir}", "--metrics {dir}: is a folder; give a file name"),
-    ("report {dir} --out r.md --plot {dir}", "--plot {dir}: is a folder; give a file name (the PNG plot)"),
-    ("olmpics-report {dir} --out {dir}", "--out {dir}: is a folder; give a file name"),
-    ("pararel-report {dir} --out {dir}/d.md", "--out {dir}/d.md: is a folder; give a file name"),
-    ("pararel-report {dir} --out p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
-    ("calum-report {dir} --out p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
-    ("calum-report {dir} --out {file}/r.md", "--out {file}/r.md: {file} is a file, so no folder can be made"),
+    ("report {in} --out {dir}", "--out {dir}: is a folder; give a file name (the markdown report)"),
+    ("report {in} --out r.md --metrics {dir}", "--metrics {dir}: is a folder; give a file name"),
+    ("report {in} --out r.md --plot {dir}", "--plot {dir}: is a folder; give a file name (the PNG plot)"),
+    ("olmpics-report {in} --out {dir}", "--out {dir}: is a folder; give a file name"),
+    ("pararel-report {in} --out {dir}/d.md", "--out {dir}/d.md: is a folder; give a file name"),
+    ("pararel-report {in} --out p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
+    ("calum-report {in} --out p.md --plot {dir}", "--plot {dir}: is a folder; give a file name"),
+    ("calum-report {in} --out {file}/r.md", "--out {file}/r.md: {file} is a file, so no folder can be made"),
     ("annotate export --out {dir}", "--out {dir}: is a folder; give a file name (the CSV of statements to annotate)"),
     ("annotate import a.csv --out {dir}", "--out {dir}: is a folder; give a file name (the gold CSV)"),
 ]
@@ -64,7 +64,8 @@ def layout(tmp_path):
     (tmp_path / "d" / "d.md").mkdir(parents=True)
     (tmp_path / "d" / "r.json").mkdir()
     (tmp_path / "f").write_text("x\n")
-    return {"file": str(tmp_path / "f"), "dir": str(tmp_path / "d")}
+    (tmp_path / "in").mkdir()   # what a command reads, apart from its outputs (which the gate checks first)
+    return {"file": str(tmp_path / "f"), "dir": str(tmp_path / "d"), "in": str(tmp_path / "in")}
 
 
 @pytest.mark.parametrize("argv, message", FOLDER_IS_FILE + FILE_IS_FOLDER)

@@ -212,7 +212,7 @@ def test_the_refusal_comes_before_any_work(world, monkeypatch, capsys):
     """Nothing is read or loaded for a refused output: the generator is never called."""
     from generators.shared import registry as generators
 
-    monkeypatch.setattr(generators, "get", lambda name: pytest.fail("the generator was reached"))
+    monkeypatch.setattr(generators.Generator, "generate", lambda *a: pytest.fail("the generator was reached"))
     (world / "mine").mkdir()
     (world / "mine" / "notes.txt").write_text("n\n")
     assert generate(world, world / "mine") == 2
@@ -224,7 +224,7 @@ def test_an_unwritable_output_is_refused_before_any_work(world, monkeypatch, cap
     (not as a raw [Errno ...] after the model load)."""
     from generators.shared import registry as generators
 
-    monkeypatch.setattr(generators, "get", lambda name: pytest.fail("the generator was reached"))
+    monkeypatch.setattr(generators.Generator, "generate", lambda *a: pytest.fail("the generator was reached"))
     real_statvfs = os.statvfs
 
     class ReadOnly:
