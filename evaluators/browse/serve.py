@@ -143,6 +143,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
     """The site's files (``directory``), each with ``Accept-Ranges: bytes``; see the module."""
 
     protocol_version = "HTTP/1.1"   # keep-alive: the page fetches many ranges
+    default_request_version = "HTTP/1.0"   # an unreadable request line gets a status line (HTTP/0.9: a bare body)
     quiet = False
 
     def log_message(self, format, *args):   # noqa: A002 - the base class's name

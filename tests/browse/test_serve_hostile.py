@@ -236,3 +236,16 @@ def test_a_site_folder_that_is_itself_a_link_is_served(site, tmp_path):
     (tmp_path / "current").symlink_to(site)
     with serving(tmp_path / "current") as url:
         assert _raw(url, _request(b"/" + PRED.encode()))[:3:2] == WHOLE
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"GARBAGE\r\n\r\n", 400), (b"GET / HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),
+    (b"GET / HTTP/x.y\r\nHost: x\r\n\r\n", 400), (b"GET / FTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 200 + b"\r\n", 431),              # more headers than the server reads
+    (b"GET / HTTP/1.1\r\nRange: " + b"9" * 70000 + b"\r\n\r\n", 431),         # a header line past 64 KiB
+])
+def test_a_malformed_request_line_or_header_is_a_4xx(site, request_bytes, status):
+    with serving(site) as url:
+        got = _raw(url, request_bytes)[0]
+        _still_serving(url)
+    assert got == status
