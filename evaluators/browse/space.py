@@ -2,6 +2,11 @@
 ``README.md`` whose YAML front matter makes it a Space (``sdk: static``, ``app_file: index.html``; the Hub's
 "Spaces configuration reference"), in one commit that also deletes the files an earlier site left there.
 
+Only the site's own files are published (:mod:`.own`: regular files reached without a link, no hidden name), the
+ones ``probes browse serve`` serves: a link inside the site (to a private file, to a folder) is never followed, a
+FIFO never opened; what was left out is named in one warning line. A site whose ``index.html`` or ``data/site.json``
+is a link is refused (:func:`~evaluators.browse.serve.site_folder`).
+
 The README is staged beside a copy of the site, never written into the site folder. ``dry_run``: that staged folder
 is written instead (atomically, a ``space`` output of probekit's), nothing is sent. The token comes from ``token``,
 ``HF_TOKEN`` or the saved login and is never printed; a network failure is retried as ``probes publish`` retries
@@ -13,11 +18,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from evaluators.browse.own import open_own, read_own, walk_own
 from evaluators.browse.serve import SITE_JSON, site_folder
 
 README = "README.md"
@@ -39,15 +47,49 @@ class SpaceOutcome:
     folder: Path | None = None   # the dry-run folder
 
 
+SHOWN = 8
+"""How many left-out entries the warning names (then a count)."""
+
+
 def site_files(site: Path) -> list[str]:
-    """The site's files as paths relative to it (``/``-separated, sorted), hidden ones left out (probekit's marker
-    and ledger, a temporary folder): what the Space serves, as ``probes browse serve`` serves it."""
-    found = []
-    for folder, dirs, files in os.walk(site):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        rel = Path(folder).relative_to(site)
-        found += [(rel / name).as_posix() for name in files if not name.startswith(".")]
-    return sorted(found)
+    """The site's own files as paths relative to it (``/``-separated, sorted): regular files reached without a
+    link, hidden ones left out (probekit's marker and ledger, a temporary folder): what the Space serves, as
+    ``probes browse serve`` serves it."""
+    return walk_own(site)[0]
+
+
+def warn_left_out(site: Path, left: list[str]) -> None:
+    """One line on stderr naming what of the site is not published (links, FIFOs, other special files)."""
+    if left:
+        shown = ", ".join(left[:SHOWN]) + (f" and {len(left) - SHOWN} more" if len(left) > SHOWN else "")
+        print(f"{site}: warning: left out {len(left)} {'entry' if len(left) == 1 else 'entries'} that "
+              f"{'is' if len(left) == 1 else 'are'} no regular file of the site's own (a link is never followed): "
+              f"{shown}", file=sys.stderr)
+
+
+def _place(site: Path, rel: str, target: Path, link: bool) -> None:
+    """``target``: the site's own file ``rel``, reached without following a link (:func:`open_own`), hard-linked
+    to when ``link`` and the file system allows, else copied; :class:`OSError` when it is no longer one."""
+    *folders, name = rel.split("/")
+    if link:
+        parent, _ = open_own(site, folders)
+        try:
+            os.link(name, target, src_dir_fd=parent, follow_symlinks=False)   # the entry itself, never its target
+        except OSError:
+            pass   # another file system: copied
+        else:
+            if stat.S_ISREG(os.lstat(target).st_mode):
+                return
+            target.unlink()   # a link or a FIFO put there since the walk
+            raise FileNotFoundError(rel)
+        finally:
+            os.close(parent)
+    fd, folder = open_own(site, [*folders, name])
+    if folder:
+        os.close(fd)
+        raise IsADirectoryError(rel)
+    with open(fd, "rb") as source, open(target, "xb") as out:
+        shutil.copyfileobj(source, out)
 
 
 def readme(site_json: dict, repo_id: str) -> str:
@@ -71,20 +113,24 @@ def readme(site_json: dict, repo_id: str) -> str:
 
 def stage(site: Path, folder: Path, repo_id: str, *, link: bool = False) -> list[str]:
     """Write into the new ``folder`` the site's files and the Space's README; the files, README first. ``link``:
-    hard links where the file system allows (a temporary folder read by the upload), else copies."""
-    site_json = json.loads((site / SITE_JSON).read_text(encoding="utf-8"))
-    files = [f for f in site_files(site) if f != README]   # the Space's README replaces any of the site's
+    hard links where the file system allows (a temporary folder read by the upload), else copies. Only the site's
+    own files (:func:`site_files`); what else it holds is named in one warning line (:func:`warn_left_out`)."""
+    site_json = json.loads(read_own(site, SITE_JSON).decode("utf-8"))
+    found, left = walk_own(site)
+    files = []
     folder.mkdir(parents=True)
-    for rel in files:
+    for rel in found:
+        if rel == README:
+            continue   # the Space's README replaces any of the site's
         target = folder / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if link:
-            try:
-                os.link(site / rel, target)
-                continue
-            except OSError:
-                pass   # another file system: copied
-        shutil.copyfile(site / rel, target)
+        try:
+            _place(site, rel, target, link)
+        except OSError:
+            left.append(f"{rel} (changed while it was staged)")
+            continue
+        files.append(rel)
+    warn_left_out(site, left)
     (folder / README).write_text(readme(site_json, repo_id), encoding="utf-8")
     return [README, *files]
 
@@ -109,7 +155,7 @@ def publish_space(site_dir: str | os.PathLike, repo_id: str, *, token: str | Non
             with atomic.atomic_path(out, kind="space") as tmp:
                 files = stage(site, tmp, repo_id)
             return SpaceOutcome(repo_id, files, folder=out)
-    reasons = json.loads((site / SITE_JSON).read_text(encoding="utf-8")).get("restricted") or []
+    reasons = json.loads(read_own(site, SITE_JSON).decode("utf-8")).get("restricted") or []
     if reasons and not private and not accept_restricted:
         from probekit.hub.publish import PublishError
 

@@ -134,7 +134,9 @@ def test_nothing_outside_the_site_nor_a_listing(site, path):
     assert b"outside the site" not in body and b"site.json" not in body
 
 
-def test_a_link_that_leaves_the_site_is_refused(site):
+def test_a_link_that_leaves_the_site_is_refused_and_one_inside_it_too(site):
+    """No link inside the site is followed, not even to a file of it: the published Space holds no links
+    (evaluators/browse/own.py), and the server shows what the Space will show."""
     outside = site.parent / "elsewhere"
     outside.mkdir()
     (outside / "x.json").write_text('{"outside": true}')
@@ -144,8 +146,9 @@ def test_a_link_that_leaves_the_site_is_refused(site):
     with serving(site) as url:
         assert _get(url, "/data/leak.json")[0] == 404
         assert _get(url, "/data/away/x.json")[0] == 404
-        status, _, body = _get(url, "/data/inside.bin")   # a link inside the site is a file of it
-    assert status == 200 and body == BLOB
+        status, _, body = _get(url, "/data/inside.bin")   # a link inside the site is no file of it
+        assert _get(url, PRED)[2] == BLOB   # the file it points to is
+    assert status == 404 and BLOB not in body
 
 
 def test_a_subfolder_with_an_index_is_redirected_to_its_slash(site):

@@ -7,6 +7,7 @@ nowhere."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,97 @@ def test_a_public_push_of_restricted_rows_is_refused_as_probes_publish_refuses_i
     publish_space(site, "org/results", private=True)
     assert main(["browse", "publish", str(site), "--repo-id", "org/public", "--accept-restricted-licences"]) == 0
     assert hub.kind("org/public") == "spaces"
+
+
+# --- only the site's own regular files: never a link, a folder reached through one, a FIFO ---------------------
+
+SECRET = b"hf_private_notes: never publish"
+
+
+def _links(site: Path, tmp_path: Path) -> list[str]:
+    """A site holding what a researcher's folder may hold: links to a private file (relative and absolute), to a
+    file of the site, to its hidden marker, to a private folder and to a folder of the site, a FIFO, a hidden
+    folder; what the warning names, sorted."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "notes.txt").write_bytes(SECRET)
+    (tmp_path / "private" / "index.html").write_bytes(SECRET)
+    (site / "data" / "leak.json").symlink_to("../../private/notes.txt")
+    (site / "abs.txt").symlink_to(tmp_path / "private" / "notes.txt")
+    (site / "data" / "copy.bin").symlink_to("shards/s0/preds.bin")
+    (site / "marker.json").symlink_to(".probekit.json")
+    (site / "notes").symlink_to(tmp_path / "private")
+    (site / "data" / "again").symlink_to("shards")
+    os.mkfifo(site / "data" / "pipe.json")
+    (site / ".cache").mkdir()
+    (site / ".cache" / "x.json").write_text("{}")
+    return ["abs.txt (a link)", "data/again (a link to a folder)", "data/copy.bin (a link)",
+            "data/leak.json (a link)", "data/pipe.json (a FIFO)", "marker.json (a link)",
+            "notes (a link to a folder)"]
+
+
+def _all_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
+
+def test_site_files_are_its_own_regular_files_only(site, tmp_path):
+    _links(site, tmp_path)
+    assert site_files(site) == SITE_FILES
+
+
+def test_the_dry_run_holds_no_link_nor_what_one_points_to_and_says_what_it_left_out(site, tmp_path, capsys):
+    left = _links(site, tmp_path)
+    out = tmp_path / "space"
+    assert main(["browse", "publish", str(site), "--repo-id", "org/results", "--dry-run", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert f"dry run: wrote 8 files to {out}" in printed.out
+    assert sorted(_tree(out)) == sorted(["README.md", ".probekit.json", *SITE_FILES])
+    assert not any(p.is_symlink() for p in out.rglob("*"))
+    assert SECRET not in _all_bytes(out)
+    warning = [line for line in printed.err.splitlines() if "left out" in line]
+    assert warning == [f"{site}: warning: left out 7 entries that are no regular file of the site's own (a link is "
+                       f"never followed): {', '.join(left)}"]
+
+
+def test_a_push_sends_no_link_nor_what_one_points_to(site, tmp_path, hub, capsys):
+    _links(site, tmp_path)
+    assert main(["browse", "publish", str(site), "--repo-id", "org/results"]) == 0
+    files = hub.files("org/results")
+    assert sorted(files) == sorted([".gitattributes", "README.md", *SITE_FILES])
+    assert all(SECRET not in body for body in files.values())
+    assert "left out 7 entries" in capsys.readouterr().err
+
+
+def test_a_site_of_regular_files_publishes_without_a_warning(site, tmp_path, capsys):
+    publish_space(site, "org/results", dry_run=tmp_path / "space")
+    assert "left out" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["index.html", "data/site.json"])
+def test_a_site_whose_page_or_site_json_is_a_link_is_refused(site, tmp_path, name, capsys):
+    (site / name).rename(tmp_path / "moved")
+    (site / name).symlink_to(tmp_path / "moved")
+    out = tmp_path / "space"
+    assert main(["browse", "publish", str(site), "--repo-id", "org/results", "--dry-run", str(out)]) == 2
+    assert f"{site}: {name} is a link or not a regular file" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("link", [True, False])
+def test_a_file_turned_into_a_link_after_the_walk_is_not_staged(site, tmp_path, link):
+    """The push stages hard links (link=True): of the entry itself, so a link put where a file of the site was is
+    refused, not linked to its target; a copy opens the file without following a link."""
+    from evaluators.browse.space import _place, stage
+
+    staged = tmp_path / "staged"
+    stage(site, staged, "org/results", link=link)
+    same = (staged / "app.js").stat().st_ino == (site / "app.js").stat().st_ino
+    assert same is link   # a hard link where asked (one file system here), else a copy
+    (tmp_path / "private.txt").write_bytes(SECRET)
+    (site / "app.js").unlink()
+    (site / "app.js").symlink_to(tmp_path / "private.txt")
+    (site / "data" / "shards").rename(tmp_path / "shards")
+    (site / "data" / "shards").symlink_to(tmp_path / "shards")
+    for rel in ("app.js", "data/shards/s0/rows.json"):
+        with pytest.raises(OSError):
+            _place(site, rel, tmp_path / "out.bin", link)
+        assert not (tmp_path / "out.bin").exists()
