@@ -24,6 +24,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, PositiveInt, Valida
 from probekit import yamlfile
 from probekit.errors import SHOWN, ParamsError, clipped, shown
 from probekit.papers import PAPERS
+from probekit.typed import Typed
 
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
@@ -100,7 +101,7 @@ def _both_splits(size: dict) -> dict:
 SplitSizes = Annotated[dict[Literal["train", "dev"], PositiveInt], AfterValidator(_both_splits)]
 
 
-class ProbeParams(BaseModel):
+class ProbeParams(Typed):
     """Params every probe takes; a generator extends this with its own fields."""
 
     model_config = ConfigDict(extra="forbid")
@@ -376,4 +377,4 @@ def compose(conf: Path, overrides: Sequence[str] = (), out: Path | None = None) 
         target = Path(out) if out is not None else Path(tmp) / "params.yaml"
         compose_and_dump(target, str(Path(conf).resolve()), None, "config", str(Path(tmp) / "no-plugins"),
                          list(overrides))
-        return yaml.safe_load(target.read_text(encoding="utf-8")) or {}
+        return yamlfile.loads(target.read_text(encoding="utf-8"), str(target)) or {}

@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, ValidationError, field_validator
 
 from probekit import yamlfile
 from probekit.errors import DataError, UsageError, clipped, shown
 from probekit.params import ParamsFile
+from probekit.typed import Typed
 from evaluators import protocols
 from evaluators.grid.reports import REPORTS
 
@@ -51,7 +52,7 @@ CELL = "cell.json"
 RESULT = "result"
 
 
-class GridSpec(BaseModel):
+class GridSpec(Typed):
     """A grid spec file; keys beyond these are the protocol's options."""
 
     model_config = ConfigDict(extra="allow")

@@ -28,7 +28,7 @@ from typing import Annotated, Literal, Mapping
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, PositiveInt, ValidationError, ValidationInfo, field_validator
 
 from generators.shared.registry import DatasetSpec, Request, register_dataset
 from probekit import yamlfile
@@ -39,12 +39,13 @@ from probekit.names import Name
 from probekit.probes.schema import validation_line
 from probekit.params import ParamsFile, section
 from probekit.probes import controls
+from probekit.typed import Typed
 
 HERE = Path(__file__).resolve().parent
 SPLITS = ("train", "dev", "test")
 
 
-class Task(BaseModel):
+class Task(Typed):
     model_config = ConfigDict(extra="forbid")
     indicators: tuple[str, str]
     labels: list[str]
@@ -59,7 +60,7 @@ class Task(BaseModel):
                                                # (calum.eval_order: original_code)
 
 
-class Language(BaseModel):
+class Language(Typed):
     """``generators/calum/<language>.yaml``: one language's tasks and the table set they are read from."""
 
     model_config = ConfigDict(extra="forbid")
@@ -68,7 +69,7 @@ class Language(BaseModel):
     tasks: dict[Name, Task]  # a task is a folder (data/calum/<task>) and in its Hub configs' names
 
 
-class VariantSpec(BaseModel):
+class VariantSpec(Typed):
     model_config = ConfigDict(extra="forbid")
     style: str | None = None
     control: Literal["reverse", "signal", "symmetric"] | None = None
@@ -106,7 +107,7 @@ code (``tables.<set>.splits_as: original_code``: KorNLI's last 10,000 SNLI train
 dev)."""
 
 
-class TestDraw(BaseModel):
+class TestDraw(Typed):
     """``calum.test_draw``: the test split of a task without one (``test_from`` in its language file), drawn
     with ``seed``; ``size`` per task, a number of rows or a fraction of the split it is drawn from, or ``tables``
     (:data:`KEEP`): the table set's own test split, kept."""
@@ -127,7 +128,7 @@ class TestDraw(BaseModel):
         return size
 
 
-class CalumParams(BaseModel):
+class CalumParams(Typed):
     model_config = ConfigDict(extra="forbid")
     task: str = "rte"
     order: tuple[int, int] = (1, 2)

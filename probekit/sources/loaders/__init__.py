@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from probekit.outputs import atomic
 from probekit.errors import DataError, UsageError, shown
+from probekit.typed import Typed
 
 if TYPE_CHECKING:  # pandas is imported where tables are read, not by the CLI's parser
     import pandas as pd
@@ -33,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 _REGISTRY: dict[str, "Loader"] = {}
 
 
-class LoaderParams(BaseModel):
+class LoaderParams(Typed):
     """Params every loader takes (none yet); a loader extends this with its own fields and defaults."""
 
     model_config = ConfigDict(extra="forbid")
