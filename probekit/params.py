@@ -23,6 +23,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, PositiveInt, Valida
 
 from probekit import yamlfile
 from probekit.errors import SHOWN, ParamsError, clipped, shown
+from probekit.names import RESERVED, check_distinct, why_invalid
 from probekit.papers import PAPERS
 from probekit.typed import Typed
 
@@ -157,6 +158,11 @@ class ParamsFile:
         extra = self.data.get("models") or {}
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
+        aliases = [*BUILTIN_MODELS, *(str(k) for k in extra if str(k) not in BUILTIN_MODELS)]
+        check_distinct(aliases, f"{self.label}: models", ParamsError)   # an alias is a folder of results/
+        device = next((a for a in aliases if RESERVED.fullmatch(a)), None)
+        if device is not None:
+            raise ParamsError(f"{self.label}: models.{device}: {why_invalid(device)}")
         return {**BUILTIN_MODELS, **{str(k): self._model_entry(k, v) for k, v in extra.items()}}
 
     def probes(self, name: str) -> list[str]:

@@ -35,7 +35,7 @@ from probekit import yamlfile
 from probekit.data.card import CardText, render
 from probekit.data.writer import Dataset, Part
 from probekit.errors import DataError, ParamsError
-from probekit.names import Name
+from probekit.names import Distinct, Name, check_distinct
 from probekit.probes.schema import validation_line
 from probekit.params import ParamsFile, section
 from probekit.probes import controls
@@ -66,7 +66,7 @@ class Language(Typed):
     model_config = ConfigDict(extra="forbid")
     benchmark: str  # as the dataset card names the task's source (GLUE, KLUE)
     tables: str  # the table set (probes tables NAME) holding the tasks' ``pairs``
-    tasks: dict[Name, Task]  # a task is a folder (data/calum/<task>) and in its Hub configs' names
+    tasks: Annotated[dict[Name, Task], Distinct]  # a task is a folder (data/calum/<task>) and in its Hub configs' names
 
 
 class VariantSpec(Typed):
@@ -80,7 +80,7 @@ class Spec(DatasetSpec):
     """``generators/calum/probe.yaml``, with ``languages`` from ``generators/calum/<language>.yaml``."""
 
     styles: dict[str, str]
-    variants: dict[Name, VariantSpec]  # a variant is a folder (<task>/<variant>/) and in its Hub config's name
+    variants: Annotated[dict[Name, VariantSpec], Distinct]  # a variant is a folder (<task>/<variant>/) and in its Hub config's name
     params: dict
     languages: dict[str, Language]  # by language code, the stem of its file
 
@@ -157,10 +157,13 @@ def load_spec(path: Path | None = None) -> Spec:
             raise DataError(f"{file}: not YAML ({err})") from None
         except ValidationError as err:
             raise DataError(validation_line(err, Language, str(file))) from None
-        for task in lang.tasks:
-            if task in seen:
-                raise DataError(f"{file}: task {task!r} is already defined in {seen[task]}")
-            seen[task] = file
+        for task in lang.tasks:   # a task is a folder data/calum/<task>: one per name, case aside
+            again, where = seen.get(task.casefold(), (None, None))
+            if again == task:
+                raise DataError(f"{file}: task {task!r} is already defined in {where}")
+            if again is not None:
+                check_distinct([again, task], f"{file}: tasks (with {where})", DataError)
+            seen[task.casefold()] = (task, file)
     if not languages:
         raise DataError(f"{path.parent}: no language files (<language>.yaml with the tasks)")
     return Spec.read(path, languages=languages)
