@@ -16,7 +16,6 @@ naming file and line (``DataError``) or counted in the report: each loader's doc
 from __future__ import annotations
 
 import importlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -112,7 +111,9 @@ def read_tables(folder: Path, names: list[str] | None = None) -> dict[str, pd.Da
 
 
 def read_report(folder: Path) -> dict:
-    return json.loads((Path(folder) / "report.json").read_text(encoding="utf-8"))
+    from probekit.data.jsonl import read_json
+
+    return read_json(Path(folder) / "report.json")
 
 
 class TableSets(Mapping):
