@@ -126,3 +126,15 @@ def test_zeroshot_under_a_limit_never_reads_the_rows_past_it(tmp_path, tiny_bert
     assert main(["evaluate", "zeroshot", "--model", str(tiny_bert), "--data", str(data), "--out",
                  str(tmp_path / "o2"), "--device", "cpu"]) != 0
     assert f"{data}:6: not valid JSON" in capsys.readouterr().err
+
+
+def test_calum_pairs_under_a_limit_never_read_the_rows_past_it(tmp_path):
+    """``calum_eval.limit`` / ``eval_limit``: the first N pair rows, read before any tokenizer sees them."""
+    from probekit.data.pairs import ROW_FIELDS, read_pairs
+
+    row = {field: "x" for field in ROW_FIELDS}
+    write(tmp_path / "original" / "dev.jsonl", "".join(json.dumps({**row, "id": f"p{i}"}) + "\n" for i in range(3))
+          + '{"id": "p3", "label": NaN}\n')
+    assert [r["id"] for r in read_pairs(tmp_path, "original", "dev", 3)] == ["p0", "p1", "p2"]
+    with pytest.raises(DataError, match=r"dev\.jsonl:4: NaN is not a number JSON has"):
+        read_pairs(tmp_path, "original", "dev")
