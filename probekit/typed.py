@@ -41,6 +41,8 @@ def _rewritten(schema: Any) -> tuple[Any, bool]:
     if not isinstance(schema, dict):
         return schema, False
     kind = schema.get("type")
+    if kind == "function-before" and schema.get("function", {}).get("function") is _no_bool:
+        return schema, False   # a nested Typed model's, rewritten already
     if kind in _NUMBERS:
         return schema, True
     if kind == "default":   # stays outermost, where the model finds the field's default: what it holds is wrapped

@@ -126,7 +126,7 @@ def test_every_model_of_a_users_file_is_typed():
     """A new ``class X(BaseModel)`` in the library would take ``true`` for 1 again: every model derives from Typed."""
     files = subprocess.run(["git", "ls-files", "probekit", "evaluators", "generators", "probes"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout.split()
-    plain = [f"{name}: {line.strip()}" for name in files if name.endswith(".py")
+    plain = [f"{name}: {line.strip()}" for name in files if name.endswith(".py") and name != "probekit/typed.py"
              for line in (REPO / name).read_text(encoding="utf-8").splitlines()
              if re.match(r"\s*class \w+\(.*\bBaseModel\b", line)]
     assert plain == []
