@@ -80,7 +80,8 @@ class Spec(DatasetSpec):
     """``generators/calum/probe.yaml``, with ``languages`` from ``generators/calum/<language>.yaml``."""
 
     styles: dict[str, str]
-    variants: Annotated[dict[Name, VariantSpec], Distinct]  # a variant is a folder (<task>/<variant>/) and in its Hub config's name
+    # a variant is a folder (<task>/<variant>/) and in its Hub config's name
+    variants: Annotated[dict[Name, VariantSpec], Distinct]
     params: dict
     languages: dict[str, Language]  # by language code, the stem of its file
 
