@@ -10,6 +10,12 @@ name (``BuilderConfig``'s check, for Windows cache folders), the Hub's viewer fa
 #5989), and the Hub's own names (``validate_repo_id``) are ``[\\w.-]``. A Hub config name joins such names with
 ``-`` (``<probe>-<variant>``, ``calum-<task>-<variant>``, ``pararel-<relation>``), so it matches :data:`NAME` too
 (:func:`probekit.hub.export.discover` checks it, with :data:`LONGEST_CONFIG`).
+
+Two more refusals, for the disks a project is cloned to: a name Windows reserves for a device (:data:`RESERVED`:
+``con``, ``nul``, ``com1``... in any case, also with an extension: a folder ``nul`` cannot be made there, and opening
+it opens the device), and, where several names are declared together (a probe YAML's variants and templates, CALUM's
+tasks and variants, the model aliases of params), two that differ only by case (:func:`check_distinct`): on a
+case-insensitive disk (macOS's and Windows' defaults) their folders are one, and one run would overwrite the other.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ LONGEST = 64
 """A declared name's length at most: a Hub config joins up to three of them."""
 LONGEST_CONFIG = 255
 """A Hub config name's length at most (a folder of a published repo: one path component)."""
+RESERVED = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[1-9])(\.[^.]*)*", re.IGNORECASE)
+"""The names Windows reserves for devices (``CON``, ``PRN``, ``AUX``, ``NUL``, ``COM1``-``COM9``, ``LPT1``-``LPT9``),
+in any case, also followed by an extension (``nul.txt``): none of them can be a file or a folder there."""
 RULE = f"a letter or digit, then letters, digits, '_' or '-' (ASCII, at most {LONGEST} characters)"
 
 
@@ -37,6 +46,9 @@ def why_invalid(name, longest: int = LONGEST) -> str | None:
         return "it is empty"
     if len(name) > longest:
         return f"it is {len(name)} characters long, the most is {longest}"
+    if RESERVED.fullmatch(name):
+        return (f"{name.split('.')[0].upper()} is a device name on Windows (CON, PRN, AUX, NUL, COM1-COM9, "
+                f"LPT1-LPT9, in any case): no folder can have it there")
     if NAME.fullmatch(name):
         return None
     bad = next((c for c in name if not (c.isascii() and (c.isalnum() or c in "_-"))), None)
@@ -52,6 +64,41 @@ def check_name(name, where: str, error: type[Exception] = ProbekitError, longest
     if why is not None:
         raise error(f"{where}: {shown(name)} is not a valid name: {why}")
     return name
+
+
+def case_twins(names) -> tuple[str, str] | None:
+    """The first two of ``names`` that differ only by case (``original``, ``Original``), or None."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if isinstance(name, str):
+            first = seen.setdefault(name.casefold(), name)
+            if first != name:
+                return first, name
+    return None
+
+
+def _twins_text(twins: tuple[str, str]) -> str:
+    return (f"{shown(twins[0])} and {shown(twins[1])} differ only by case: on a case-insensitive disk (macOS, "
+            f"Windows) they are one folder, and one would overwrite the other; rename one")
+
+
+def check_distinct(names, where: str, error: type[Exception] = ProbekitError) -> None:
+    """``error`` with one line ``<where>: <a> and <b> differ only by case: ...`` where two of ``names`` (declared
+    together, each a folder beside the others) differ only by case."""
+    twins = case_twins(names)
+    if twins is not None:
+        raise error(f"{where}: {_twins_text(twins)}")
+
+
+def _distinct(names):
+    twins = case_twins(names)
+    if twins is not None:
+        raise ValueError(_twins_text(twins))
+    return names
+
+
+Distinct = AfterValidator(_distinct)
+"""A pydantic mapping (or list) of names that must differ by more than case: ``Annotated[dict[Name, X], Distinct]``."""
 
 
 def _valid(name: str) -> str:

@@ -23,7 +23,9 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, PositiveInt, Valida
 
 from probekit import yamlfile
 from probekit.errors import SHOWN, ParamsError, clipped, shown
+from probekit.names import RESERVED, check_distinct, why_invalid
 from probekit.papers import PAPERS
+from probekit.typed import Typed
 
 DEFAULT_FILE = "params.yaml"
 # Aliases every checkout knows; a params file's `models` adds to them.
@@ -100,7 +102,7 @@ def _both_splits(size: dict) -> dict:
 SplitSizes = Annotated[dict[Literal["train", "dev"], PositiveInt], AfterValidator(_both_splits)]
 
 
-class ProbeParams(BaseModel):
+class ProbeParams(Typed):
     """Params every probe takes; a generator extends this with its own fields."""
 
     model_config = ConfigDict(extra="forbid")
@@ -156,6 +158,11 @@ class ParamsFile:
         extra = self.data.get("models") or {}
         if not isinstance(extra, Mapping):
             raise ParamsError(f"{self.label}: models: must be a mapping alias -> model")
+        aliases = [*BUILTIN_MODELS, *(str(k) for k in extra if str(k) not in BUILTIN_MODELS)]
+        check_distinct(aliases, f"{self.label}: models", ParamsError)   # an alias is a folder of results/
+        device = next((a for a in aliases if RESERVED.fullmatch(a)), None)
+        if device is not None:
+            raise ParamsError(f"{self.label}: models.{device}: {why_invalid(device)}")
         return {**BUILTIN_MODELS, **{str(k): self._model_entry(k, v) for k, v in extra.items()}}
 
     def probes(self, name: str) -> list[str]:
@@ -376,7 +383,7 @@ def compose(conf: Path, overrides: Sequence[str] = (), out: Path | None = None) 
         target = Path(out) if out is not None else Path(tmp) / "params.yaml"
         compose_and_dump(target, str(Path(conf).resolve()), None, "config", str(Path(tmp) / "no-plugins"),
                          list(overrides))
-        return yaml.safe_load(target.read_text(encoding="utf-8")) or {}
+        return yamlfile.loads(target.read_text(encoding="utf-8"), str(target)) or {}
 
 
 READ = {"role": "read"}

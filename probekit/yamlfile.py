@@ -5,6 +5,13 @@ that redefines the first, a second ``zeroshot:`` section that replaces the first
 (``<<: *base``) brings in may still be overridden, also in a mapping that is merged in turn (where PyYAML 6.0 alone
 would bring in the overridden value).
 
+The booleans are YAML 1.2's (``true``/``false`` in three cases), not YAML 1.1's: ``yes``, ``no``, ``on`` and ``off``
+(any case) are the strings they spell. DVC reads ``params.yaml`` as YAML 1.2 (ruamel), so its ``${...}`` interpolation
+passes ``limit: on`` on as the text ``on``; read as YAML 1.1's ``True`` here, the same file would mean one thing to
+DVC and another to probekit (``limit: on`` becoming 1). Read as the word, it is refused where a number belongs (a
+typed model's error names the file and the key) and kept where text belongs: an answer ``no`` or a variant ``on``
+stays the word the user wrote. (Refusing the words instead would refuse those words as text too.)
+
 What the safe loader already bounds stays as it is: aliases are shared references, never expanded (a YAML alias bomb
 loads as a few nested lists), and the duplicate check compares scalar keys only, so it never hashes a huge value.
 """
@@ -12,6 +19,7 @@ loads as a few nested lists), and the duplicate check compares scalar keys only,
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +45,17 @@ class DuplicateKeyError(yaml.YAMLError):
                 f"or rename one of them")
 
 
+BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+"""YAML 1.2's booleans (the core schema): the only plain scalars read as ``True``/``False``."""
+
+
 class _Loader(yaml.SafeLoader):
     """The safe loader, refusing a key given twice in a mapping. The keys written in the mapping itself are
     compared; those a merge (``<<: *base``) brings in may be overridden, as YAML allows."""
+
+    yaml_implicit_resolvers = {   # the safe loader's, less YAML 1.1's booleans: see BOOL_12
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
     def __init__(self, stream):
         super().__init__(stream)
@@ -105,3 +121,6 @@ def read(path: str | os.PathLike) -> Any:
         return load(path)
     except yaml.YAMLError as exc:
         raise DataError(f"{path}: not valid YAML: {exc}") from None
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", BOOL_12, list("tTfF"))

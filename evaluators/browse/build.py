@@ -23,6 +23,7 @@ from evaluators.browse.pairs import pair_table, resampled_groups
 from evaluators.browse.shards import Shard, make_shard, run_summaries
 from evaluators.predictions import Dataset, collect, dataset_rows, find_predictions
 from evaluators.shared.smoke import BANNER, profile_of
+from probekit.data import jsonl
 from probekit.errors import UsageError
 
 log = logging.getLogger("probekit")
@@ -198,8 +199,8 @@ def _dataset_meta(shard: Shard, root: Path) -> dict:
         meta = folder / "meta.json"
         if meta.is_file():
             try:
-                value = json.loads(meta.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                value = jsonl.loads(meta.read_bytes(), str(meta))   # NaN or a key twice: refused, not passed over
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError):
                 return {}
             return value if isinstance(value, dict) else {}
     return {}
@@ -294,8 +295,8 @@ def _read_one_diff(path: Path, out: dict, split) -> None:
     except OSError as exc:
         raise UsageError(f"--diff {path}: cannot be read ({exc.strerror or exc.__class__.__name__})") from None
     try:
-        whole = json.loads(text)
-    except ValueError:
+        whole = jsonl.loads(text, f"--diff {path}", UsageError)
+    except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("datasets"), list):
         out["old"], out["new"] = whole.get("old"), whole.get("new")
@@ -310,12 +311,10 @@ def _read_one_diff(path: Path, out: dict, split) -> None:
                                  "change": e.get("change")})
         return
     counted = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, line in jsonl.text_lines(text, f"--diff {path}", UsageError):
         try:
-            row = json.loads(line)
-        except ValueError:
+            row = jsonl.loads(line, f"--diff {path}:{n}", UsageError)
+        except json.JSONDecodeError:
             raise UsageError(f"--diff {path}:{n}: neither a `probes diff --json` file nor `--examples` JSONL") from None
         if not isinstance(row, dict) or "status" not in row:
             raise UsageError(f"--diff {path}:{n}: not an example of `probes diff --examples` (no status)")

@@ -31,7 +31,7 @@ class TaskData:
         self.variants = list(self.meta["counts"])
 
     def rows(self, variant: str, split: str, *, labelled: bool = False, limit: int | None = None) -> list[dict]:
-        rows = read_pairs(self.folder, variant, split)[:limit]
+        rows = read_pairs(self.folder, variant, split, limit)
         path = self.folder / variant / f"{split}.jsonl"
         for n, row in enumerate(rows, start=1):
             if row["label"] is None and labelled:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+from pydantic import ConfigDict, Field, PositiveFloat, PositiveInt
 
 from probekit.scoring import DTYPES
+from probekit.typed import Typed
 
 
-class TextToText(BaseModel):
+class TextToText(Typed):
     """``calum_eval.text_to_text``: a seq2seq LM run text-to-text (``calum_eval.seq2seq: text-to-text``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -28,7 +29,7 @@ class TextToText(BaseModel):
     max_new_tokens: PositiveInt = 16       # the original code's generate(max_length=16)
 
 
-class CalumEvalParams(BaseModel):
+class CalumEvalParams(Typed):
     """``calum_eval``: CALUM fine-tuning (papers/004 §4.3) and its multitask groups (§6). The defaults are the
     paper's settings; ``params.yaml`` caps them for the offline CPU pipeline."""
 

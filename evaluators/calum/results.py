@@ -5,13 +5,13 @@ and the rows, settings and tasks in the paper's order with their labels; and the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Mapping, NamedTuple
 
 
 from evaluators.shared import applies, smoke
 from probekit import yamlfile
+from probekit.data.jsonl import read_json
 from probekit.errors import DataError, shown
 
 PUBLISHED = Path(__file__).with_name("published.yaml")
@@ -87,10 +87,7 @@ def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
         path = run / "metrics.json"
         if not path.is_file():
             raise DataError(f"{path}: missing (an unfinished run? re-run it, or move {run} out of {folder})")
-        try:
-            m = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"{path}: not valid JSON: {exc}") from None
+        m = read_json(path)
         if applies.is_skipped(m):
             if skipped is not None:
                 skipped.append(m)

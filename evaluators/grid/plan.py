@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, ValidationError, field_validator
 
 from probekit import yamlfile
+from probekit.data.jsonl import read_json
 from probekit.errors import DataError, UsageError, clipped, shown
 from probekit.params import ParamsFile
+from probekit.typed import Typed
 from evaluators import protocols
 from evaluators.grid.reports import REPORTS
 
@@ -51,7 +53,7 @@ CELL = "cell.json"
 RESULT = "result"
 
 
-class GridSpec(BaseModel):
+class GridSpec(Typed):
     """A grid spec file; keys beyond these are the protocol's options."""
 
     model_config = ConfigDict(extra="allow")
@@ -249,7 +251,7 @@ def data_fingerprint(path: str | Path) -> str:
     if path.is_file():
         return hashlib.sha256(path.read_bytes()).hexdigest()
     metas = sorted(path.rglob("meta.json")) if path.is_dir() else []
-    found = {str(m.relative_to(path)): json.loads(m.read_text(encoding="utf-8")).get("fingerprint") for m in metas}
+    found = {str(m.relative_to(path)): read_json(m).get("fingerprint") for m in metas}
     found = {k: v for k, v in found.items() if v}
     if not found:
         return "missing" if not path.exists() else "unfingerprinted"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Callable, Iterator
 
 from evaluators.grid.plan import CELL, RESULT, Cell, Planned
 from probekit import outputs
+from probekit.data.jsonl import read_json
 from probekit.outputs import atomic
 from probekit.errors import ProbekitError
 
@@ -112,7 +112,7 @@ def summary(plans: list[Planned], store: Path, failures: list[Failure]) -> list[
         result = store / "cells" / p.key / RESULT
         metrics = {}
         for path in sorted(result.rglob("metrics.json")) if result.is_dir() else []:
-            m = json.loads(path.read_text(encoding="utf-8"))
+            m = read_json(path)
             numbers = {k: v for k, v in m.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
             numbers |= {k: _headline(v) for k, v in m.items() if isinstance(_headline(v), float)}
             numbers |= {"zero_shot": m["zero_shot"]} if isinstance(m.get("zero_shot"), bool) else {}

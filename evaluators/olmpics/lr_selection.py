@@ -17,13 +17,13 @@ what a curve's metrics.json keeps of it, and :func:`describe` is the report's li
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from evaluators.shared.params import CurveTrainingParams, TrainingParams
+from probekit.data.jsonl import read_json
 from probekit.errors import DataError, UsageError
 from probekit.tokens.refs import RANDOM
 
@@ -76,7 +76,7 @@ def chosen(folder: Path, *, model: str, hp: TrainingParams, sizes: Sequence[int]
     path = Path(folder) / "metrics.json"
     if not path.is_file():
         raise UsageError(f"--lr-selection {folder}: no metrics.json in it (write it with `probes evaluate curve-lr`)")
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = read_json(path)
     if record.get("protocol") != PROTOCOL:
         why = f" (skipped: {record['skipped']})" if record.get("skipped") else ""
         raise DataError(f"{path}: not an lr selection{why}")

@@ -19,6 +19,7 @@ from evaluators.olmpics.pairing import pair_rows
 from evaluators.olmpics import constant
 from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
 from evaluators.shared.params import Medals
+from probekit.data import jsonl
 from probekit.errors import DataError, ParamsError
 
 SETTINGS = ("MLP", "LINEAR", "MC-QA")
@@ -44,11 +45,9 @@ def _predictions(path: Path, sizes: list[int], seeds: list, control: bool):
     if not path.is_file():
         raise DataError(f"{path}: predictions file missing")
     ids, correct, zero, sources, rows = [], [], [], [], []
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for line_no, line in jsonl.lines(path):
         try:
-            row = json.loads(line)
+            row = jsonl.loads(line, f"{path}:{line_no}")
             rows.append(row)
             ids.append(str(row["id"]))
             correct.append([row["correct"][str(n)] for n in sizes])

@@ -8,7 +8,6 @@ candidate with the highest logit; the raw logits are what we record. The other r
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import Iterable, Mapping, Sequence
 from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
 from evaluators.shared.answers import distribution
+from probekit.data.jsonl import read_json
 from probekit.outputs import atomic
 from probekit.sources.fetch import sha256_file
 
@@ -54,7 +54,7 @@ def describe(path: Path, probe: str | None) -> dict:
     """Probe, variant and fingerprint of a data file: from its meta.json, else (a release file) its sha256."""
     meta = path.parent / "meta.json"
     if meta.is_file():
-        m = json.loads(meta.read_text(encoding="utf-8"))
+        m = read_json(meta)
         return {"probe": m["probe"], "variant": m["variant"], "data_fingerprint": m["fingerprint"]}
     return {"probe": probe or path.stem, "variant": "release", "data_fingerprint": sha256_file(path)}
 

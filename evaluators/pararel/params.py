@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
+from pydantic import (ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt,
                       model_validator)
 
 from evaluators.shared.params import Relation
 from probekit.errors import DataError
+from probekit.typed import Typed
 
 if TYPE_CHECKING:
     from probekit.data.cloze import ClozeSet
 
 
-class ConsistencyParams(BaseModel):
+class ConsistencyParams(Typed):
     """Defaults of the original script (its argument names in comments): its relations, a fixed λ, no
     validation. ``conf/config.yaml`` sets the paper's §8.2 protocol (its split, λ selected on validation)."""
 

@@ -13,6 +13,7 @@ from evaluators.shared import applies, smoke
 from evaluators.pararel.metrics import EDGE_TYPES
 from evaluators.pararel.plots import correlation, plot
 from probekit import yamlfile
+from probekit.data.jsonl import read_json
 from probekit.outputs import atomic
 from probekit.errors import DataError
 
@@ -79,7 +80,7 @@ def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
         raise DataError(f"{folder}: no <model>/metrics.json (run: probes evaluate pararel)")
     results = {}
     for f in files:
-        m = json.loads(f.read_text(encoding="utf-8"))
+        m = read_json(f)
         if applies.is_skipped(m):
             if skipped is not None:
                 skipped.append(m)

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from probekit.data.jsonl import loads
 from probekit.errors import UsageError
 
 NAME = "predictions.jsonl"
@@ -48,8 +49,8 @@ class PredictionFile:
 
 def _json(path: Path) -> dict:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = loads(path.read_bytes(), str(path))   # NaN or a key twice: refused, not passed over
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
 

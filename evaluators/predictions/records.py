@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.predictions.files import PredictionFile
-from probekit.data.jsonl import decoded
+from probekit.data.jsonl import lines, loads
 from probekit.errors import UsageError
 
 
@@ -48,20 +48,18 @@ class Answer:
 
 
 def _lines(path: Path) -> list[dict]:
-    try:
-        text = decoded(path.read_bytes(), path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc.__class__.__name__})") from None
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
+    try:
+        for n, line in lines(path, error=UsageError):
             try:
-                row = json.loads(line)
-            except ValueError:
+                row = loads(line, f"{path}:{n}", UsageError)
+            except json.JSONDecodeError:
                 raise UsageError(f"{path}:{n}: not JSON (a predictions file has one JSON object per line)") from None
             if not isinstance(row, dict):
                 raise UsageError(f"{path}:{n}: not a JSON object")
             out.append(row)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc.__class__.__name__})") from None
     return out
 
 

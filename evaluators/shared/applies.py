@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from evaluators import protocols
+from probekit.data.jsonl import loads
 from probekit.outputs import atomic
 from probekit.scoring import FAMILIES, FAMILY_WORDS
 
@@ -98,8 +99,8 @@ def is_skipped(metrics) -> bool:
 def read_skipped(path: Path) -> dict | None:
     """The skipped record at ``path`` (a metrics.json), else None (a result, or no such file)."""
     try:
-        m = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        m = loads(Path(path).read_bytes(), str(path))   # NaN or a key twice: refused, not taken for a result
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return m if is_skipped(m) else None
 

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from evaluators.shared.bootstrap import accuracy_statistic, paired_bootstrap
-from probekit.data.jsonl import decoded
+from probekit.data.jsonl import decoded, loads, read_json, text_lines
 from probekit.errors import UsageError
 
 SHOWN = 20
@@ -53,12 +53,10 @@ def parse_predictions(text: str, label: str, meta: dict | None = None) -> Predic
     """The predictions of a ``predictions.jsonl`` text: one JSON object per line with ``id`` and ``prediction``
     (and ``correct`` or ``gold``); a bad line is one :class:`UsageError` naming ``label`` and the line."""
     rows: dict[str, dict] = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, line in text_lines(text, label, UsageError):
         try:
-            row = json.loads(line)
-        except ValueError:
+            row = loads(line, f"{label}:{n}", UsageError)
+        except json.JSONDecodeError:
             raise UsageError(f"{label}:{n}: not JSON (a predictions file has one JSON object per line)") from None
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or "prediction" not in row:
             raise UsageError(f"{label}:{n}: not a prediction (a JSON object with 'id' and 'prediction')")
@@ -83,9 +81,9 @@ def read_predictions(path: str | Path | Predictions) -> Predictions:
     meta = {}
     if (path.parent / "metrics.json").is_file():
         try:
-            meta = json.loads((path.parent / "metrics.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise UsageError(f"{path.parent / 'metrics.json'}: not a JSON file") from None
+            meta = read_json(path.parent / "metrics.json", UsageError)
+        except OSError:
+            raise UsageError(f"{path.parent / 'metrics.json'}: cannot be read") from None
         meta = meta if isinstance(meta, dict) else {}
     return parse_predictions(text, str(path), meta)
 
@@ -324,8 +322,8 @@ def _on_disk(side, sd, model: str, log) -> Predictions | None:
     if text is None:
         return None
     try:
-        meta = json.loads(meta) if meta else {}
-    except ValueError:
+        meta = loads(meta, f"{rel} ({side.label}): metrics.json", UsageError) if meta else {}
+    except (json.JSONDecodeError, UnicodeDecodeError):
         meta = {}
     preds = parse_predictions(text, f"{rel} ({side.label})", meta if isinstance(meta, dict) else {})
     if preds.meta.get("split") not in (None, sd.record["split"]):

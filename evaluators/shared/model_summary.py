@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.shared import controls_table, smoke
+from probekit.data.jsonl import loads
 
 REPORTS = {"olmpics": ("results/report.md", "results/olmpics.md", "results/grid_report.md"),
            "pararel": ("results/pararel.md",), "calum": ("results/calum.md",)}
@@ -41,8 +42,8 @@ class Row:
 
 def _read(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return loads(path.read_bytes(), str(path))   # NaN or a key twice: refused, not passed over
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return {}
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints,
+from pydantic import (AfterValidator, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints,
                       model_validator)
 
 from probekit.params import READ  # noqa: F401  (the protocols' fields import it from here)
 from probekit.scoring import CAUSAL_RULES, DTYPES, MLM_RULES, MULTI_TOKEN_RULES, SCORINGS, SEQ2SEQ_RULES
+from probekit.typed import Typed
 
 
 SIZES = "training sizes N, increasing, e.g. 62,125,250,500,1000,2000,4000"
@@ -37,7 +38,7 @@ Relation = Annotated[str, StringConstraints(pattern=r"^P[0-9]+$")]
 """A Wikidata relation id (P19)."""
 
 
-class Rules(BaseModel):
+class Rules(Typed):
     """The scoring rule per model family (``--rule`` overrides it for one run)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -47,7 +48,7 @@ class Rules(BaseModel):
     seq2seq: Literal[SEQ2SEQ_RULES] | None = None  # None: sentinel for T5-style, statement for BART
 
 
-class ScoringParams(BaseModel):
+class ScoringParams(Typed):
     """``scoring``: how a model is loaded and scored, read by every protocol that scores with an LM (zero-shot,
     the curves' features, ParaRel; consistency training's seed). The command lines' ``--scoring``, ``--rule``,
     ``--dtype``, ``--seed``, ``--multi-token`` and ``--batch-size`` override it for one run."""
@@ -68,7 +69,7 @@ class ScoringParams(BaseModel):
                             "not depend on it")
 
 
-class ZeroshotParams(BaseModel):
+class ZeroshotParams(Typed):
     """``zeroshot``: what zero-shot MC reads (how it scores: :class:`ScoringParams`)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -78,7 +79,7 @@ class ZeroshotParams(BaseModel):
                                                         "`probes run --limit`); none: all")
 
 
-class TrainingParams(BaseModel):
+class TrainingParams(Typed):
     """One protocol's optimisation hyper-parameters (a ``params.yaml`` section's ``training``). The defaults are the
     original oLMpics AllenNLP configs' (AdamW, slanted-triangular lr with 6% warm-up, 4 epochs, batch 8 x
     accumulation 2). MC-MLM's lr is not known: ``transformer_masked_lm.jsonnet`` reads ``#local learning_rate =
@@ -129,7 +130,7 @@ class CurveTrainingParams(TrainingParams):
         return TrainingParams(**{**self.model_dump(), "lr": lr})
 
 
-class CurveParams(BaseModel):
+class CurveParams(Typed):
     """``curve``: MC-MLM learning curves (oLMpics §3.2); the features are encoded in the ``scoring`` dtype."""
 
     model_config = ConfigDict(extra="forbid")
@@ -143,7 +144,7 @@ class CurveParams(BaseModel):
     training: CurveTrainingParams = CurveTrainingParams()
 
 
-class MlmBaselineParams(BaseModel):
+class MlmBaselineParams(Typed):
     """``mlm_baseline``: how MLM-BASELINE's head is trained, as the original trains it (alontalmor/oLMpics,
     ``mlm_baseline.jsonnet``): AllenNLP's ``adam`` (torch Adam, its ``weight_decay`` an L2 term on every
     parameter), lr 4e-4, batches of 16, up to 75 epochs, gradients clipped to norm 10, the learning rate halved
@@ -174,7 +175,7 @@ class EsimTrainingParams(MlmBaselineParams):
     weight_decay: float = 0.0
 
 
-class McqaParams(BaseModel):
+class McqaParams(Typed):
     """``mcqa``: MC-QA learning curves (oLMpics §2.2), the whole network fine-tuned."""
 
     model_config = ConfigDict(extra="forbid")
@@ -228,7 +229,7 @@ class McqaParams(BaseModel):
         return data
 
 
-class Medals(BaseModel):
+class Medals(Typed):
     """``olmpics_report.medals``: the medal rule of the summary table, a row's WS margin over the baseline (its
     paired bootstrap holding): at least ``success`` earns ✓, at least ``partial`` ✓–."""
 
@@ -245,7 +246,7 @@ class Medals(BaseModel):
         return self
 
 
-class OlmpicsReportParams(BaseModel):
+class OlmpicsReportParams(Typed):
     """``olmpics_report``: bootstrap and the documented medal rule of the summary table."""
 
     model_config = ConfigDict(extra="forbid")
@@ -255,7 +256,7 @@ class OlmpicsReportParams(BaseModel):
     medals: Medals = Medals()
 
 
-class ParaRelEvalParams(BaseModel):
+class ParaRelEvalParams(Typed):
     """``pararel_eval``: what ``probes evaluate pararel`` writes and counts."""
 
     model_config = ConfigDict(extra="forbid")

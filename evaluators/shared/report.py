@@ -4,7 +4,6 @@ given are written."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -21,7 +20,7 @@ from evaluators.shared.zeroshot_figure import figure  # noqa: E402
 from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap  # noqa: E402
 from probekit.outputs import atomic  # noqa: E402
 from probekit.data.examples import LABELS  # noqa: E402
-from probekit.data.jsonl import read_jsonl  # noqa: E402
+from probekit.data.jsonl import read_json, read_jsonl  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
 
 VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
@@ -76,10 +75,7 @@ def iter_metrics(folders: Iterable[Path], skipped: list | None = None) -> Iterat
     model (:mod:`evaluators.shared.applies`) is no result: appended to ``skipped`` when given, else passed over."""
     for folder in folders:
         for path in sorted(Path(folder).rglob("metrics.json")):
-            try:
-                metrics = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}: not valid JSON: {exc}") from None
+            metrics = read_json(path)
             if applies.is_skipped(metrics):
                 if skipped is not None:
                     skipped.append(metrics)

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 from typing import Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from probekit.data.examples import SPLITS
 from probekit.errors import shown
 from probekit.params import READ, ProbeParams
 from generators.always_never import annotations
 from probekit.probes.templates import ProbeSpec
+from probekit.typed import Typed
 
 Split = Literal["train", "dev"]
 
 
-class ExportParams(BaseModel):
+class ExportParams(Typed):
     """How ``probes annotate export`` draws statements from ConceptNet types (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid")

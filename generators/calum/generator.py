@@ -28,23 +28,24 @@ from typing import Annotated, Literal, Mapping
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, PositiveInt, ValidationError, ValidationInfo, field_validator
 
 from generators.shared.registry import DatasetSpec, Request, register_dataset
 from probekit import yamlfile
 from probekit.data.card import CardText, render
 from probekit.data.writer import Dataset, Part
 from probekit.errors import DataError, ParamsError
-from probekit.names import Name
+from probekit.names import Distinct, Name, check_distinct
 from probekit.probes.schema import validation_line
 from probekit.params import ParamsFile, section
 from probekit.probes import controls
+from probekit.typed import Typed
 
 HERE = Path(__file__).resolve().parent
 SPLITS = ("train", "dev", "test")
 
 
-class Task(BaseModel):
+class Task(Typed):
     model_config = ConfigDict(extra="forbid")
     indicators: tuple[str, str]
     labels: list[str]
@@ -59,16 +60,16 @@ class Task(BaseModel):
                                                # (calum.eval_order: original_code)
 
 
-class Language(BaseModel):
+class Language(Typed):
     """``generators/calum/<language>.yaml``: one language's tasks and the table set they are read from."""
 
     model_config = ConfigDict(extra="forbid")
     benchmark: str  # as the dataset card names the task's source (GLUE, KLUE)
     tables: str  # the table set (probes tables NAME) holding the tasks' ``pairs``
-    tasks: dict[Name, Task]  # a task is a folder (data/calum/<task>) and in its Hub configs' names
+    tasks: Annotated[dict[Name, Task], Distinct]  # a task is a folder (data/calum/<task>) and in its Hub configs' names
 
 
-class VariantSpec(BaseModel):
+class VariantSpec(Typed):
     model_config = ConfigDict(extra="forbid")
     style: str | None = None
     control: Literal["reverse", "signal", "symmetric"] | None = None
@@ -79,7 +80,8 @@ class Spec(DatasetSpec):
     """``generators/calum/probe.yaml``, with ``languages`` from ``generators/calum/<language>.yaml``."""
 
     styles: dict[str, str]
-    variants: dict[Name, VariantSpec]  # a variant is a folder (<task>/<variant>/) and in its Hub config's name
+    # a variant is a folder (<task>/<variant>/) and in its Hub config's name
+    variants: Annotated[dict[Name, VariantSpec], Distinct]
     params: dict
     languages: dict[str, Language]  # by language code, the stem of its file
 
@@ -106,7 +108,7 @@ code (``tables.<set>.splits_as: original_code``: KorNLI's last 10,000 SNLI train
 dev)."""
 
 
-class TestDraw(BaseModel):
+class TestDraw(Typed):
     """``calum.test_draw``: the test split of a task without one (``test_from`` in its language file), drawn
     with ``seed``; ``size`` per task, a number of rows or a fraction of the split it is drawn from, or ``tables``
     (:data:`KEEP`): the table set's own test split, kept."""
@@ -127,7 +129,7 @@ class TestDraw(BaseModel):
         return size
 
 
-class CalumParams(BaseModel):
+class CalumParams(Typed):
     model_config = ConfigDict(extra="forbid")
     task: str = "rte"
     order: tuple[int, int] = (1, 2)
@@ -156,10 +158,13 @@ def load_spec(path: Path | None = None) -> Spec:
             raise DataError(f"{file}: not YAML ({err})") from None
         except ValidationError as err:
             raise DataError(validation_line(err, Language, str(file))) from None
-        for task in lang.tasks:
-            if task in seen:
-                raise DataError(f"{file}: task {task!r} is already defined in {seen[task]}")
-            seen[task] = file
+        for task in lang.tasks:   # a task is a folder data/calum/<task>: one per name, case aside
+            again, where = seen.get(task.casefold(), (None, None))
+            if again == task:
+                raise DataError(f"{file}: task {task!r} is already defined in {where}")
+            if again is not None:
+                check_distinct([again, task], f"{file}: tasks (with {where})", DataError)
+            seen[task.casefold()] = (task, file)
     if not languages:
         raise DataError(f"{path.parent}: no language files (<language>.yaml with the tasks)")
     return Spec.read(path, languages=languages)

@@ -30,7 +30,7 @@ from typing import Literal, Mapping
 
 import yaml
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import ConfigDict, ValidationInfo, field_validator
 
 from generators.shared.registry import DatasetSpec, Request, register_dataset
 from generators.shared.single_token import masked_lms
@@ -42,6 +42,7 @@ from probekit.errors import DataError, ParamsError, UsageError, shown
 from probekit.names import Name
 from probekit.params import ParamsFile, section
 from probekit.tokens.one_token import OBJECT_TOKEN_RULES, load_tokenizer, object_tokens
+from probekit.typed import Typed
 
 HERE = Path(__file__).resolve().parent
 PATTERN_FIELDS = ("lemma", "extended_lemma", "tense")
@@ -64,7 +65,7 @@ class Spec(DatasetSpec):
     params: dict
 
 
-class ParaRelParams(BaseModel):
+class ParaRelParams(Typed):
     model_config = ConfigDict(extra="forbid")
     tokenizers: list[str] | None = None   # None: every masked LM of the params' `models` (the models evaluated)
     object_token: Literal[OBJECT_TOKEN_RULES] = "leading_space"   # how an object's one token is read (the original's)

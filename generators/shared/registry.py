@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from probekit.data.writer import Dataset
 from probekit.errors import DataError, UsageError, shown
@@ -23,6 +23,7 @@ from probekit.probes.schema import read_mapping, validation_line
 from probekit.probes.spec import load_probe_spec
 from probekit.probes.templates import ProbeSpec, TemplateError
 from probekit.params import ParamsFile, ProbeParams, probes_in
+from probekit.typed import Typed
 
 HERE = Path(__file__).resolve().parent.parent   # generators/: one folder per probe
 TEMPLATE, MODULE = "probe.yaml", "generator"   # in each probe's folder: its definition and its generator module
@@ -30,7 +31,7 @@ _REGISTRY: dict[str, "Generator"] = {}
 
 
 
-class DatasetSpec(BaseModel):
+class DatasetSpec(Typed):
     """What every whole-dataset generator's YAML starts with (ParaRel's, CALUM's; an MC probe's is
     :class:`probekit.probes.spec.ProbeSpec`): its name, format, version and citation."""
 

@@ -22,6 +22,7 @@ from generators.shared.registry import MODULE, TEMPLATE
 from probekit import yamlfile
 from probekit.outputs import atomic
 from probekit.errors import ParamsError, UsageError
+from probekit.names import why_invalid
 from probekit.params import SECTIONS, compose, probes_in
 from probekit.recompose import hand_edits, listed_once, made_with, reapplied, yaml_text
 
@@ -59,6 +60,8 @@ def _check_name(name: str, root: Path, conf: dict, params: dict) -> None:
     if not NAME.fullmatch(name) or keyword.iskeyword(name):
         raise UsageError(f"{name!r}: a probe's name must be a Python identifier in lower case (letters, digits, _), "
                          f"e.g. part_of: it names its folder generators/NAME and its module")
+    if why_invalid(name):   # the one rule's other refusals (a device name: nul, con, com1...)
+        raise UsageError(f"{name!r}: not a probe's name: {why_invalid(name)}")
     if (root / "generators" / name).exists():
         raise UsageError(f"{name}: generators/{name} already exists (a probe folder or module of that name)")
     taken = {str(CONF): conf, str(PARAMS): params}

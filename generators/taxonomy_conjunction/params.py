@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator
+from pydantic import ConfigDict, Field, PositiveInt, PrivateAttr, field_validator
 
 from probekit.errors import shown
 from probekit.params import ParamsFile, ProbeParams, SplitSizes
+from probekit.typed import Typed
 
 PROBE = "taxonomy_conjunction"
 
 
-class Zipf(BaseModel):
+class Zipf(Typed):
     """wordfreq Zipf thresholds (log10 of frequency per billion words; 3 = once per million)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -22,7 +23,7 @@ class Zipf(BaseModel):
     hypernym: float = Field(ge=0, le=8)
 
 
-class Articles(BaseModel):
+class Articles(Typed):
     """The a/an rule: ``an`` before a vowel letter, except after these word beginnings."""
 
     model_config = ConfigDict(extra="forbid")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from probekit.data.examples import MASK
-from probekit.data.jsonl import read_jsonl
+from probekit.data.jsonl import read_json, read_jsonl
 from probekit.data.writer import Dataset, Part, write_dataset
 from probekit.errors import DataError, shown
 
@@ -86,11 +86,9 @@ def write_cloze_set(out: str | Path, rows: Mapping[str, Sequence[dict]], meta: d
 
 def read_cloze_set(folder: str | Path) -> ClozeSet:
     """A written cloze set; a missing file is an error naming it and the command that writes it."""
-    import json
-
     folder = Path(folder)
     missing = [f for f in (*(f"{n}.jsonl" for n in FILES), "meta.json") if not (folder / f).is_file()]
     if missing:
         raise DataError(f"{folder}: not a cloze set, missing {', '.join(missing)} (run: probes generate pararel)")
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    meta = read_json(folder / "meta.json")
     return ClozeSet(folder, *(read_jsonl(folder / f"{n}.jsonl") for n in FILES), meta)

@@ -3,11 +3,10 @@ variants paired by ``pair_id``), ``meta.json`` (params, segment order, counts, f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Mapping
 
-from probekit.data.jsonl import read_jsonl
+from probekit.data.jsonl import read_json, read_jsonl
 from probekit.data.writer import Dataset, Part, write_dataset
 from probekit.errors import DataError
 
@@ -23,13 +22,14 @@ def write_pair_dataset(out: str | Path, variants: Mapping[str, Mapping[str, list
     return write_dataset(out, Dataset((part,), meta.get("license") or "other"), meta.get("sources"))
 
 
-def read_pairs(folder: str | Path, variant: str, split: str) -> list[dict]:
-    """One variant's split, each row checked for the fields every pair row has (file and line on error)."""
+def read_pairs(folder: str | Path, variant: str, split: str, limit: int | None = None) -> list[dict]:
+    """One variant's split, each row checked for the fields every pair row has (file and line on error); ``limit``:
+    its first N rows only, the rest never read."""
     path = Path(folder) / variant / f"{split}.jsonl"
     if not path.is_file():
         have = sorted(p.name for p in Path(folder).iterdir() if p.is_dir()) if Path(folder).is_dir() else []
         raise DataError(f"{path}: missing (variants here: {', '.join(have) or 'none'})")
-    rows, lines = read_jsonl(path, with_lines=True)
+    rows, lines = read_jsonl(path, with_lines=True, limit=limit)
     for row, n in zip(rows, lines):
         missing = [f for f in ROW_FIELDS if f not in row]
         if missing:
@@ -41,4 +41,4 @@ def read_meta(folder: str | Path) -> dict:
     path = Path(folder) / "meta.json"
     if not path.is_file():
         raise DataError(f"{folder}: no meta.json (run: probes generate calum --task TASK --out {folder})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path)

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Mapping
 
 from probekit import yamlfile
 from probekit.data.card import papers_of
-from probekit.data.jsonl import decoded
+from probekit.data.jsonl import read_json
 from probekit.errors import DataError, UsageError, shown
 from probekit.names import LONGEST_CONFIG, check_name
 
@@ -69,11 +69,7 @@ class Export:
 # --- reading the dataset folders -----------------------------------------------------------------------------
 
 def _read_json(path: Path) -> dict:
-    text = decoded(path.read_bytes(), path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: not valid JSON: {exc}") from None
+    return read_json(path)
 
 
 @dataclass(frozen=True)

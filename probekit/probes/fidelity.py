@@ -221,11 +221,10 @@ def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path
     gives None) is reported as :data:`NO_RELEASE` and not compared. ``release_rules`` (the module
     ``generators.shared.release_rules``) and ``generator`` (a probe's name -> its generator module) are the
     generators' own, given by the caller: this layer sits below them and imports none."""
-    import json
     from types import SimpleNamespace
 
     from probekit.outputs import atomic
-    from probekit.data.jsonl import read_jsonl
+    from probekit.data.jsonl import read_json, read_jsonl
     from probekit.errors import UsageError
 
     def no_tables(names):
@@ -234,13 +233,13 @@ def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path
     release_rules = release_rules or SimpleNamespace(CHECKS={})
     report = {}
     for meta_path in sorted(Path(probes).glob("*/original/meta.json")):
-        probe = json.loads(meta_path.read_text(encoding="utf-8"))["probe"]
+        probe = read_json(meta_path)["probe"]
         if any(release_path(probe, s) is None for s in SPLITS):
             report[probe] = NO_RELEASE
             continue
         name = LIKE_FOR_LIKE if (meta_path.parent.parent / LIKE_FOR_LIKE / "meta.json").is_file() else "original"
         folder = meta_path.parent.parent / name
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        meta = read_json(folder / "meta.json")
         module = generator(probe) if generator else None
         rule, fixed = getattr(module, "rule", None), getattr(module, "release_problems", None)
         ours = {s: read_jsonl(folder / f"{s}.jsonl") for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
@@ -251,7 +250,7 @@ def run(probes: Path, release_path: Callable[[str, str], Path | None], out: Path
             check = lambda rows, ctx=ctx, fn=release_rules.CHECKS[probe]: fn(rows, ctx)  # noqa: E731
             base = meta_path.parent
             if name != "original":  # our paper variant too, by the same rules
-                first = json.loads(meta_path.read_text(encoding="utf-8"))
+                first = read_json(meta_path)
                 paper = release_rules.Context(ctx.spec, "original", first.get("params", meta["params"]), ctx.tables)
                 more = {"ours (original)": release_rules.CHECKS[probe](
                     {s: read_jsonl(base / f"{s}.jsonl") for s in SPLITS if (base / f"{s}.jsonl").is_file()}, paper)}

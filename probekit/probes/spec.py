@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 
 from probekit.data.card import ROLES, citation
 from probekit.errors import shown
-from probekit.names import check_name
+from probekit.names import check_distinct, check_name
 from probekit.probes import schema
 from probekit.probes.controls import CONTROLS
 from probekit.probes.templates import (
@@ -47,6 +47,7 @@ def load_probe_spec(path: str | Path, *, outcomes: Sequence[str] | None = None,
         if template.id in templates:
             raise TemplateError(f"{path}: template {shown(template.id)}: duplicate id")
         templates[template.id] = template
+    check_distinct(templates, f"{path}: templates: id", TemplateError)
     if outcomes is not None:
         check_outcomes(templates, tuple(outcomes), path)
     variants = parse_variants(raw["variants"], templates, path, options)
@@ -142,6 +143,7 @@ def parse_variants(raw: Any, templates: Mapping[str, Template], path: Path,
     with an optional ``role`` (:data:`ROLES`); ``options``: those a base variant may set (None: any)."""
     if not isinstance(raw, Mapping) or not raw:
         raise TemplateError(f"{path}: 'variants' must be a non-empty mapping name -> definition")
+    check_distinct(raw, f"{path}: variants", TemplateError)
     variants: dict[str, Variant] = {}
     for name, v in raw.items():
         check_name(name, f"{path}: variants", TemplateError)

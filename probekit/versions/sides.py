@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from probekit.data.jsonl import decoded
+from probekit.data.jsonl import decoded, loads
 from probekit.errors import DataError, ProbekitError, UsageError, shown
 
 HUB = re.compile(r"^hf://datasets/(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>.+))?$")
@@ -263,7 +263,7 @@ def git_side(path: Path, rev: str) -> Side:
             continue
         text = decoded(data, f"{rev}:{meta_path}")
         try:
-            meta = json.loads(text)
+            meta = loads(text, f"{rev}:{meta_path}")
         except json.JSONDecodeError as exc:
             raise DataError(f"{rev}:{meta_path}: not valid JSON: {exc}") from None
         if isinstance(meta, dict) and meta.get("format") in EXPORTERS:

@@ -16,15 +16,15 @@ naming file and line (``DataError``) or counted in the report: each loader's doc
 from __future__ import annotations
 
 import importlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from probekit.outputs import atomic
 from probekit.errors import DataError, UsageError, shown
+from probekit.typed import Typed
 
 if TYPE_CHECKING:  # pandas is imported where tables are read, not by the CLI's parser
     import pandas as pd
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 _REGISTRY: dict[str, "Loader"] = {}
 
 
-class LoaderParams(BaseModel):
+class LoaderParams(Typed):
     """Params every loader takes (none yet); a loader extends this with its own fields and defaults."""
 
     model_config = ConfigDict(extra="forbid")
@@ -111,7 +111,9 @@ def read_tables(folder: Path, names: list[str] | None = None) -> dict[str, pd.Da
 
 
 def read_report(folder: Path) -> dict:
-    return json.loads((Path(folder) / "report.json").read_text(encoding="utf-8"))
+    from probekit.data.jsonl import read_json
+
+    return read_json(Path(folder) / "report.json")
 
 
 class TableSets(Mapping):

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from probekit.data import jsonl
 from probekit.errors import DataError, shown
 
 RELATIONS = {
@@ -65,18 +66,14 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line; a ``DataError`` naming file and line otherwise."""
     if not path.is_file():
         raise DataError(f"{path}: missing (run: probes sources fetch {path.parent.name})")
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            try:
-                text = raw.decode("utf-8")
-                if not text.strip():
-                    continue
-                obj = json.loads(text)
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise DataError(f"{path}:{n}: not a JSON line: {e}") from None
-            if not isinstance(obj, dict):
-                raise DataError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-            yield n, obj
+    for n, text in jsonl.lines(path):
+        try:
+            obj = jsonl.loads(text, f"{path}:{n}")
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}:{n}: not a JSON line: {e}") from None
+        if not isinstance(obj, dict):
+            raise DataError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
+        yield n, obj
 
 
 def _emit(relation: str, pairs: Iterable[tuple], stats: _FileStats) -> Iterator[tuple[str, str]]:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from probekit.data import jsonl
 from probekit.errors import DataError
 from probekit.sources.loaders import Loaded, register
 from probekit.sources.pattern_graphs import EDGE_FLAGS, NODE_FIELDS, read_pickle
@@ -36,16 +37,13 @@ def _read_jsonl(path: Path, fields: tuple[str, ...]) -> list[dict]:
     if not path.is_file():
         raise DataError(f"{path}: missing (run: probes sources fetch pararel)")
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                rows.append({k: row[k] for k in fields} | {"line": n})
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise DataError(f"{path}:{n}: not a row with {', '.join(fields)} ({type(exc).__name__}: {exc})") \
-                    from None
+    for n, line in jsonl.lines(path):
+        try:
+            row = jsonl.loads(line, f"{path}:{n}")
+            rows.append({k: row[k] for k in fields} | {"line": n})
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}:{n}: not a row with {', '.join(fields)} ({type(exc).__name__}: {exc})") \
+                from None
     return rows
 
 
