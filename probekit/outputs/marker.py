@@ -197,7 +197,7 @@ def _write_ledger(folder: Path, files: Mapping[str, Digest]) -> None:
         path.unlink(missing_ok=True)
         return
     record = {"written_by": WRITTEN_BY, "files": {n: {"size": s, "sha256": h} for n, (s, h) in sorted(files.items())}}
-    tmp = folder / f".{LEDGER}.{os.getpid()}.tmp"
+    tmp = folder / f".{LEDGER}.tmp"   # one name: written under the lock; a killed writer's is the next one's
     tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 

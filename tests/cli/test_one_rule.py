@@ -284,7 +284,7 @@ def test_the_legacy_temp_names_and_dead_writers_leave_nothing_of_theirs_behind(p
     assert proc.stdout.readline() == "writing\n"
     proc.kill()
     proc.wait()
-    left = [p for p in project.iterdir() if p.name.startswith(".out.")]
+    left = [p for p in project.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
     assert len(left) == 1 and (left[0] / ".probekit-temporary.json").is_file()
     (project / ".out.mine.tmp").write_text("mine\n")
     atomic.write_text(project / "out", "done\n")

@@ -158,14 +158,14 @@ def test_a_killed_write_leaves_the_last_complete_folder_and_the_next_write_clean
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert (out / "rows.jsonl").read_text() == "first\n"
-    left = [p.name for p in cwd.iterdir() if p.name.startswith(".out.")]
-    assert len(left) == 1 and left[0].startswith(f".out.{proc.pid}-")
+    left = [p.name for p in cwd.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
+    assert len(left) == 1 and left[0].startswith(f".probekit-{proc.pid}-")
     assert outputs.not_ours(out) == []
     with atomic.atomic_path(out, kind="results") as tmp:
         tmp.mkdir()
         (tmp / "rows.jsonl").write_text("third\n")
     assert (out / "rows.jsonl").read_text() == "third\n"
-    assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+    assert not [p for p in cwd.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
 
 
 def test_a_killed_writer_its_parent_has_not_reaped_yet_counts_as_gone(cwd):
@@ -181,7 +181,7 @@ def test_a_killed_writer_its_parent_has_not_reaped_yet_counts_as_gone(cwd):
     try:
         os.kill(proc.pid, 0)   # the zombie still answers signal 0: the case this test is about
         atomic.write_json(out, {"a": 1})
-        assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+        assert not [p for p in cwd.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
     finally:
         proc.wait()
 
@@ -207,10 +207,10 @@ def test_a_writer_killed_before_its_note_leaves_a_folder_the_next_write_removes(
     assert proc.stdout.readline() == "made\n"
     proc.kill()
     proc.wait()
-    left = [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+    left = [p for p in cwd.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
     assert len(left) == 1 and os.listdir(left[0]) == []
     atomic.write_text(cwd / "out", "next\n")
-    assert not [p for p in cwd.iterdir() if p.name.startswith(".out.")]
+    assert not [p for p in cwd.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
     assert (cwd / "out").read_text() == "next\n"
 
 
@@ -247,10 +247,11 @@ def test_a_folder_sweep_takes_every_targets_leftovers_and_waits_for_a_dying_writ
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(cwd / "out"), "second\n"], stdout=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline() == "writing\n"
-    writing = [p.name for p in cwd.iterdir() if p.name.startswith(f".out.{proc.pid}-")]
+    writing = [p.name for p in cwd.iterdir() if p.name.startswith(f".probekit-{proc.pid}-")]
     try:
         assert atomic.remove_stale(cwd) == sorted(p.name for p in stale)
-        assert [p.name for p in cwd.iterdir() if p.name.startswith(".out.")] == writing   # alive: kept
+        holders = [p.name for p in cwd.iterdir() if p.name.startswith(".probekit-") and p.name.endswith(".tmp")]
+        assert holders == writing   # alive: kept
         timer = threading.Timer(0.5, proc.kill)
         timer.start()
         assert atomic.remove_stale(cwd, settle=30) == writing   # it ended within the settle time
@@ -258,3 +259,77 @@ def test_a_folder_sweep_takes_every_targets_leftovers_and_waits_for_a_dying_writ
     finally:
         proc.kill()
         proc.wait()
+
+
+def _holder(cwd: Path, pid: int, of: str = "out", tag: str = "abc12345", host: str | None = None,
+            note_pid: int | None = None) -> Path:
+    """A temporary folder as :func:`atomic.staging` names it (the same short name whatever the target), its note
+    naming its target ``of``, holding the output being written."""
+    host = host or atomic._HOST
+    path = cwd / f".probekit-{pid}-{host}-{tag}.tmp"
+    (path / "out").mkdir(parents=True)
+    (path / atomic._NOTE).write_text(json.dumps({"written_by": "probekit", "temporary_of": of,
+                                                 "pid": note_pid or pid, "host": host}) + "\n")
+    return path
+
+
+def test_temporary_folders_are_known_by_their_note_whatever_their_target(cwd):
+    """Removed at the next write of ``out``: its own leftover, of a process of this host that is gone. Left for the
+    write of its own target or a sweep: another target's. Kept: a live process's, another host's, one whose note is
+    not its own (another pid; a target that is a path, not a name) and a user's folder named like one, no note."""
+    dead, alive = _dead_pid(), os.getpid()
+    stale, other = _holder(cwd, dead), _holder(cwd, dead, of="other", tag="x2")
+    kept = [_holder(cwd, alive, tag="x3"), _holder(cwd, dead, tag="x4", host="0badc0de"),
+            _holder(cwd, dead, tag="x5", note_pid=alive), _holder(cwd, dead, of="../out", tag="x6")]
+    user = cwd / f".probekit-{dead}-{atomic._HOST}-x7.tmp"
+    (user / "notes.txt").parent.mkdir()
+    (user / "notes.txt").write_text("mine\n")
+    atomic.write_json(cwd / "out", {"a": 1})
+    assert not stale.exists() and other.exists() and all(p.exists() for p in kept)
+    assert atomic.remove_stale(cwd) == [other.name]
+    assert all(p.exists() for p in kept) and (user / "notes.txt").read_text() == "mine\n"
+    assert not (cwd.parent / "out").exists()
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_an_old_folder_a_killed_writer_had_moved_aside_is_put_back_first(cwd, legacy):
+    """Where the file system has no exchange rename, the old folder goes into the temporary folder before the new
+    one comes in; a SIGKILL between the two left no output at the target (an older probekit did so everywhere: its
+    temporary folders are named ``.<target>.<pid>-<host>.<random>.tmp``). The next write of it (or a sweep) puts
+    the old folder back before anything else; once the new one is in place, the old one goes with its folder."""
+    for text in ("old\n", "new\n"):
+        with atomic.atomic_path(cwd / "out", kind="results") as tmp:
+            tmp.mkdir()
+            (tmp / "rows.jsonl").write_text(text)
+        if text == "old\n":
+            before, dead = listing(cwd / "out"), _dead_pid()
+            holder = _leftover(cwd / f".out.{dead}-{atomic._HOST}.x1.tmp", dead, atomic._HOST) if legacy else \
+                _holder(cwd, dead)
+            os.rename(cwd / "out", holder / ".old")
+            assert atomic.remove_stale(cwd, "out") == [holder.name]
+            assert listing(cwd / "out") == before and not holder.exists()
+    holder = _holder(cwd, _dead_pid())
+    (holder / ".old").mkdir()
+    assert atomic.remove_stale(cwd) == [holder.name] and (cwd / "out" / "rows.jsonl").read_text() == "new\n"
+
+
+def test_a_file_a_killed_writer_put_in_place_is_recorded_first_and_only_those_bytes(cwd):
+    """Killed between its rename and its ledger, a writer left its new file unrecorded: the next write refused it as
+    changed by the user. Its temporary folder records the bytes it put in place (size and sha256); the next write
+    records them first. A file whose bytes changed since is still refused."""
+    from probekit.outputs.marker import digest
+
+    atomic.write_text(cwd / "out", "old\n")
+    (cwd / "new").write_text("new\n")
+    pending = json.dumps(list(digest(cwd / "new")))
+    os.unlink(cwd / "new")
+    for text in ("new\n", "the user's\n"):
+        holder = _holder(cwd, _dead_pid())
+        (holder / ".pending").write_text(pending)
+        (cwd / "out").write_text(text)
+        if text == "new\n":
+            atomic.write_text(cwd / "out", "next\n")
+            assert (cwd / "out").read_text() == "next\n" and not holder.exists()
+    with pytest.raises(outputs.OutputError, match="its bytes changed since probekit wrote it"):
+        atomic.write_text(cwd / "out", "next\n")
+    assert (cwd / "out").read_text() == "the user's\n"
