@@ -16,6 +16,7 @@ only the stages it ran."""
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import subprocess
@@ -206,9 +207,29 @@ def composed(project: Path, sets: list[str]) -> dict:
                     raise UsageError(f"{project / 'params.yaml'}: cannot apply -S {override} to it (a key it does not "
                                      f"have: add it to params.yaml, e.g. `limit: null`), then run probes run "
                                      f"again") from None
-            params = read_params(out).data
+            params = _named(read_params(project / "params.yaml").data, read_params(out).data, sets)
     listed_once(params, str(project / "params.yaml"))
     return params
+
+
+def _named(params: dict, applied: dict, sets: list[str]) -> dict:
+    """``params`` with each key an override of ``sets`` names as DVC's ``apply_overrides`` left it in ``applied``
+    (removed where it is gone), and no other: DVC reads and writes YAML 1.2, so a key it did not touch may come back
+    retyped (``0755``)."""
+    out = copy.deepcopy(params)
+    for override in sets:
+        *above, last = override.lstrip("~+").partition("=")[0].split(".")
+        here, there = out, applied
+        for part in above:   # DVC applied it: each mapping above the key is one in ``applied``
+            there = there[part]
+            if not isinstance(here.get(part), dict):
+                here[part] = {}
+            here = here[part]
+        if last in there:
+            here[last] = copy.deepcopy(there[last])
+        else:
+            here.pop(last, None)
+    return out
 
 
 def write_params(project: Path, params: dict, base: dict, *, write: bool = True) -> list[str]:

