@@ -86,11 +86,16 @@ def target(path: str | os.PathLike) -> Path:
 
 def writable(path: str | os.PathLike, command: str, what: str) -> None:
     """Refuse a read-only file ``command`` would change (``what``: the keys or the edit): no write permission for
-    anyone, or none for this user. Read-only is the user's way of saying keep it: it is never made writable."""
+    anyone, or none for this user. Read-only is the user's way of saying keep it: it is never made writable. A file
+    with other hard links is refused too: the atomic replace would leave them holding the old text."""
     real = target(path)
     if real.is_file() and (not os.access(real, os.W_OK) or not real.stat().st_mode & 0o222):
         raise UsageError(f"{path}: is read-only; {command} edits it ({clipped(what, 2 * SHOWN)}): make it writable "
                          f"(chmod u+w) and run {command} again, or make the change by hand")
+    if real.is_file() and real.stat().st_nlink > 1:   # an atomic replace would part it from its other names
+        raise UsageError(f"{path}: has {real.stat().st_nlink - 1} other hard link(s); {command} replaces the file "
+                         f"whole, which would leave them with the old text: make it a symbolic link or a file of "
+                         f"its own, or make the change ({clipped(what, 2 * SHOWN)}) by hand")
 
 
 def _write(path: Path, text: str | None, command: str, what: str, newline: str = "\n") -> None:

@@ -148,3 +148,13 @@ def test_windows_line_ends_are_kept(tmp_path):
     path.write_bytes(b"# mine\r\na: 1\r\n")
     userfile.edit_yaml(path, {"a": 1, "b": 2}, base={"a": 1}, command="probes x")
     assert path.read_bytes() == b"# mine\r\na: 1\r\nb: 2\r\n"
+
+
+def test_a_hard_linked_file_is_refused(tmp_path):
+    """An atomic replace gives the name a new file: the file's other hard links would keep the old text, silently."""
+    path, other = tmp_path / "params.yaml", tmp_path / "backup.yaml"
+    path.write_text("a: 1\n")
+    os.link(path, other)
+    with pytest.raises(UsageError, match=rf"^{path}: has 1 other hard link\(s\); probes x replaces the file whole"):
+        userfile.edit_yaml(path, {"a": 2}, base={"a": 1}, command="probes x")
+    assert other.read_text() == path.read_text() == "a: 1\n"
