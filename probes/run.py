@@ -5,8 +5,10 @@ family and records the others as skipped. At the end it prints the model's resul
 and where the full reports are. Argparse and checks only: the table is :mod:`evaluators.shared.model_summary`.
 
 The experiment is what ``dvc exp run -S '++models.<name>=<id>' <targets>`` makes, in three steps: params.yaml
-composed with the overrides as that command composes it (DVC's own Hydra composition: :func:`composed`,
-:func:`write_params`), ``dvc repro <targets>``, ``dvc exp save <targets>``. Not ``dvc exp run`` itself: before
+changed as that command changes it (DVC's own Hydra composition: :func:`composed`), ``dvc repro <targets>``, ``dvc
+exp save <targets>``. params.yaml is the user's file too: only the keys the run's own overrides change are written
+into it (:func:`write_params`), its comments and hand edits kept, a hand edit of such a key refused; an edit of
+conf/ that params.yaml does not hold yet is not brought in (it looks the same as a hand edit of params.yaml). Not ``dvc exp run`` itself: before
 reproducing, it checks out every output of the targets and their upstream stages, and a stage that never ran (each
 of the new model's) has no hash in dvc.lock to check out, so DVC warns "No file hash info found ... It won't be
 created" once per output of the new model; ``dvc repro`` runs those stages instead, and ``dvc exp save`` records
@@ -14,6 +16,7 @@ only the stages it ran."""
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import subprocess
@@ -23,6 +26,7 @@ from pathlib import Path
 from probekit.errors import ProbekitError, UsageError, shown
 from evaluators.protocols import of_report, reported
 from probekit.recompose import listed_once, made_with
+from probekit.userfile import edit_yaml
 from probes.options import edits, positive
 from probes.progress import Progress, follow
 
@@ -175,39 +179,70 @@ def dvc_command(args, models: dict, keep: list[str] = (), runs: dict | None = No
     return key, sets, targets
 
 
-def composed(project: Path, sets: list[str]) -> str | None:
-    """params.yaml's text as ``dvc exp run -S <sets>`` composes it from conf/ (DVC's own Hydra composition,
-    :func:`probekit.params.compose`), its probe lists checked by probekit (:func:`probekit.recompose.listed_once`)
-    before dvc meets them: composed once, so the check reads what :func:`write_params` writes. None where the
-    project composes no params (no conf/config.yaml): params.yaml is checked as it is."""
+def composed(project: Path, sets: list[str]) -> dict:
+    """The params ``dvc exp run -S <sets>`` gives the stages: conf/ composed with them (DVC's own Hydra composition,
+    :func:`probekit.params.compose`), else (no conf/config.yaml: params.yaml written by hand) params.yaml with them
+    applied (DVC's ``apply_overrides``, what ``dvc exp run`` does without Hydra); its probe lists checked by
+    probekit (:func:`probekit.recompose.listed_once`) before dvc meets them."""
     import tempfile
 
     from probekit.params import compose, read_params
 
-    if not (project / "conf" / "config.yaml").is_file():
-        listed_once(read_params(project / "params.yaml").data, str(project / "params.yaml"))
-        return None
-    with tempfile.TemporaryDirectory(prefix="probekit-run-") as tmp:
-        out = Path(tmp) / "params.yaml"
-        listed_once(compose(project / "conf", sets, out=out), f"{project / 'conf'} (as dvc exp run composes it)")
-        return out.read_text(encoding="utf-8")
+    if (project / "conf" / "config.yaml").is_file():
+        params = compose(project / "conf", sets)
+        listed_once(params, f"{project / 'conf'} (as dvc exp run composes it)")
+        return params
+    if not sets:
+        params = read_params(project / "params.yaml").data
+    else:
+        from dvc.exceptions import InvalidArgumentError
+        from dvc.utils.hydra import apply_overrides
+
+        with tempfile.TemporaryDirectory(prefix="probekit-run-") as tmp:
+            out = Path(tmp) / "params.yaml"
+            shutil.copyfile(project / "params.yaml", out)
+            for override in sets:   # one at a time, to name the one DVC cannot apply
+                try:
+                    apply_overrides(out, [override])
+                except InvalidArgumentError:
+                    raise UsageError(f"{project / 'params.yaml'}: cannot apply -S {override} to it (a key it does not "
+                                     f"have: add it to params.yaml, e.g. `limit: null`), then run probes run "
+                                     f"again") from None
+            params = _named(read_params(project / "params.yaml").data, read_params(out).data, sets)
+    listed_once(params, str(project / "params.yaml"))
+    return params
 
 
-def write_params(project: Path, sets: list[str], text: str | None) -> None:
-    """params.yaml as ``dvc exp run -S <sets>`` writes it: ``text`` (:func:`composed`), else (no conf/) params.yaml
-    with the overrides applied (DVC's ``apply_overrides``, what ``dvc exp run`` does without Hydra); atomically, so
-    an interrupted run leaves the old file whole."""
-    from probekit.outputs.atomic import atomic_path
-
-    target = project / "params.yaml"
-    with atomic_path(target, edit=True) as tmp:
-        if text is not None:
-            tmp.write_text(text, encoding="utf-8", newline="\n")
+def _named(params: dict, applied: dict, sets: list[str]) -> dict:
+    """``params`` with each key an override of ``sets`` names as DVC's ``apply_overrides`` left it in ``applied``
+    (removed where it is gone), and no other: DVC reads and writes YAML 1.2, so a key it did not touch may come back
+    retyped (``0755``)."""
+    out = copy.deepcopy(params)
+    for override in sets:
+        *above, last = override.lstrip("~+").partition("=")[0].split(".")
+        here, there = out, applied
+        for part in above:   # DVC applied it: each mapping above the key is one in ``applied``
+            there = there[part]
+            if not isinstance(here.get(part), dict):
+                here[part] = {}
+            here = here[part]
+        if last in there:
+            here[last] = copy.deepcopy(there[last])
         else:
-            from dvc.utils.hydra import apply_overrides
+            here.pop(last, None)
+    return out
 
-            shutil.copyfile(target, tmp)
-            apply_overrides(tmp, sets)
+
+def write_params(project: Path, params: dict, base: dict, *, write: bool = True) -> list[str]:
+    """params.yaml changed from ``base`` to ``params``, as ``dvc exp run -S`` changes it: ``params`` is the run's
+    composition (:func:`composed` of its overrides), ``base`` the composition of the overrides that stand for the
+    workspace as it is (:func:`carried`), so what differs is what the run's own overrides change (the model, its
+    papers' lists, --device, --limit). Only those keys are written, into params.yaml as it is
+    (:func:`probekit.userfile.edit_yaml`): its comments and hand edits elsewhere kept (``scoring.batch_size: 4``
+    stays), a hand edit of a key the run changes refused in one line, a read-only file refused, a link written
+    through, atomically, under the folder's lock. ``write=False``: checked, not written. Returns the keys."""
+    return edit_yaml(project / "params.yaml", params, base=base, command="probes run", write=write,
+                     advice="make the edit in conf/ instead (or undo it), then run probes run again").keys
 
 
 def _check_project(project: Path):
@@ -235,9 +270,12 @@ def _run(args) -> int:
 
     project = Path(args.project)
     data = _check_project(project).data
-    key, sets, targets = dvc_command(args, data.get("models") or {}, carried(project, data), data.get("runs"),
+    keep = carried(project, data)
+    key, sets, targets = dvc_command(args, data.get("models") or {}, keep, data.get("runs"),
                                      {name: data.get(name) for names in TABLE_LISTS.values() for name in names})
     params = composed(project, sets)
+    base = composed(project, keep) if sets != keep else params
+    write_params(project, params, base, write=False)   # a hand edit the run would lose: refused before any work
     steps = [["dvc", "repro", *targets], ["dvc", "exp", "save", *targets]]
     if sets:
         print("params.yaml, as `dvc exp run` composes it: " + " ".join(f"-S {s}" for s in sets), flush=True)
@@ -245,8 +283,7 @@ def _run(args) -> int:
         print("$ " + " ".join(cmd), flush=True)
     if args.dry_run:
         return 0
-    if sets:
-        write_params(project, sets, params)
+    write_params(project, params, base)
     dvc = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
     # dvc's output passes through, a `[k] stage` line as each stage starts; a signal ends dvc and its stage first
     code = follow([dvc, *steps[0][1:]], sys.stdout, Progress(sys.stdout), cwd=project)

@@ -1,8 +1,9 @@
 """A new probe made from an existing one (``probes new NAME --from PROBE``): ``generators/PROBE/`` copied to
 ``generators/NAME/`` with the probe renamed inside, NAME added to PROBE's list ``probes.<format>`` and given an
-empty section in conf/config.yaml (:mod:`.conf_text`: its probe.yaml's defaults apply), and params.yaml composed
-again, its hand edits kept (:mod:`probekit.recompose`). All or nothing: on any error no folder is left and neither
-params file changes; a read-only one is refused before any change."""
+empty section in conf/config.yaml (:mod:`.conf_text`: its probe.yaml's defaults apply), and params.yaml changed as
+its composition changes, its comments and hand edits kept (:mod:`probekit.userfile`, the one writer of the user's
+files). All or nothing: on any error no folder is left and neither params file changes; a read-only one is refused
+before any change; two at once run one after the other."""
 
 from __future__ import annotations
 
@@ -19,12 +20,11 @@ import yaml
 
 from generators.shared.conf_text import add_probe
 from generators.shared.registry import MODULE, TEMPLATE
-from probekit import yamlfile
-from probekit.outputs import atomic
+from probekit import userfile, yamlfile
 from probekit.errors import ParamsError, UsageError
 from probekit.names import why_invalid
 from probekit.params import SECTIONS, compose, probes_in
-from probekit.recompose import hand_edits, listed_once, made_with, reapplied, yaml_text
+from probekit.recompose import hand_edits, listed_once, made_with
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 FORMATS = ("mc_mlm", "mc_qa")
@@ -124,15 +124,6 @@ def _compose(root: Path, conf_text: str, work: Path, overrides: Sequence[str]) -
     return compose(conf, overrides)
 
 
-def _writable(paths: Sequence[Path]) -> None:
-    """Refuse a read-only file ``probes new`` would replace (no write permission for anyone, or none for this
-    user), before any change: it is the user's way of saying keep it."""
-    for path in paths:
-        if path.is_file() and (not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222):
-            raise UsageError(f"{path}: read-only; probes new rewrites it (adding the probe): make it writable "
-                             f"(chmod u+w) and run probes new again, or add the probe by hand (docs/adding-a-probe.md)")
-
-
 def _theirs(exc: BaseException, copies: dict[Path, Path]) -> BaseException:
     """``exc`` (raised while working on the temporary ``copies``) as the user's paths say it: a copy's path replaced
     by the path it stands for, a failed copy said of the user's file."""
@@ -161,9 +152,11 @@ def _theirs(exc: BaseException, copies: dict[Path, Path]) -> BaseException:
 def new_probe(name: str, source: str, root: Path | str = ".") -> tuple[Path, Path, Path, list[str]]:
     """Make probe ``name`` from probe ``source`` in the project at ``root``; returns what it wrote,
     ``generators/<name>/``, conf/config.yaml and params.yaml, and the keys of params.yaml's hand edits it kept.
-    params.yaml is composed again with the profile it names, and every hand edit of it (:mod:`probekit.recompose`)
-    applied again, or refused naming the keys where the new composition changes them too. Refuses a bad or taken
-    name, a source that is not an MC-MLM or MC-QA probe of the params lists, and a read-only params file."""
+    params.yaml changes as conf/'s composition (with the profile it names) changes, every other key of it kept as the
+    user left it (:func:`probekit.userfile.edit_yaml`: comments, hand edits), or the change is refused naming the
+    keys where it meets a hand edit. Refuses a bad or taken name, a source that is not an MC-MLM or MC-QA probe of the
+    params lists, and a read-only params file. The project's lock (:func:`probekit.userfile.locked`) is held from the
+    first read to the last write: two ``probes new`` at once run one after the other, each probe kept."""
     root = Path(root)
     conf_path, params_path = root / CONF, root / PARAMS
     if not conf_path.is_file():
@@ -172,7 +165,14 @@ def new_probe(name: str, source: str, root: Path | str = ".") -> tuple[Path, Pat
     if source not in probes:
         raise UsageError(f"--from {source}: no probe folder generators/{source} (with {TEMPLATE} and {MODULE}.py); "
                          f"the probes are {', '.join(probes)}")
-    _writable([conf_path, params_path])
+    with userfile.locked(root):
+        return _new_probe(name, source, root)
+
+
+def _new_probe(name: str, source: str, root: Path) -> tuple[Path, Path, Path, list[str]]:
+    conf_path, params_path = root / CONF, root / PARAMS
+    for path in (conf_path, params_path):
+        userfile.writable(path, "probes new", f"adding the probe {name}")
     conf_text = conf_path.read_text(encoding="utf-8")
     conf = _read(conf_path, str(CONF))
     params = _read(params_path, str(PARAMS)) if params_path.is_file() else {}
@@ -180,31 +180,38 @@ def new_probe(name: str, source: str, root: Path | str = ".") -> tuple[Path, Pat
     fmt = _format_of(conf, source)
     edited = add_probe(conf_text, fmt, name, source, str(CONF))
     sets, before = made_with(root / "conf", params)
-    edits = hand_edits(params, before) if params_path.is_file() else []
+    existed = params_path.is_file()
+    base = before if existed else {}
     folder = root / "generators" / name
     try:
         work = Path(tempfile.mkdtemp(prefix=f".probes-new-{name}-", dir=root))
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(root.resolve())) from None
+
+    def params_edit(write: bool) -> userfile.Edited:
+        return userfile.edit_yaml(params_path, composed, base=base, command="probes new", write=write,
+                                  advice="make the edit in conf/ instead, then run probes new again",
+                                  check=lambda data: listed_once(data, f"{params_path} as probes new would write it"))
+
     try:
         try:
             _copy(root / "generators" / source, work / name, name)
-            composed = reapplied(edits, before, _compose(root, edited, work, sets), str(params_path), "probes new")
+            composed = _compose(root, edited, work, sets)
             if name not in ((composed.get("probes") or {}).get(fmt) or []):
                 raise ParamsError(f"{CONF}: {name} added to probes.{fmt}, but the composed params do not list it "
                                   f"(a profile overrides probes.{fmt}?): add it there by hand")
-            listed_once(composed, f"{params_path} as probes new would write it")
-            text = yaml_text(composed)
+            planned = params_edit(write=False)   # a hand edit it would lose: refused before any change
             os.replace(work / name, folder)
         except Exception as exc:
             raise _theirs(exc, {work / name: folder, work / "conf": root / "conf", work: root}) from exc
         try:
-            atomic.write_text(conf_path, edited, edit=True)
-            atomic.write_text(params_path, text, edit=True)
+            userfile.edit_text(conf_path, lambda _: edited, command="probes new", what=f"adding the probe {name}")
+            params_edit(write=True)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
-            atomic.write_text(conf_path, conf_text, edit=True)
+            userfile.edit_text(conf_path, lambda _: conf_text, command="probes new", what="undoing its edit")
             raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return folder, conf_path, params_path, [e.key for e in edits]
+    kept = [e.key for e in hand_edits(planned.before, before)] if existed else []
+    return folder, conf_path, params_path, kept

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from probekit import yamlfile
-from probekit.outputs.atomic import write_text
+from probekit.userfile import edit_yaml
 from probekit.errors import SHOWN, ProbekitError, clipped, shown
 
 COMPRESSIONS = (None, "gzip", "zip")
@@ -169,12 +169,13 @@ def _read_local(manifest: str | os.PathLike) -> tuple[Path, dict]:
     return local, data
 
 
-def _write_local(local: Path, data: dict) -> Path:
-    """Write (atomically) or, when ``data`` is empty, remove this checkout's local settings."""
-    if data:
-        write_text(local, _LOCAL_HEADER + yaml.safe_dump(data, sort_keys=False), edit=True)   # this checkout's settings
-    else:
-        local.unlink(missing_ok=True)
+def _write_local(local: Path, data: dict, new: dict, command: str) -> Path:
+    """Change this checkout's local settings from ``data`` (as read) to ``new``: only the keys that differ are
+    written, the user's comments and other keys kept (:func:`probekit.userfile.edit_yaml`); a file left holding no
+    key and no line but probekit's header is removed (it holds nothing of the user's), one with a comment of the
+    user's is kept."""
+    edit_yaml(local, new, base=data, command=command, header=_LOCAL_HEADER, drop_empty=True,
+              advice="another command changed it meanwhile? run the command again")
     return local
 
 
@@ -198,12 +199,12 @@ def set_mirror(manifest: str | os.PathLike, folder: str | os.PathLike | None) ->
     kept); returns the local settings file."""
     local, data = _read_local(manifest)
     if folder is None:
-        data.pop("mirror", None)
-        return _write_local(local, data)
+        return _write_local(local, data, {k: v for k, v in data.items() if k != "mirror"}, "probes sources mirror")
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise FetchError(f"mirror {folder}: no such folder")
-    return _write_local(local, {"mirror": str(folder), **{k: v for k, v in data.items() if k != "mirror"}})
+    return _write_local(local, data, {"mirror": str(folder), **{k: v for k, v in data.items() if k != "mirror"}},
+                        "probes sources mirror")
 
 
 def recorded_checksums(manifest: str | os.PathLike) -> dict[str, dict[str, str]]:
@@ -234,6 +235,6 @@ def record_checksums(manifest: str | os.PathLike, source: str, digests: dict[str
     the mirror and every other record; returns the local settings file."""
     recorded_checksums(manifest)  # a malformed file is an error, never overwritten
     local, data = _read_local(manifest)
-    checksums = data.setdefault("checksums", {})
+    checksums = dict(data.get("checksums") or {})
     checksums[source] = {**(checksums.get(source) or {}), **digests}
-    return _write_local(local, data)
+    return _write_local(local, data, {**data, "checksums": checksums}, "probes sources fetch")

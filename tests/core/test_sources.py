@@ -502,3 +502,42 @@ def test_first_download_of_an_unconfirmed_file_is_refused_then_recorded_then_ver
     with pytest.raises(ChecksumError, match=sha(changed)):
         fetching.fetch(sources.with_recorded(sources.load_manifest(manifest)["toy"], manifest), tmp_path / "out",
                        progress=False)
+
+
+LOCAL_BY_HAND = """\
+# my NAS, mounted on Mondays (this line is mine)
+mirror: /nas/old   # the old mirror
+checksums:
+  toy:
+    a.jsonl: {digest}   # checked by hand on 2024-05-01
+"""
+
+
+def test_mirror_and_unset_keep_the_users_comments_and_keys(tmp_path, monkeypatch, capsys):
+    """The finding: `probes sources mirror` rewrote sources.local.yaml without its comments, and `--unset` deleted a
+    commented one whole. Now only the `mirror` key changes; `--unset` removes it alone, and the file stays while it
+    holds anything of the user's (a key, a comment)."""
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"sha256": "unconfirmed"}, "b.jsonl": {}}))
+    local = tmp_path / "sources.local.yaml"
+    local.write_text(LOCAL_BY_HAND.format(digest=sha(b"x")))
+    (tmp_path / "kept").mkdir()
+    assert main(["sources", "mirror", str(tmp_path / "kept"), "--manifest", str(manifest)]) == 0
+    text = local.read_text()
+    assert text == LOCAL_BY_HAND.format(digest=sha(b"x")).replace("/nas/old   # the old mirror",
+                                                                  f"{tmp_path / 'kept'} # the old mirror")
+    assert main(["sources", "mirror", "--unset", "--manifest", str(manifest)]) == 0
+    assert local.read_text() == "# my NAS, mounted on Mondays (this line is mine)\n" + "\n".join(
+        LOCAL_BY_HAND.format(digest=sha(b"x")).splitlines()[2:]) + "\n"
+    local.write_text("# my NAS, mounted on Mondays\nmirror: /nas/old\n")   # a comment alone is the user's too
+    assert main(["sources", "mirror", "--unset", "--manifest", str(manifest)]) == 0
+    assert local.read_text() == "# my NAS, mounted on Mondays\n"
+
+
+def test_recorded_checksums_keep_the_users_comments(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROBES_MIRROR", raising=False)
+    manifest = write_manifest(tmp_path, entry(**{"a.jsonl": {"sha256": "unconfirmed"}, "b.jsonl": {}}))
+    local = tmp_path / "sources.local.yaml"
+    local.write_text(LOCAL_BY_HAND.format(digest=sha(b"x")))
+    sources.record_checksums(manifest, "other", {"c.jsonl": sha(b"z")})
+    assert local.read_text() == LOCAL_BY_HAND.format(digest=sha(b"x")) + f"  other:\n    c.jsonl: {sha(b'z')}\n"
