@@ -1,12 +1,12 @@
 """The commands ``probes`` starts (``dvc`` for ``probes run`` and ``probes rehearse``) stay ours and stop within
-seconds of a Ctrl-C. Each runs in a process group of its own. The first SIGINT or SIGTERM sent to ``probes`` while it
-runs goes to that whole group (the stage ``dvc`` runs, and its own children, as a Ctrl-C in a terminal reaches them,
-so they can clean up), and SIGTERM to the command itself, which a Python command (``dvc``) takes as a Ctrl-C
-(:data:`STOPPABLE`): DVC ignores SIGINT while a stage runs and, under ``--keep-going``, would start the next stage.
-The group then has :data:`GRACE` seconds to end, :data:`SHORT` after a second signal, before the rest is killed
-(SIGKILL). Once no process of it is left, :class:`Interrupted` is raised. A caller that has something to write first
-(a partial report) catches it, writes, and raises it again; probes/main.py exits 128 + the signal's number: 130
-(SIGINT), 143 (SIGTERM).
+seconds of a Ctrl-C. Each runs in a process group of its own. The first SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to
+``probes`` while it runs goes to that whole group (the stage ``dvc`` runs, and its own children, as a Ctrl-C in a
+terminal reaches them, so they can clean up), and SIGTERM to the command itself, which a Python command (``dvc``)
+takes as a Ctrl-C (:data:`STOPPABLE`): DVC ignores SIGINT while a stage runs and, under ``--keep-going``, would
+start the next stage. The group then has :data:`GRACE` seconds to end, :data:`SHORT` after a second signal, before
+the rest is killed (SIGKILL). Once no process of it is left, :class:`Interrupted` is raised. A caller that has
+something to write first (a partial report) catches it, writes, and raises it again; probes/main.py exits 128 + the
+signal's number: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), 131 (SIGQUIT).
 
 POSIX (Linux, macOS). Elsewhere, or off the main thread (where Python cannot install signal handlers), the command
 runs as :func:`subprocess.run` runs it, in this process's group."""
@@ -25,7 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, n))
+"""What stops the command: Ctrl-C, ``kill``, the terminal closed (an ssh session dropped), Ctrl-\\. Python's default
+for the last two kills ``probes`` at once, which left ``dvc`` (in a group of its own) running on, its locks taken."""
 GRACE = 5.0
 """Seconds the command's group has to end after the first signal (or once the caller failed), before the rest is
 killed (SIGKILL): a stage's cleanup."""
@@ -165,8 +167,10 @@ class _Ending:
 
 
 def _stop(proc: subprocess.Popen, signum: int, nth: int, ending: _Ending) -> None:
-    """The ``nth`` signal ``signum`` to ``probes``: to the command's group; the first also as SIGTERM to the command
-    itself (:data:`STOPPABLE`), with :data:`GRACE` for the group to end, a later one with :data:`SHORT`."""
+    """The ``nth`` signal ``signum`` to ``probes``: to the command's group (SIGINT as it is, any other as SIGTERM, which
+    a stage run by ``probes`` unwinds on); the first also as SIGTERM to the command itself (:data:`STOPPABLE`), with
+    :data:`GRACE` for the group to end, a later one with :data:`SHORT`."""
+    signum = signum if signum == signal.SIGINT else signal.SIGTERM
     _signal(proc.pid, signum)
     if nth == 1 and signum != signal.SIGTERM and proc.returncode is None:   # not reaped: its pid is its own
         try:

@@ -89,10 +89,21 @@ def _descendants(pid: int) -> list[int]:
         return []
 
 
-def _ctrl_c(cmd: list[str], env: dict, log: Path, out: Path, twice: bool = False) -> tuple[int, list[str]]:
-    """``cmd`` started in a session of its own; once two stages have started, SIGINT to its whole process group
-    (``twice``: again half a second later); its exit status (None: still running 30 s after) and the stages that
-    started. What the test started is killed after, by pid."""
+def _running(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _ctrl_c(cmd: list[str], env: dict, log: Path, out: Path, twice: bool = False,
+            signum: int = signal.SIGINT) -> tuple[int, list[str]]:
+    """``cmd`` started in a session of its own; once two stages have started, ``signum`` (SIGINT: a Ctrl-C) to its
+    whole process group (``twice``: again half a second later); its exit status (None: still running 30 s after) and
+    the stages that started, each of which must have ended with it. What the test started is killed after, by
+    pid."""
     with open(out, "w") as fh:
         proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     started: list[int] = []
@@ -104,15 +115,18 @@ def _ctrl_c(cmd: list[str], env: dict, log: Path, out: Path, twice: bool = False
             time.sleep(0.05)
         time.sleep(0.3)
         started = _descendants(proc.pid)
-        os.killpg(proc.pid, signal.SIGINT)   # the terminal's Ctrl-C: every process of the foreground group
+        os.killpg(proc.pid, signum)   # the terminal's Ctrl-C: every process of the foreground group
         if twice:
             time.sleep(0.5)
-            os.killpg(proc.pid, signal.SIGINT)
+            os.killpg(proc.pid, signum)
         try:
             code = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             code = None
-        return code, [line.split()[0] for line in log.read_text().splitlines()]
+        stages = [line.split() for line in log.read_text().splitlines()]
+        left = [name for name, pid in stages if _running(int(pid))]
+        assert code is None or not left, f"still running after it ended ({code}): {left}\n{out.read_text()}"
+        return code, [name for name, _ in stages]
     finally:
         for pid in [proc.pid, *started, *_descendants(proc.pid),
                     *(int(line.split()[1]) for line in (log.read_text() if log.is_file() else "").splitlines())]:
@@ -172,13 +186,18 @@ def _run_project(tmp_path: Path) -> tuple[Path, list[str]]:
                   str(tmp_path / "tiny"), "--probes", "olmpics"]
 
 
-def test_ctrl_c_stops_probes_run_in_its_stage(tmp_path):
+@pytest.mark.parametrize("signum", [pytest.param(signal.SIGINT, id="ctrl-c"), pytest.param(signal.SIGHUP, id="hangup"),
+                                    pytest.param(signal.SIGQUIT, id="ctrl-backslash")])
+def test_ctrl_c_stops_probes_run_in_its_stage(tmp_path, signum):
+    """Also the terminal closed (an ssh session dropped: SIGHUP) and Ctrl-\\ (SIGQUIT): Python's default ended
+    `probes` at once, and dvc, in a group of its own, ran on with its stage and its locks."""
     root, cmd = _run_project(tmp_path)
     out = tmp_path / "out.txt"
     env = dict(dvc_env(), PATH=f"{Path(sys.executable).parent}{os.pathsep}{dvc_env()['PATH']}")
-    code, ran = _ctrl_c(cmd, env, tmp_path / "stages.log", out)
-    assert len(ran) == 2, f"stages started after the Ctrl-C: {ran}\n{out.read_text()}"
-    assert code == 130 and out.read_text().splitlines()[-1] == "probes run: interrupted", out.read_text()
+    code, ran = _ctrl_c(cmd, env, tmp_path / "stages.log", out, signum=signum)
+    assert len(ran) == 2, f"stages started after the signal: {ran}\n{out.read_text()}"
+    said = "interrupted" if signum == signal.SIGINT else "terminated"
+    assert code == 128 + signum and out.read_text().splitlines()[-1] == f"probes run: {said}", out.read_text()
     _no_lock_left(root)
 
 
