@@ -27,6 +27,7 @@ from probekit.errors import ProbekitError, UsageError, shown
 from evaluators.protocols import of_report, reported
 from probekit.recompose import listed_once, made_with
 from probekit.userfile import edit_yaml
+from probes import children
 from probes.options import edits, positive
 from probes.progress import Progress, follow
 
@@ -290,8 +291,10 @@ def _run(args) -> int:
     if code != 0:
         raise ProbekitError(f"dvc repro failed (exit {code}); its output is above. Fix the cause and "
                             f"run the same probes run again: stages already done are not repeated")
-    saved = subprocess.run([dvc, *steps[1][1:]], cwd=project, capture_output=True, text=True)
-    print(saved.stdout.strip() or saved.stderr.strip(), flush=True)
+    with children.started([dvc, *steps[1][1:]], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as saved:   # its own group too: a Ctrl-C lets it unwind (its stash, its refs)
+        out, err = saved.communicate()
+    print(out.strip() or err.strip(), flush=True)
     if saved.returncode != 0:
         raise ProbekitError(f"dvc exp save failed (exit {saved.returncode}): the results are in the workspace, not "
                             f"yet an experiment; run `dvc exp save {' '.join(targets)}` in {project}")

@@ -34,6 +34,15 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and not multiprocessing.current_process().daemon
 
 
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End ``pool`` now: its queued runs cancelled, its workers terminated (they hold nothing but their run), so
+    that a Ctrl-C or a failed run does not wait for every run still queued (the pool's own exit would)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())   # no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+
+
 def each(work: Callable[[int], T], n: int, processes: int, done: Callable[[], None] | None = None,
          cost: Callable[[int], float] | None = None) -> list[T]:
     """``[work(0), ..., work(n - 1)]``, on up to ``processes`` forked processes of one intra-op thread each (one after
@@ -41,7 +50,7 @@ def each(work: Callable[[int], T], n: int, processes: int, done: Callable[[], No
     what it closes over and return picklable values; ``done()`` is called as each run ends (a progress bar);
     ``cost(i)``: run ``i``'s expected time, the costliest handed out first (so that the last runs are short and the
     processes end together). A run's exception is raised here; a child that dies (killed, out of memory) is
-    ``BrokenProcessPool``."""
+    ``BrokenProcessPool``. Either, or a Ctrl-C, ends the other runs at once (:func:`_stop`)."""
     global _WORK
     processes = min(processes, n)
     if processes <= 1 or not can_fork():
@@ -58,11 +67,15 @@ def each(work: Callable[[int], T], n: int, processes: int, done: Callable[[], No
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
                                  initializer=_one_thread) as pool:
             order = sorted(range(n), key=lambda i: -cost(i)) if cost is not None else range(n)
-            for future in as_completed([pool.submit(_one, i) for i in order]):
-                i, result = future.result()
-                results[i] = result
-                if done is not None:
-                    done()
+            try:
+                for future in as_completed([pool.submit(_one, i) for i in order]):
+                    i, result = future.result()
+                    results[i] = result
+                    if done is not None:
+                        done()
+            except BaseException:
+                _stop(pool)
+                raise
     finally:
         _WORK = None
     return results
