@@ -56,5 +56,5 @@ def not_ours(folder, most: int | None = None) -> list[str]:
 
 __all__ = ["KINDS", "LEDGER", "MARKER", "MarkerError", "OutputError", "check_file", "check_replace", "checked_text",
            "claim", "claim_file", "claim_into", "claims", "discard", "file_kind", "forbidden", "forget_loose",
-           "inside_writing", "inventory", "mark_store", "non_regular", "normal", "not_empty", "not_ours", "record_loose",
-           "write_marker", "writing"]
+           "inside_writing", "inventory", "mark_store", "non_regular", "normal", "not_empty", "not_ours",
+           "record_loose", "write_marker", "writing"]

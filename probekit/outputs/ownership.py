@@ -77,8 +77,8 @@ class Inventory:
     store (its own marker says so), ``stores``: stores inside it; ``repositories``: the repositories under it (at any
     depth: the name that makes one, or a bare repository's folder ending in ``/``, ``./`` for ``target`` itself);
     ``mounts``: the mount points under it (never walked into); ``special``: what is neither a regular file, a folder
-    nor a link (``fifo (a FIFO (named pipe))``); ``problems``: markers or ledgers probekit cannot read; ``files``/``size``: every file under it, and their
-    bytes (what replacing it deletes)."""
+    nor a link (``fifo (a FIFO (named pipe))``); ``problems``: markers or ledgers probekit cannot read;
+    ``files``/``size``: every file under it, and their bytes (what replacing it deletes)."""
 
     foreign: list[str] = field(default_factory=list)
     kinds: set[str] = field(default_factory=set)
