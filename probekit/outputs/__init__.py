@@ -9,8 +9,11 @@
   it; ``--force`` replaces it, after saying what that deletes (:mod:`.claim`).
 - A folder of one kind (a dataset, results, an export...) is replaced by a command of another kind only with
   ``--force``; a results store is only ever added to.
-- ``--force`` never crosses a repository: not a ``.git``, ``.dvc`` or ``.hg`` anywhere under the target, not the
-  project's own repository or DVC cache, nor any folder holding them (:mod:`.boundary`).
+- ``--force`` never crosses a repository, known by what it is (a ``.git``, ``.hg``, ``.svn``, ``.bzr``, ``.jj``,
+  ``_darcs``… anywhere under the target, a bare repository, a Fossil file), a DVC cache (every level of DVC's
+  configuration), Python's installs, a mount point, nor any folder holding them (:mod:`.boundary`).
+- Only regular files and folders are opened or replaced: a FIFO, socket or device is refused, ``--force`` or not,
+  and never waited on (:func:`non_regular`, :mod:`.regular`).
 - Outputs never overlap inputs (:mod:`.overlap`).
 """
 
@@ -40,6 +43,7 @@ from probekit.outputs.marker import (
     write_marker,
 )
 from probekit.outputs.ownership import file_kind, inventory
+from probekit.outputs.regular import non_regular
 from probekit.outputs.removal import discard
 
 
@@ -52,5 +56,5 @@ def not_ours(folder, most: int | None = None) -> list[str]:
 
 __all__ = ["KINDS", "LEDGER", "MARKER", "MarkerError", "OutputError", "check_file", "check_replace", "checked_text",
            "claim", "claim_file", "claim_into", "claims", "discard", "file_kind", "forbidden", "forget_loose",
-           "inside_writing", "inventory", "mark_store", "normal", "not_empty", "not_ours", "record_loose",
-           "write_marker", "writing"]
+           "inside_writing", "inventory", "mark_store", "non_regular", "normal", "not_empty", "not_ours",
+           "record_loose", "write_marker", "writing"]

@@ -26,7 +26,7 @@ from probekit.errors import ProbekitError, UsageError, clipped
 from probekit.outputs import overlap
 from probekit.outputs.boundary import absolute_path, forbidden
 from probekit.outputs.marker import KINDS, MarkerError, read_marker
-from probekit.outputs.ownership import Inventory, file_kind, inventory
+from probekit.outputs.ownership import REPOSITORIES, Inventory, file_kind, inventory
 
 log = logging.getLogger("probekit")
 SHOWN_ENTRIES = 3   # entries named in a refusal
@@ -121,9 +121,16 @@ def verdict(path: Path, kind: str, force: bool = False) -> str | None:
     inv = inventory(path)
     if inv.repositories:
         where = inv.repositories[0]
-        what = f"is a repository (it holds {where})" if "/" not in where else \
-            f"holds a repository ({clipped(where, 80)})"
+        what = ("is a repository (a bare git repository: HEAD, objects/, refs/)" if where == "./" else
+                f"is a repository (it holds {where})" if where in REPOSITORIES else
+                f"holds a repository ({clipped(where, 80)})")
         return f"{what}, so probekit will not write there, even with --force; give a new folder for the output"
+    if inv.mounts:
+        return (f"holds a mount point ({clipped(inv.mounts[0], 80)}), which probekit never replaces nor walks into, "
+                f"even with --force; give a new folder for the output")
+    if inv.special:
+        return (f"holds {clipped(inv.special[0], 120)}, and probekit replaces only regular files and folders, even "
+                f"with --force; give a new folder for the output, or move it out")
     if kind == "store":
         if inv.store or inv.empty:
             return None

@@ -1,12 +1,14 @@
 """Bytes that probekit wrote before its markers proved them: a DVC stage's output, as the project's ``dvc.lock``
-records it. Each stage is one ``probes`` command, so a file whose md5 is the one ``dvc.lock`` records for that path
-(a file output, or a file of a folder output, listed by the folder's ``.dir`` object in the DVC cache) was written by
-probekit; its kind is read from the stage's command (``probes generate`` writes a dataset). Nothing else counts: an
-older marker names files but proves no bytes.
+records it. A file whose md5 is the one ``dvc.lock`` records for that path (a file output, or a file of a folder
+output, listed by the folder's ``.dir`` object in the DVC cache) was written by probekit only when the stage that
+records it runs a ``probes`` command that writes that output, of that output's kind
+(:func:`probekit.outputs.stages.written_kind`): an output of a user's own stage (``python train.py``) is the user's,
+whatever DVC recorded. Nothing else counts: an older marker names files but proves no bytes.
 
 Read with the standard library only (no ``import dvc``: a check before any work stays fast): ``dvc.lock``'s
-``outs`` (``hash: md5``, DVC 3's plain md5 of the bytes), the cache folder from ``.dvc/config`` and
-``.dvc/config.local``, and the ``.dir`` object at ``files/md5/XX/…`` (DVC 3) or ``XX/…`` (DVC 2) in it.
+``outs`` (``hash: md5``, DVC 3's plain md5 of the bytes) and ``cmd``, a stage's ``wdir`` from ``dvc.yaml``, the
+cache folder from DVC's configuration (:mod:`probekit.outputs.dvcconfig`), and the ``.dir`` object at
+``files/md5/XX/…`` (DVC 3) or ``XX/…`` (DVC 2) in it.
 """
 
 from __future__ import annotations
@@ -15,17 +17,13 @@ import functools
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-COMMAND_KINDS = {"generate": "dataset", "tables": "tables", "evaluate": "results", "train": "results",
-                 "export": "export", "grid": "store", "publish": "dry-run"}
-"""The kind of a folder a stage's ``probes`` command writes; any other command's folder holds figures, and every
-file output is a ``file``."""
-
+from probekit.outputs import dvcconfig, stages
+from probekit.outputs.regular import open_regular
 
 @dataclass(frozen=True)
 class Out:
@@ -38,6 +36,8 @@ class Out:
     @property
     def is_dir(self) -> bool:
         return self.md5.endswith(".dir")
+
+
 
 
 def project_of(path: Path) -> Path | None:
@@ -66,7 +66,7 @@ def recorded_kind(path: Path) -> str | None:
 
 def covering(root: Path, path: Path) -> Out | None:
     """The output of ``root``'s ``dvc.lock`` that is ``path`` or a folder holding it."""
-    outs = _outs(root / "dvc.lock", *_stamp(root / "dvc.lock"))
+    outs = _outs(root / "dvc.lock", _stamp(root / "dvc.lock"), _stamp(root / "dvc.yaml"))
     for folder in (path, *path.parents):
         if folder in outs:
             return outs[folder]
@@ -83,7 +83,8 @@ def tree(root: Path, md5: str) -> dict[str, str] | None:
         return None
     for obj in (cache / "files" / "md5" / md5[:2] / md5[2:], cache / md5[:2] / md5[2:]):
         try:
-            data = obj.read_bytes()
+            with open_regular(obj) as f:
+                data = f.read()
         except OSError:
             continue
         if hashlib.md5(data).hexdigest() + ".dir" != md5:
@@ -97,35 +98,8 @@ def tree(root: Path, md5: str) -> dict[str, str] | None:
 
 
 def cache_dir(root: Path) -> Path | None:
-    """The DVC cache folder of the project at ``root``: ``cache.dir`` of ``.dvc/config.local`` or ``.dvc/config``
-    (relative to ``.dvc/``), else ``.dvc/cache``; None for a folder with no ``.dvc``."""
-    dvc = root / ".dvc"
-    if not dvc.is_dir():
-        return None
-    for name in ("config.local", "config"):
-        value = _ini_value(dvc / name, "cache", "dir")
-        if value:
-            return Path(os.path.normpath(dvc / os.path.expanduser(value)))
-    return dvc / "cache"
-
-
-def _ini_value(path: Path, section: str, key: str) -> str | None:
-    """``key`` of ``[section]`` in DVC's INI-like config (configobj: indented keys, quoted values)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    current = None
-    for line in text.splitlines():
-        line = line.strip()
-        header = re.fullmatch(r"\[\s*(.+?)\s*\]", line)
-        if header:
-            current = header.group(1).strip("'\"")
-        elif current == section and "=" in line:
-            name, _, value = line.partition("=")
-            if name.strip() == key:
-                return value.strip().strip("'\"")
-    return None
+    """The DVC cache folder of the project at ``root`` (:func:`probekit.outputs.dvcconfig.cache_dir`)."""
+    return dvcconfig.cache_dir(root)
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -137,40 +111,70 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=8)
-def _outs(lock: Path, mtime: int, size: int) -> dict[Path, Out]:
-    """Every output ``lock`` records with DVC 3's md5 (absolute path -> :class:`Out`); read once per version of the
-    file (``mtime``, ``size``)."""
+def _outs(lock: Path, stamp: tuple[int, int], yaml_stamp: tuple[int, int]) -> dict[Path, Out]:
+    """Every output ``lock`` records with DVC 3's md5 that a ``probes`` command of its stage writes (absolute path ->
+    :class:`Out`); read once per version of it and of ``dvc.yaml`` beside it (``stamp``s: mtime, size)."""
     try:
-        data = yaml.safe_load(lock.read_text(encoding="utf-8"))
+        data = yaml.load(_text(lock), Loader=_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
-    stages = data.get("stages") if isinstance(data, dict) else None
+    stages_ = data.get("stages") if isinstance(data, dict) else None
+    wdirs = _wdirs(lock.parent / "dvc.yaml")
     outs = {}
-    for stage in (stages or {}).values():
-        if not isinstance(stage, dict):
+    for name, stage in (stages_ or {}).items():
+        if not isinstance(stage, dict) or not isinstance(name, str):
             continue
-        command = _command(stage.get("cmd"))
+        wdir = wdirs.get(name.split("@", 1)[0], ".")
+        if wdir is None:
+            continue   # a wdir DVC templates: not known without DVC
+        wdir = Path(os.path.normpath(lock.parent / wdir))
         for out in stage.get("outs") or ():
             if not (isinstance(out, dict) and out.get("hash") == "md5" and isinstance(out.get("md5"), str)
                     and isinstance(out.get("path"), str)):
                 continue
-            path = Path(os.path.normpath(lock.parent / out["path"]))
-            folder = out["md5"].endswith(".dir")
-            kind = COMMAND_KINDS.get(command, "figures") if folder else "file"
-            outs[path] = Out(path, out["md5"], kind)
+            path = Path(os.path.normpath(wdir / out["path"]))
+            kind = stages.written_kind(stage.get("cmd"), path, out["md5"].endswith(".dir"), wdir)
+            if kind is not None:
+                outs[path] = Out(path, out["md5"], kind)
     return outs
 
 
-def _command(cmd) -> str | None:
-    """The ``probes`` command of a stage's ``cmd`` (``probes generate x --out y`` -> ``generate``)."""
-    words = (cmd if isinstance(cmd, str) else " ".join(cmd) if isinstance(cmd, list) else "").split()
-    return words[1] if len(words) > 1 and Path(words[0]).name == "probes" else None
+def _wdirs(dvc_yaml: Path) -> dict[str, str | None]:
+    """Each stage's ``wdir`` in ``dvc_yaml`` (None: templated); a stage that sets none is not listed."""
+    try:
+        text = _text(dvc_yaml)
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if "wdir" not in text:
+        return {}
+    try:
+        data = yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError:
+        return {}
+    found = {}
+    for name, stage in ((data or {}).get("stages") or {}).items() if isinstance(data, dict) else ():
+        if not isinstance(stage, dict):
+            continue
+        body = stage.get("do") if isinstance(stage.get("do"), dict) else stage
+        wdir = body.get("wdir")
+        if isinstance(wdir, str):
+            found[str(name)] = None if "${" in wdir else wdir
+    return found
+
+
+def _text(path: Path) -> str:
+    with open_regular(path) as f:
+        return f.read().decode("utf-8")
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _md5(path: Path) -> str | None:
+    """The md5 of the regular file ``path``; None when it cannot be read or is not a regular file (never opened)."""
     h = hashlib.md5()
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
     except OSError:

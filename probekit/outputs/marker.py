@@ -19,11 +19,13 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
 from probekit.errors import ProbekitError, shown
+from probekit.outputs.regular import open_regular
 
 MARKER = ".probekit.json"
 LEDGER = ".probekit-files.json"
@@ -72,9 +74,10 @@ class Marker:
 
 
 def digest(path: Path) -> Digest:
-    """``path``'s size and sha256 (read in 1 MiB blocks)."""
+    """``path``'s size and sha256 (read in 1 MiB blocks); an :class:`OSError` at once when it is not a regular file
+    (a FIFO is never waited on: :func:`probekit.outputs.regular.open_regular`)."""
     h, size = hashlib.sha256(), 0
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
             size += len(block)
@@ -82,9 +85,11 @@ def digest(path: Path) -> Digest:
 
 
 def same_bytes(path: Path, recorded: Digest) -> bool:
-    """Whether the file at ``path`` has the ``recorded`` size and sha256 (the size compared first)."""
+    """Whether the file at ``path`` has the ``recorded`` size and sha256 (the size compared first); never for what
+    is not a regular file (a FIFO, a device: never opened)."""
     try:
-        if path.stat().st_size != recorded[0]:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != recorded[0]:
             return False
         return digest(path) == tuple(recorded)
     except OSError:
@@ -226,8 +231,8 @@ def _check(ok: bool, path: Path, key: str, wanted: str) -> None:
 def _read_json(path: Path):
     """The JSON in ``path``; None when there is no such file; :class:`MarkerError` when it is not JSON."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(1 << 26)
+        with open_regular(path) as f:
+            text = f.read(1 << 26).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

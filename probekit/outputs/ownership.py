@@ -3,13 +3,17 @@
 A file is probekit's when its bytes are the ones probekit recorded for it: in the marker of the folder output holding
 it (the nearest ``.probekit.json`` at or above it), in its folder's ledger of loose files, or, for what an older
 probekit wrote, in the project's ``dvc.lock`` (:mod:`probekit.outputs.legacy`). Everything else is the user's: a file
-no record lists, a file whose bytes changed, a link, a folder no marker lists, and a repository (``.git``, ``.dvc``,
-``.hg``) wherever it is. :func:`inventory` walks a folder once and says all of it (links are never followed).
+no record lists, a file whose bytes changed, a link, a folder no marker lists. Some of it is never replaced, even with
+``--force``: a repository wherever it is, known by what it holds (:func:`repository`: ``.git``, ``.hg``, ``.svn``,
+``.bzr``, ``.jj``, ``_darcs``, ``.pijul``, Fossil's files, a bare git repository's ``HEAD``, ``objects/`` and
+``refs/``), a mount point, and what is not a regular file or folder (a FIFO, a socket, a device: never opened).
+:func:`inventory` walks a folder once and says all of it (links and mount points are never followed).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -17,9 +21,53 @@ from typing import Mapping
 from probekit.outputs import legacy
 from probekit.outputs.marker import (LEDGER, MARKER, Digest, Marker, MarkerError, read_ledger, read_marker,
                                      same_bytes)
+from probekit.outputs.regular import open_regular, special
 
-REPOSITORIES = (".git", ".dvc", ".hg", ".svn")
-"""Folder (or, for a git worktree or submodule, file) names that make a repository: never written, never deleted."""
+REPOSITORIES = (".git", ".dvc", ".hg", ".svn", ".bzr", ".jj", "_darcs", ".pijul", ".fossil", "_FOSSIL_", ".fslckout")
+"""Folder (or, for a git worktree or submodule and Fossil's checkout, file) names that make a repository: never
+written, never deleted."""
+BARE = ("HEAD", "objects", "refs")
+"""What makes a folder a bare git repository, whatever its name (``thesis.git``): a ``HEAD`` file, ``objects/`` and
+``refs/``."""
+_SQLITE = b"SQLite format 3\x00"
+
+
+def repository(folder: Path) -> str | None:
+    """What makes ``folder`` itself a repository (``a bare git repository``), or None; ``folder`` holding one of
+    :data:`REPOSITORIES` is found by :func:`inventory`."""
+    try:
+        if (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir():
+            return "a bare git repository (HEAD, objects/, refs/)"
+    except OSError:
+        return None
+    return None
+
+
+def fossil_file(path: Path) -> bool:
+    """Whether ``path`` is a Fossil repository file: named ``*.fossil``, a regular file with SQLite's header."""
+    if not path.name.endswith(".fossil"):
+        return False
+    try:
+        with open_regular(path) as f:
+            return f.read(len(_SQLITE)) == _SQLITE
+    except OSError:
+        return False
+
+
+def mount_points() -> frozenset[str]:
+    """Every mount point of this system as the kernel lists it (``/proc/self/mountinfo``: bind mounts included);
+    empty where there is no such list (:func:`inventory` then asks :func:`os.path.ismount` of each folder)."""
+    try:
+        with open_regular("/proc/self/mountinfo") as f:
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    found = set()
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 4:
+            found.add(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+    return frozenset(found)
 
 
 @dataclass
@@ -27,21 +75,25 @@ class Inventory:
     """A folder as the rule sees it: ``foreign`` (relative paths, folders ending in ``/``, in walk order) is what
     probekit did not write; ``kinds``: the kinds of output of what it did write; ``store``: the folder is a results
     store (its own marker says so), ``stores``: stores inside it; ``repositories``: the repositories under it (at any
-    depth); ``problems``: markers or ledgers probekit cannot read; ``files``/``size``: every file under it, and their
-    bytes (what replacing it deletes)."""
+    depth: the name that makes one, or a bare repository's folder ending in ``/``, ``./`` for ``target`` itself);
+    ``mounts``: the mount points under it (never walked into); ``special``: what is neither a regular file, a folder
+    nor a link (``fifo (a FIFO (named pipe))``); ``problems``: markers or ledgers probekit cannot read;
+    ``files``/``size``: every file under it, and their bytes (what replacing it deletes)."""
 
     foreign: list[str] = field(default_factory=list)
     kinds: set[str] = field(default_factory=set)
     store: bool = False
     stores: list[str] = field(default_factory=list)
     repositories: list[str] = field(default_factory=list)
+    mounts: list[str] = field(default_factory=list)
+    special: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     size: int = 0
 
     @property
     def empty(self) -> bool:
-        return not (self.files or self.foreign or self.repositories)
+        return not (self.files or self.foreign or self.repositories or self.mounts or self.special)
 
 
 @dataclass(frozen=True)
@@ -78,8 +130,23 @@ def inventory(target: Path) -> Inventory:
     own = _noted(read_marker, target, inv)
     if own is not None and own.kind == "store":
         inv.store = True
-    _walk(target, "", governing, inv)
+    mounts = mount_points()
+    _walk(target, "", governing, inv, _Mounts(mounts, os.path.realpath(target)))
     return inv
+
+
+@dataclass(frozen=True)
+class _Mounts:
+    """The system's mount points (:func:`mount_points`) and the walked target's real path, to say of a folder under
+    it whether it is one."""
+
+    points: frozenset[str]
+    top: str
+
+    def holds(self, rel: str, path: Path) -> bool:
+        if not self.points:
+            return os.path.ismount(path)
+        return os.path.join(self.top, rel) in self.points
 
 
 def file_kind(path: Path) -> tuple[str | None, str | None]:
@@ -142,7 +209,7 @@ def _noted(read, folder: Path, inv: Inventory):
         return None
 
 
-def _walk(folder: Path, rel: str, governing: _Governing, inv: Inventory) -> None:
+def _walk(folder: Path, rel: str, governing: _Governing, inv: Inventory, mounts: _Mounts) -> None:
     """Visit ``folder`` (``rel``: its path from the target, ending in ``/`` below the top)."""
     own = _noted(read_marker, folder, inv)
     own_ok = own is not None
@@ -163,6 +230,10 @@ def _walk(folder: Path, rel: str, governing: _Governing, inv: Inventory) -> None
     if rel and not entries and not governing.lists_folder(rel.rstrip("/")):
         inv.foreign.append(rel)   # an empty folder of someone else's
         return
+    if _bare(entries):
+        inv.repositories.append(rel or "./")
+        inv.foreign.append(rel or "./")
+        return
     for entry in entries:
         name, path = entry.name, Path(entry.path)
         here = rel + name
@@ -173,8 +244,22 @@ def _walk(folder: Path, rel: str, governing: _Governing, inv: Inventory) -> None
         if entry.is_symlink():
             inv.foreign.append(here)
             continue
-        if entry.is_dir():
-            _walk(path, here + "/", governing.below(name), inv)
+        if entry.is_dir(follow_symlinks=False):
+            if mounts.holds(here, path):
+                inv.mounts.append(here + "/")
+                inv.foreign.append(here + "/")
+                continue
+            _walk(path, here + "/", governing.below(name), inv, mounts)
+            continue
+        if not entry.is_file(follow_symlinks=False):
+            what = _special(entry)
+            if what:
+                inv.special.append(f"{here} ({what})")
+                inv.foreign.append(here)
+                continue
+        if fossil_file(path):
+            inv.repositories.append(here)
+            inv.foreign.append(here)
             continue
         size = _size(entry)
         inv.files.append(here)
@@ -207,6 +292,25 @@ def _proves(folder: Path, files: Mapping[str, Digest] | None) -> bool:
     if files is None:
         return True
     return any(same_bytes(folder / rel, recorded) for rel, recorded in files.items())
+
+
+def _bare(entries: list[os.DirEntry]) -> bool:
+    """Whether a folder of these ``entries`` is a bare git repository (:data:`BARE`)."""
+    found = {e.name: e for e in entries if e.name in BARE}
+    if len(found) < len(BARE):
+        return False
+    try:
+        return found["HEAD"].is_file(follow_symlinks=False) and found["objects"].is_dir(follow_symlinks=False) and \
+            found["refs"].is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _special(entry: os.DirEntry) -> str | None:
+    try:
+        return special(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return None
 
 
 def _size(entry: os.DirEntry) -> int:
