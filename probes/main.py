@@ -17,7 +17,7 @@ from probekit import __version__, outputs
 from probekit.outputs import gate, guard, overlap
 from probekit.errors import ProbekitError, UsageError, clipped
 from probes.project import check_project_code
-from probes.options import PARAMS_HELP, accesses, building, check_device
+from probes.options import PARAMS_HELP, accesses, building, check_device, named
 
 MESSAGE = 2000
 """The most characters of an error the command prints (its line; values in it are already cut short: `shown`)."""
@@ -189,6 +189,7 @@ def _main(argv: list[str]) -> int:
         # the gate: every path the command reads or writes, checked together before any work; what it then
         # writes is watched (a write it did not declare is refused); a folder claimed with --force is replaced by
         # this command only
+        gate.check(named(args))   # what the options name, before anything of theirs is read
         declared = gate.check(accesses(args))
         reads = [(a.said, a.path) for a in declared if not a.writes]
         started = time.perf_counter()

@@ -78,9 +78,10 @@ MODEL_HELP = "an alias of the params' `models`, a local folder, pkg:<python pack
 
 
 FORCE_HELP = ("replace an output that probekit did not write (or of another kind, or a link), and everything in it, "
-              "after saying what that deletes. Never touched, even with --force: a repository (.git, .dvc, .hg) at "
-              "any depth, the project's DVC cache, a results store (only added to), the current folder, the project, "
-              "the home folder, or a folder holding one of them")
+              "after saying what that deletes. Never touched, even with --force: a repository at any depth (git, "
+              "bare or not, Mercurial, Subversion, Bazaar, Jujutsu, Darcs, Pijul, Fossil), DVC's caches at every "
+              "level of its configuration, the Python installation, a mount point, a FIFO or device, a results store "
+              "(only added to), the current folder, the project, the home folder, or a folder holding one of them")
 
 
 def add_force(parser) -> None:
@@ -129,11 +130,30 @@ def _flag(dest: str) -> str:
 
 
 def accesses(args) -> list:
-    """Every path the parsed command line ``args`` reads or writes (:class:`probekit.outputs.gate.Access`): its
-    options typed :class:`Read`, :class:`Written`, :class:`Added` and :class:`Searched` (the datasets found
-    there); the params file it reads (``--params``, else ./params.yaml where the command takes one); the folder a
-    ``--model`` alias names; and what its own ``paths`` hook adds (what params, a probe's section or a spec name).
-    The one declaration :func:`probes.main.main` checks (:func:`probekit.outputs.gate.check`) before any work."""
+    """Every path the parsed command line ``args`` reads or writes (:class:`probekit.outputs.gate.Access`): those its
+    options name (:func:`named`); the params file it reads (``--params``, else ./params.yaml where the command takes
+    one); the folder a ``--model`` alias names; and what its own ``paths`` hook adds (what params, a probe's section
+    or a spec name). The one declaration :func:`probes.main.main` checks (:func:`probekit.outputs.gate.check`) before
+    any work."""
+    from probekit.outputs.gate import READ, Access
+
+    found = named(args)
+    if "params" in vars(args) and args.params is None and Path("params.yaml").is_file():
+        found.append(Access(READ, "params.yaml", "params.yaml (--params left out)"))
+    model = vars(args).get("model")
+    for name in model if isinstance(model, list) else [model]:
+        if isinstance(name, str):
+            found += model_folder(name, vars(args).get("params"))
+    hook = vars(args).get("paths")
+    if hook is not None:
+        found += hook(args)
+    return found
+
+
+def named(args) -> list:
+    """The paths ``args``' own options name: typed :class:`Read`, :class:`Written`, :class:`Added` and
+    :class:`Searched` (the datasets found there). Checked first, alone (a FIFO given as ``--params`` is refused
+    before anything reads it), then with what they lead to (:func:`accesses`)."""
     from probekit.outputs.gate import ADD, READ, WRITE, Access
 
     found = []
@@ -150,15 +170,6 @@ def accesses(args) -> list:
                 found += [Access(READ, str(p), f"{flag} {v}: the dataset") for p in searched(v)]
             elif isinstance(v, (Read, ReadPath)):
                 found.append(Access(READ, str(v), flag))
-    if "params" in vars(args) and args.params is None and Path("params.yaml").is_file():
-        found.append(Access(READ, "params.yaml", "params.yaml (--params left out)"))
-    model = vars(args).get("model")
-    for name in model if isinstance(model, list) else [model]:
-        if isinstance(name, str):
-            found += model_folder(name, vars(args).get("params"))
-    hook = vars(args).get("paths")
-    if hook is not None:
-        found += hook(args)
     return found
 
 

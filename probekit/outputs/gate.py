@@ -24,7 +24,6 @@ is watched (:mod:`probekit.outputs.guard`), so a write the declaration missed is
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -33,6 +32,8 @@ from probekit.errors import UsageError, clipped
 from probekit.outputs import overlap
 from probekit.outputs.boundary import forbidden
 from probekit.outputs.claim import checked_text
+from probekit.outputs.limits import why_unwritable_name
+from probekit.outputs.regular import non_regular
 
 READ, WRITE, ADD, EDIT = "read", "write", "add", "edit"
 ROLES = (READ, WRITE, ADD, EDIT)
@@ -40,9 +41,6 @@ ROLES = (READ, WRITE, ADD, EDIT)
 it adds files to (each file claimed as it is written); ``edit``: a user's file it edits in place (params.yaml)."""
 WRITES = (WRITE, ADD, EDIT)
 
-NAME_MAX = 255
-PATH_MAX = 4096
-"""What :func:`too_long` assumes where the file system does not say (``os.pathconf``)."""
 
 
 @dataclass(frozen=True)
@@ -66,26 +64,34 @@ class Access:
 
 def check(accesses: Iterable[Access]) -> list[Access]:
     """Refuse (:class:`UsageError`, one line) the first of ``accesses`` that breaks the module's rules; returns
-    them, the ones without a path left out."""
+    them, the ones without a path left out. What an interrupted write of an output left beside it is settled first
+    (:func:`probekit.outputs.atomic.remove_stale`: an old output a kill left aside is put back, a file put in place is
+    recorded), so the checks see the output as the last write left it."""
+    from probekit.outputs.atomic import remove_stale
+
     found = [a for a in accesses if a.path is not None and str(a.path) != ""]
     writes = [a for a in found if a.writes]
     reads = [a for a in found if not a.writes]
     for a in writes:
         text = os.fspath(a.path)
         checked_text(text, a.said)   # empty, or a '~' the shell left
-        why = too_long(_spelled(text))
+        why = why_unwritable_name(_spelled(text))
         if why:
             raise UsageError(f"{a.said} {clipped(text, 200)}: {why}")
-        why = forbidden(overlap_base(text))
+        why = forbidden(Path(overlap_base(text)))
         if why:
             raise UsageError(f"{a.said} {clipped(text, 200)}: {why}, so probekit will not write there, even with "
                              f"--force; give another path")
     for a in found:
-        why = non_regular(Path(overlap_base(os.fspath(a.path))), follow=not a.writes)
+        why = non_regular(overlap_base(os.fspath(a.path)))
         if why:
             doing = "write" if a.writes else "read"
             raise UsageError(f"{a.said} {clipped(os.fspath(a.path), 200)}: {why}; probekit {doing}s only regular files "
-                             f"and folders (one would block the command, or is no file at all)")
+                             f"and folders (one would block the command, or is no file at all), --force or not")
+    for a in writes:
+        path = Path(overlap_base(os.fspath(a.path)))
+        if overlap.PLACEHOLDER not in os.fspath(a.path) and path.parent.is_dir():
+            remove_stale(path.parent, path.name)
     for i, w in enumerate(writes):
         for other in writes[i + 1:]:
             how = overlap.relation(w.path, other.path)
@@ -115,44 +121,3 @@ def overlap_base(text: str) -> str:
 def _spelled(text: str) -> str:
     """``text`` with ``{probe}`` spelled as the longest name a probe may have (:data:`probekit.names.LONGEST`)."""
     return text.replace(overlap.PLACEHOLDER, "p" * 64)
-
-
-def too_long(text: str) -> str | None:
-    """Why the path ``text`` cannot be made on its file system: a component longer than ``NAME_MAX`` bytes or the
-    whole path longer than ``PATH_MAX`` (as ``os.pathconf`` of the nearest folder above that exists says), or
-    None."""
-    absolute = Path(os.path.abspath(text))
-    above = next((p for p in absolute.parents if p.is_dir()), Path(absolute.anchor))
-    name_max, path_max = _limit(above, "PC_NAME_MAX", NAME_MAX), _limit(above, "PC_PATH_MAX", PATH_MAX)
-    for part in absolute.parts[1:]:
-        size = len(os.fsencode(part))
-        if size > name_max:
-            return (f"the name {clipped(part, 40)!r} is {size} bytes long, and a name on this file system has at "
-                    f"most {name_max}; give a shorter one")
-    size = len(os.fsencode(str(absolute)))
-    if size >= path_max:
-        return f"the path is {size} bytes long, and a path on this file system has fewer than {path_max}"
-    return None
-
-
-def _limit(folder: Path, name: str, default: int) -> int:
-    try:
-        value = os.pathconf(folder, name)
-    except (OSError, ValueError, AttributeError):
-        return default
-    return value if value and value > 0 else default
-
-
-KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-         stat.S_IFBLK: "a block device"}
-
-
-def non_regular(path: Path, follow: bool = True) -> str | None:
-    """What ``path`` is when it exists and is neither a regular file nor a folder (nor a link: ``follow``, what the
-    link points to): "is a FIFO (named pipe)", ...; None otherwise (missing included). Never opens it."""
-    try:
-        mode = (os.stat if follow else os.lstat)(path).st_mode
-    except (OSError, ValueError):
-        return None
-    kind = KINDS.get(stat.S_IFMT(mode))
-    return f"is {kind}" if kind else None
