@@ -4,7 +4,7 @@ params.yaml is conf/'s composition (DVC's Hydra support: ``dvc exp run``), and a
 ``dvc repro`` reads it as it is. A hand edit is any difference between params.yaml and the composition of the current
 conf/ with the profile params.yaml names (:func:`made_with`): a key added, changed or removed, at any depth; a list is
 one value. A command that composes params.yaml again writes only what the new composition changes, each hand edit
-kept or the change refused naming it (:func:`probekit.userfile.edit_yaml`, the one writer of the user's files)."""
+kept or the change refused naming it (:func:`probekit.outputs.userfile.edit_yaml`, the one writer of the user's files)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 comments, key order, quoting, indentation and the lines of every other key kept; a key the file holds as neither the
 change's old value nor its new one (a hand edit) refused. The text is read and written as YAML 1.1, as PyYAML and DVC
 read it back (``yes`` stays a string, ``1.0e-05`` a float), and the result is read back: it must hold the file's data
-with the change and nothing else, or it is refused. The writer that uses it: :mod:`probekit.userfile`."""
+with the change and nothing else, or it is refused. The writer that uses it: :mod:`probekit.outputs.userfile`."""
 
 from __future__ import annotations
 

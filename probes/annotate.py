@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.errors import UsageError
-from probes.options import PARAMS_HELP, params_paths, Read, Written, add_force, out_file, positive
+from probes.generate import params_paths
+from probes.options import PARAMS_HELP, Read, Written, add_force, out_file, positive
 
 
 def _annotated_probe(probe: str):

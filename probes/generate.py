@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 
 from probekit.errors import DataError, UsageError
-from probes.options import MANIFEST_HELP, PARAMS_HELP, params_paths, Names, Read, Written, WrittenReport, add_force, out_file, out_folder
+from probes.options import MANIFEST_HELP, PARAMS_HELP, params_models, Names, Read, Written, WrittenReport, add_force, out_file, out_folder
 from probes.sources import manifest_of
 
 
@@ -48,6 +48,32 @@ def _generate(args) -> int:
     for line in dataset.summary:
         print(line)
     return 0
+
+
+def params_paths(args, probe: str, section: str | None = None) -> list:
+    """What the params section of ``probe`` names as files to read (its fields marked so: an ALWAYS-NEVER gold
+    table, a release file), as :class:`probekit.outputs.gate.Access` reads: a command writing over one would
+    delete what it reads. Nothing when the probe or its params cannot be read: the command says why itself."""
+    from probekit.outputs.gate import READ, Access
+
+    try:
+        from generators.shared import registry
+        from probekit.params import probe_section, read_params
+        from probekit.pathfields import paths_of
+
+        generator = registry.get(probe)
+        params = read_params(args.params)
+        model = probe_section(params, generator.probe_spec(), generator.params, section)
+    except Exception:
+        return []
+    label = str(params.path) if params.path is not None else "the built-in defaults"
+    return [Access(READ, path, f"{label} {section or probe}.{key}") for key, path in paths_of(model)]
+
+
+def _generate_paths(args) -> list:
+    """What ``probes generate`` reads besides its options: the files its probe's params name, and the model folders
+    whose tokenizers its one-token filters may read."""
+    return params_paths(args, args.probe, args.section) + params_models(args)
 
 
 def _tokenizers(args) -> int:
@@ -125,7 +151,7 @@ def add_commands(sub, command) -> None:
                      "tokenizers writes it), not from the params' models and runs: so the pipeline's generate "
                      "stages depend on it and re-run only when a filter's tokenizers change")
     add_force(gen)
-    gen.set_defaults(func=_generate, paths=lambda args: params_paths(args, args.probe, args.section))
+    gen.set_defaults(func=_generate, paths=_generate_paths)
 
     tok = command(sub, "tokenizers", "the tokenizers the datasets' one-token filters read: one masked LM per "
                   "tokenizer of those each paper runs",
@@ -136,7 +162,7 @@ def add_commands(sub, command) -> None:
     tok.add_argument("--out", required=True, type=Written, help="the JSON file to write (data/tokenizers.json)")
     tok.add_argument("--params", type=Read, help=PARAMS_HELP)
     add_force(tok)
-    tok.set_defaults(func=_tokenizers)
+    tok.set_defaults(func=_tokenizers, paths=params_models)
 
     fid = command(sub, "fidelity", "compare generated probes with the original oLMpics release files")
     fid.add_argument("--probes", required=True, type=Read, help="folder of generated probe folders (data/probes)")

@@ -11,6 +11,7 @@ from probes.options import (
     MODEL_HELP,
     Read,
     ReadPath,
+    Added,
     Written,
     WrittenPath,
     add_force,
@@ -119,7 +120,7 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                     help="the settings whose curves a candidate is judged on (default: both)")
     cu.add_argument("--features", help="features folder: read when it matches the model, data, dtype and the "
                                        "curves' training rows, else computed and written there (probes evaluate "
-                                       "features)", type=Written)
+                                       "features)", type=Added)
     qa.add_argument("--intermediate", metavar="VARIANT",
                     help="fine-tune first on this variant (its train and evaluation splits, or train alone: "
                          "the params' mcqa.intermediate_splits) (default: the params' mcqa.intermediate for the "

@@ -335,28 +335,35 @@ def _shown_default(value) -> str:
     return str(value)
 
 
-def params_paths(args, probe: str, section: str | None = None) -> list:
-    """What the params section of ``probe`` names as files to read (its fields marked so: an ALWAYS-NEVER gold
-    table, a release file), as :class:`probekit.outputs.gate.Access` reads: a command writing over one would
-    delete what it reads. Nothing when the probe or its params cannot be read: the command says why itself."""
-    from probekit.outputs.gate import READ, Access
-
-    try:
-        from generators.shared import registry
-        from probekit.params import paths_of, probe_section, read_params
-
-        generator = registry.get(probe)
-        params = read_params(args.params)
-        model = probe_section(params, generator.probe_spec(), generator.params, section)
-    except Exception:
-        return []
-    label = str(params.path) if params.path is not None else "the built-in defaults"
-    return [Access(READ, path, f"{label} {section or probe}.{key}") for key, path in paths_of(model)]
-
-
 def edits(*paths: tuple[str, Path]) -> list:
     """The user's files a command edits in place (``(said, path)``): declared so that no output overlaps them and
     the watch lets the command write them."""
     from probekit.outputs.gate import EDIT, Access
 
     return [Access(EDIT, str(path), said) for said, path in paths]
+
+
+def params_models(args) -> list:
+    """Every local model folder the params' ``models`` name (and a ``--tokenizers`` file's): what a one-token filter
+    may read the tokenizer of (``probes generate``, ``probes tokenizers``), so no output may be over one."""
+    from probekit import yamlfile
+
+    found, aliases = [], []
+    sources = [vars(args).get("params") or ("params.yaml" if Path("params.yaml").is_file() else None)]
+    for source in filter(None, sources):
+        try:
+            data = yamlfile.load(source)
+            aliases += list((data.get("models") or {}) if isinstance(data, dict) else {})
+        except Exception:   # the command reports a params file it cannot read
+            pass
+    for alias in dict.fromkeys(aliases):
+        found += model_folder(alias, vars(args).get("params"))
+    tokenizers = vars(args).get("tokenizers")
+    if tokenizers:
+        try:
+            listed = yamlfile.load(tokenizers)
+            models = [m for v in listed.values() if isinstance(v, dict) for m in v.values()]
+        except Exception:
+            models = []
+        found += [a for m in models if isinstance(m, str) for a in model_folder(m, None)]
+    return found

@@ -26,7 +26,7 @@ from pathlib import Path
 from probekit.errors import ProbekitError, UsageError, shown
 from evaluators.protocols import of_report, reported
 from probekit.recompose import listed_once, made_with
-from probekit.userfile import edit_yaml
+from probekit.outputs.userfile import edit_yaml
 from probes import children
 from probes.options import edits, positive
 from probes.progress import Progress, follow
@@ -239,7 +239,7 @@ def write_params(project: Path, params: dict, base: dict, *, write: bool = True)
     composition (:func:`composed` of its overrides), ``base`` the composition of the overrides that stand for the
     workspace as it is (:func:`carried`), so what differs is what the run's own overrides change (the model, its
     papers' lists, --device, --limit). Only those keys are written, into params.yaml as it is
-    (:func:`probekit.userfile.edit_yaml`): its comments and hand edits elsewhere kept (``scoring.batch_size: 4``
+    (:func:`probekit.outputs.userfile.edit_yaml`): its comments and hand edits elsewhere kept (``scoring.batch_size: 4``
     stays), a hand edit of a key the run changes refused in one line, a read-only file refused, a link written
     through, atomically, under the folder's lock. ``write=False``: checked, not written. Returns the keys."""
     return edit_yaml(project / "params.yaml", params, base=base, command="probes run", write=write,

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import (AfterValidator, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints,
                       model_validator)
 
-from probekit.params import READ  # noqa: F401  (the protocols' fields import it from here)
+from probekit.pathfields import READ  # noqa: F401  (the protocols' fields import it from here)
 from probekit.scoring import CAUSAL_RULES, DTYPES, MLM_RULES, MULTI_TOKEN_RULES, SCORINGS, SEQ2SEQ_RULES
 from probekit.typed import Typed
 

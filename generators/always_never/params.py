@@ -11,7 +11,8 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from probekit.data.examples import SPLITS
 from probekit.errors import shown
-from probekit.params import READ, ProbeParams
+from probekit.params import ProbeParams
+from probekit.pathfields import READ
 from generators.always_never import annotations
 from probekit.probes.templates import ProbeSpec
 from probekit.typed import Typed

@@ -16,7 +16,6 @@ UD-style path between the two arguments. The rules here follow them on spaCy 3:
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -143,7 +142,8 @@ def compute_edges(nlp, patterns: list[str]) -> dict[tuple[int, int], dict[str, b
 
 def agreement(pairs: Iterable[tuple[Mapping[str, bool], Mapping[str, bool]]]) -> dict[str, dict]:
     """Per flag, how computed flags agree with original ones (the reference): n, agree, accuracy, the 2x2
-    counts tp/fp/fn/tn and Cohen's kappa (NaN where undefined: no pairs, or both sides constant and equal)."""
+    counts tp/fp/fn/tn and Cohen's kappa (None where undefined: no pairs, or both sides constant and equal; JSON has
+    no NaN, and a dataset's meta.json is read strictly)."""
     counts = {f: Counter() for f in FLAGS}
     for original, computed in pairs:
         for f in FLAGS:
@@ -152,9 +152,9 @@ def agreement(pairs: Iterable[tuple[Mapping[str, bool], Mapping[str, bool]]]) ->
     for f, c in counts.items():
         tp, fp, fn, tn = c[True, True], c[False, True], c[True, False], c[False, False]
         n = tp + fp + fn + tn
-        observed = (tp + tn) / n if n else math.nan
-        chance = ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / n ** 2 if n else math.nan
-        kappa = (observed - chance) / (1 - chance) if n and chance < 1 else math.nan
+        observed = (tp + tn) / n if n else None
+        chance = ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / n ** 2 if n else None
+        kappa = (observed - chance) / (1 - chance) if n and chance < 1 else None
         out[f] = {"n": n, "agree": tp + tn, "accuracy": observed, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
                   "kappa": kappa}
     return out

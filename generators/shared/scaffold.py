@@ -1,7 +1,7 @@
 """A new probe made from an existing one (``probes new NAME --from PROBE``): ``generators/PROBE/`` copied to
 ``generators/NAME/`` with the probe renamed inside, NAME added to PROBE's list ``probes.<format>`` and given an
 empty section in conf/config.yaml (:mod:`.conf_text`: its probe.yaml's defaults apply), and params.yaml changed as
-its composition changes, its comments and hand edits kept (:mod:`probekit.userfile`, the one writer of the user's
+its composition changes, its comments and hand edits kept (:mod:`probekit.outputs.userfile`, the one writer of the user's
 files). All or nothing: on any error no folder is left and neither params file changes; a read-only one is refused
 before any change; two at once run one after the other."""
 
@@ -20,7 +20,8 @@ import yaml
 
 from generators.shared.conf_text import add_probe
 from generators.shared.registry import MODULE, TEMPLATE
-from probekit import userfile, yamlfile
+from probekit import yamlfile
+from probekit.outputs import userfile
 from probekit.errors import ParamsError, UsageError
 from probekit.names import why_invalid
 from probekit.params import SECTIONS, compose, probes_in
@@ -153,9 +154,9 @@ def new_probe(name: str, source: str, root: Path | str = ".") -> tuple[Path, Pat
     """Make probe ``name`` from probe ``source`` in the project at ``root``; returns what it wrote,
     ``generators/<name>/``, conf/config.yaml and params.yaml, and the keys of params.yaml's hand edits it kept.
     params.yaml changes as conf/'s composition (with the profile it names) changes, every other key of it kept as the
-    user left it (:func:`probekit.userfile.edit_yaml`: comments, hand edits), or the change is refused naming the
+    user left it (:func:`probekit.outputs.userfile.edit_yaml`: comments, hand edits), or the change is refused naming the
     keys where it meets a hand edit. Refuses a bad or taken name, a source that is not an MC-MLM or MC-QA probe of the
-    params lists, and a read-only params file. The project's lock (:func:`probekit.userfile.locked`) is held from the
+    params lists, and a read-only params file. The project's lock (:func:`probekit.outputs.userfile.locked`) is held from the
     first read to the last write: two ``probes new`` at once run one after the other, each probe kept."""
     root = Path(root)
     conf_path, params_path = root / CONF, root / PARAMS

@@ -78,18 +78,18 @@ def check(accesses: Iterable[Access]) -> list[Access]:
         why = why_unwritable_name(_spelled(text))
         if why:
             raise UsageError(f"{a.said} {clipped(text, 200)}: {why}")
-        why = forbidden(Path(overlap_base(text)))
+        why = forbidden(Path(overlap.base(text)))
         if why:
             raise UsageError(f"{a.said} {clipped(text, 200)}: {why}, so probekit will not write there, even with "
                              f"--force; give another path")
     for a in found:
-        why = non_regular(overlap_base(os.fspath(a.path)))
+        why = non_regular(overlap.base(os.fspath(a.path)))
         if why:
             doing = "write" if a.writes else "read"
             raise UsageError(f"{a.said} {clipped(os.fspath(a.path), 200)}: {why}; probekit {doing}s only regular files "
                              f"and folders (one would block the command, or is no file at all), --force or not")
     for a in writes:
-        path = Path(overlap_base(os.fspath(a.path)))
+        path = Path(overlap.base(os.fspath(a.path)))
         if overlap.PLACEHOLDER not in os.fspath(a.path) and path.parent.is_dir():
             remove_stale(path.parent, path.name)
     for i, w in enumerate(writes):
@@ -108,14 +108,6 @@ def check(accesses: Iterable[Access]) -> list[Access]:
                                  f"{clipped(os.fspath(r.path), 200)}, which the command reads; give an output "
                                  f"outside what it reads")
     return found
-
-
-def overlap_base(text: str) -> str:
-    """The folder a path with ``{probe}`` stands for (the part before it); any other path as it is."""
-    if overlap.PLACEHOLDER not in text:
-        return text
-    head = text[:text.index(overlap.PLACEHOLDER)]
-    return head[:head.rfind(os.sep) + 1] if os.sep in head else "."
 
 
 def _spelled(text: str) -> str:

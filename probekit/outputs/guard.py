@@ -98,6 +98,9 @@ def _writing(flags: int, mode) -> bool:
 def _permitted(w: Watch, path: Path, event: str) -> bool:
     if _inside(path, w.writes) or _inside(path, w.made) or _inside(path, w.roots):
         return True
+    parts = path.parts
+    if any(parts[i:i + 2] == (".dvc", "tmp") for i in range(len(parts) - 1)):
+        return True   # DVC's own scratch folder (its locks, its index) when a command reads a revision with DVC
     if (path.name == LEDGER or path.name.startswith(f".{LEDGER}.")) and any(path.parent == p.parent for p in w.writes):
         return True   # probekit's ledger beside a file output (written through a temporary of its own)
     if event == "os.mkdir" and any(path in p.parents for p in w.writes):
@@ -182,15 +185,17 @@ def _internal() -> bool:
 
 def allowed_roots(strict: bool) -> list[Path]:
     """Where libraries write without being asked: the user's caches (``$XDG_CACHE_HOME`` or ``~/.cache``, the
-    Hugging Face, torch and matplotlib folders their variables name, ``~/.config/matplotlib``, ``~/.triton``), the
+    Hugging Face, torch and matplotlib folders their variables name, ``~/.config/matplotlib``, ``~/.triton``, DVC's
+    site cache: ``/var/tmp/dvc`` or ``$DVC_SITE_CACHE_DIR``), the
     devices any process writes (``/dev/null``, ``/dev/shm``...), and, unless ``strict``, the system's temporary
     folder."""
     home = Path.home()
     env = os.environ
     roots = [Path(env.get("XDG_CACHE_HOME") or home / ".cache"), home / ".config" / "matplotlib", home / ".triton",
-             Path("/dev"), Path("/proc/self")]
+             Path("/dev"), Path("/proc/self"), Path("/var/tmp/dvc")]
     for name in ("HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE", "HF_XET_CACHE", "TORCH_HOME",
-                 "MPLCONFIGDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "RAY_TMPDIR", "NUMBA_CACHE_DIR"):
+                 "MPLCONFIGDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "RAY_TMPDIR", "NUMBA_CACHE_DIR",
+                 "DVC_SITE_CACHE_DIR"):
         if env.get(name):
             roots.append(Path(env[name]))
     temp = Path(tempfile.gettempdir())
@@ -226,10 +231,11 @@ def watching(command: str, writes: Iterable[str | os.PathLike], *, replaced: Ite
         return
     strict = mode == "strict" if strict is None else strict
     tempfile.gettempdir()   # its first call probes the temporary folder with a write of its own
-    from probekit.outputs.gate import overlap_base
+    from probekit.outputs.overlap import base
 
-    declared = [Path(os.path.abspath(overlap_base(os.fspath(p)))) for p in writes]
-    existing = [Path(os.path.abspath(overlap_base(os.fspath(p)))) for p in replaced]
+    declared = [Path(os.path.abspath(base(os.fspath(p)))) for p in writes]
+    declared += [p.resolve() for p in declared if p.is_symlink()]   # an edit written through the user's link
+    existing = [Path(os.path.abspath(base(os.fspath(p)))) for p in replaced]
     existing = [p for p in existing if p.exists() and not p.is_symlink()]
     w = Watch(command, declared, existing, allowed_roots(strict), strict=strict)
     _install()

@@ -118,3 +118,11 @@ def _within(inner: set[Path], outer: set[Path]) -> bool:
             if above.exists() and _same({above}, outer):
                 return True
     return False
+
+
+def base(text: str) -> str:
+    """The folder a path with ``{probe}`` stands for (the part before it); any other path as it is."""
+    if PLACEHOLDER not in text:
+        return text
+    head = text[:text.index(PLACEHOLDER)]
+    return head[:head.rfind(os.sep) + 1] if os.sep in head else "."

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from probekit import yamlfile
-from probekit.userfile import edit_yaml
+from probekit.outputs.userfile import edit_yaml
 from probekit.errors import SHOWN, ProbekitError, clipped, shown
 
 COMPRESSIONS = (None, "gzip", "zip")
@@ -171,7 +171,7 @@ def _read_local(manifest: str | os.PathLike) -> tuple[Path, dict]:
 
 def _write_local(local: Path, data: dict, new: dict, command: str) -> Path:
     """Change this checkout's local settings from ``data`` (as read) to ``new``: only the keys that differ are
-    written, the user's comments and other keys kept (:func:`probekit.userfile.edit_yaml`); a file left holding no
+    written, the user's comments and other keys kept (:func:`probekit.outputs.userfile.edit_yaml`); a file left holding no
     key and no line but probekit's header is removed (it holds nothing of the user's), one with a comment of the
     user's is kept."""
     edit_yaml(local, new, base=data, command=command, header=_LOCAL_HEADER, drop_empty=True,

@@ -159,7 +159,7 @@ def test_a_path_outside_the_project_is_refused_for_a_revision_and_read_as_a_fold
     monkeypatch.chdir(project)
     outside = tmp_path.resolve()
     for path in ("..", str(outside)):   # the project's parent, as given and resolved
-        err = _fails(["diff", path], capsys, tmp_path)
+        err = _fails(["diff", path], capsys, tmp_path_factory.mktemp("never"))   # its --json outside what it reads
         where = path if path == str(outside) else f"{path} ({outside})"
         assert err == (f"probes diff: error: {where}: outside the git project at {project.resolve()}, so a revision "
                        f"cannot be read there (give --old and --new as folders to compare plain folders)")

@@ -53,7 +53,7 @@ def test_every_option_the_cli_writes_is_known_to_the_stage_reader():
     """stages.WRITES is the CLI's table of written options (type=Written), so that a new command's outputs count
     as probekit's in dvc.lock; `sources list --dest` names the folder it lists, and writes nothing."""
     from probes.main import parser
-    from probes.options import Written, WrittenPath
+    from probes.options import Added, Written, WrittenPath
 
     found = set()
 
@@ -62,7 +62,7 @@ def test_every_option_the_cli_writes_is_known_to_the_stage_reader():
             if isinstance(action, argparse._SubParsersAction):
                 for name, sub in action.choices.items():
                     walk(sub, words + [name])
-            elif action.type in (Written, WrittenPath):
+            elif isinstance(action.type, type) and issubclass(action.type, (Written, WrittenPath, Added)):
                 found.add((" ".join(words), action.option_strings[0]))
 
     walk(parser(), [])

@@ -11,7 +11,7 @@ import os
 import pytest
 import yaml
 
-from probekit import userfile
+from probekit.outputs import userfile
 from probekit.errors import UsageError
 
 TEXT = """\

@@ -169,7 +169,8 @@ def test_a_misspelt_section_is_refused_with_the_closest_known_one(tmp_path, caps
         read_params(params)
     assert str(caught.value).startswith(f"{params}: zeroshoot: unknown section (did you mean zeroshot?); probekit "
                                         f"reads profile, models, runs, tables, probes, scoring, zeroshot, curve,")
-    assert main(["evaluate", "zeroshot", "--model", "m", "--data", str(tmp_path), "--out", str(tmp_path / "o"),
+    (tmp_path / "d").mkdir()   # the data read, and the output beside it (never inside it: the gate refuses that)
+    assert main(["evaluate", "zeroshot", "--model", "m", "--data", str(tmp_path / "d"), "--out", str(tmp_path / "o"),
                  "--params", str(params)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"probes evaluate: error: {params}: zeroshoot: unknown section (did you mean zeroshot?)")
@@ -245,9 +246,10 @@ def test_a_process_that_never_imported_generators_knows_the_probe_sections(tmp_p
         with pytest.raises(ParamsError, match=re.escape(f"q.yaml: {name}: unknown section{hint}")):
             read_params(write(tmp_path / "q.yaml", f"{name}: cpu\n"))
     params = write(tmp_path / "d.yaml", "device: cpu\n")
+    (tmp_path / "data").mkdir()   # the data read, and the output beside it (never inside it: the gate refuses that)
     done = subprocess.run([sys.executable, "-c", "import sys; from probes.main import main; code = main(sys.argv[1:]); "
                            "assert 'generators' not in sys.modules; sys.exit(code)", "evaluate", "zeroshot",
-                           "--model", "m", "--data", str(tmp_path), "--out", str(tmp_path / "o"), "--params",
+                           "--model", "m", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "o"), "--params",
                            str(params)], capture_output=True, text=True, cwd=tmp_path)
     assert (done.returncode, done.stderr[:len(f"probes evaluate: error: {params}: device: unknown section;")]) == (
         1, f"probes evaluate: error: {params}: device: unknown section;")
