@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from probekit.errors import UsageError, shown
-from probes.options import Read, Searched, Written, add_force
+from probes.options import Read, SearchedResults, Written, add_force
 
 
 def _port(text: str) -> int:
@@ -73,7 +73,7 @@ publish  push a built site to a static Hugging Face Space (or --dry-run DIR: the
     b = command(actions, "build", "build the static site from --data and --results")
     b.add_argument("--out", required=True, type=Written, help="the site folder to write")
     b.add_argument("--data", default="data", type=Read, help="the project's data folder (the datasets' rows)")
-    b.add_argument("--results", default="results", type=Searched,
+    b.add_argument("--results", default="results", type=SearchedResults,
                    help="the results folder searched for predictions.jsonl files (the site may sit in it, beside "
                         "the folders holding them: results/browser)")
     b.add_argument("--diff", metavar="FILE", type=Read, action="append",

@@ -113,6 +113,11 @@ class Searched(str):
     datasets it finds there (:func:`searched`), so an output may sit beside them in it."""
 
 
+class SearchedResults(str):
+    """A folder searched for results (``--results`` of ``browse build``): what the command reads is each folder in it
+    that holds prediction files (:func:`searched_results`), so its output may sit beside them (results/browser)."""
+
+
 class ReadPath(type(Path())):
     """:class:`Read` for an option whose value is a :class:`~pathlib.Path`."""
 
@@ -168,6 +173,9 @@ def named(args) -> list:
                 found.append(Access(ADD, str(v), flag))
             elif isinstance(v, Searched):
                 found += [Access(READ, str(p), f"{flag} {v}: the dataset") for p in searched(v)]
+            elif isinstance(v, SearchedResults):
+                option = "--" + dest.replace("_", "-")   # an option, whatever POSITIONAL holds
+                found += [Access(READ, str(p), f"{option} {v}: the results") for p in searched_results(v)]
             elif isinstance(v, (Read, ReadPath)):
                 found.append(Access(READ, str(v), flag))
     return found
@@ -189,6 +197,19 @@ def searched(folder: str) -> list[Path]:
                     and (root / p / MARKER).is_file()), None)
         found.add(root / top if top is not None else dataset)
     return sorted(found)
+
+
+def searched_results(folder: str) -> list[Path]:
+    """The folders directly under ``folder`` that hold prediction files (``predictions.jsonl`` at any depth), and
+    ``folder`` itself where it holds one at its top: what a results browser is built from."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    tops = set()
+    for found in root.rglob("predictions.jsonl"):
+        parts = found.relative_to(root).parts
+        tops.add(root / parts[0] if len(parts) > 1 else root)
+    return sorted(tops)
 
 
 def model_folder(name: str, params: str | None) -> list:

@@ -15,6 +15,7 @@ import errno
 import os
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -77,15 +78,27 @@ HELD = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM",
 
 @contextmanager
 def held() -> Iterator[None]:
-    """Hold back :data:`HELD` while the block runs (this thread's mask; Python runs its handlers in the main thread,
-    where the writes that matter run). A signal that came meanwhile is delivered as the block ends: Ctrl-C then
-    raises :class:`KeyboardInterrupt` there, after the block's steps. No-op where the system has no signal mask."""
+    """Hold back :data:`HELD` while the block runs; a signal that came meanwhile is delivered as the block ends (Ctrl-C
+    then raises :class:`KeyboardInterrupt` there, after the block's steps). In the main thread each is caught by a
+    handler that only notes it, whichever thread of the process the system handed it to (torch and others start
+    threads whose masks this thread's cannot cover), and raised again with the handler it had; the system's mask of
+    this thread holds them too, and is all there is off the main thread. No-op where the system has neither."""
     mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:
-        yield
-        return
-    before = mask(signal.SIG_BLOCK, HELD)
+    came: list[int] = []
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in HELD:
+            try:
+                previous[signum] = signal.signal(signum, lambda number, frame: came.append(number))
+            except (ValueError, OSError):
+                pass
+    before = mask(signal.SIG_BLOCK, HELD) if mask is not None else None
     try:
         yield
     finally:
-        mask(signal.SIG_SETMASK, before)
+        if mask is not None:
+            mask(signal.SIG_SETMASK, before)   # a signal pending in this thread reaches the noting handler now
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(came):
+            signal.raise_signal(signum)   # as it would have come: the handler it had, or the system's default

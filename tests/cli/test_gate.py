@@ -174,3 +174,16 @@ def test_a_read_inside_an_output_being_replaced_is_refused_where_it_happens(tmp_
     assert main(["generate", "age_comparison", "--out", "gen"]) == 1
     assert "reads, from inside an output it replaces," in one_line(capsys)
     assert tree_digest(tmp_path / "gen") == before
+
+
+def test_a_site_over_the_results_it_is_built_from_is_refused_before_any_work(tmp_path, capsys):
+    """`probes browse build --out results --results results` read the predictions inside the folder it was about
+    to replace (the watch stopped it); the gate refuses it first, and a site beside them is built."""
+    fake_result(tmp_path / "results" / "zeroshot", tmp_path / "data", "m", "original", True, PAIRS[:3],
+                lambda a, b: "A")
+    before = tree_digest(tmp_path / "results")
+    for out in ("results", "results/zeroshot", "results/zeroshot/m"):
+        assert main(["browse", "build", "--out", out, "--data", "data", "--results", "results", "--force"]) == 2
+        assert "--results results: the results results/zeroshot" in one_line(capsys)
+    assert tree_digest(tmp_path / "results") == before
+    assert main(["browse", "build", "--out", "results/browser", "--data", "data", "--results", "results"]) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+import time
 import signal
 import socket
 import stat
@@ -138,6 +139,26 @@ def test_the_exchange_swaps_a_folder_with_a_file_a_link_or_a_folder(cwd, wrapper
     assert (cwd / "f").read_text() == "f\n" and os.readlink(cwd / "l") == "f"
     with pytest.raises(FileNotFoundError):
         exchange.swap(cwd / "a", cwd / "missing")
+
+
+def test_a_signal_is_held_back_though_another_thread_could_take_it():
+    """The system hands a process-wide signal to any thread that does not block it (torch starts several): one
+    thread's mask alone let a Ctrl-C through between the two steps (this test failed so, under xdist's threads)."""
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()   # its mask was set before the block: SIGINT not blocked there
+    done = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with exchange.held():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)   # time for the system to hand it over, and the main thread to run a handler
+                done.append("both steps")
+    finally:
+        stop.set()
+    assert done == ["both steps"]
 
 
 def test_a_signal_held_back_is_delivered_when_the_steps_are_done():
