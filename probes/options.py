@@ -246,12 +246,6 @@ def model_folder(name: str, params: str | None) -> list:
     return [Access(READ, str(Path(spec).expanduser()), said)]
 
 
-def io_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The paths a parsed command line writes and reads (:func:`accesses`), each with where it came from."""
-    found = accesses(args)
-    return ([(a.said, a.path) for a in found if a.writes], [(a.said, a.path) for a in found if not a.writes])
-
-
 def report_out(out: str, force: bool = False) -> Path:
     """A report command's ``--out`` (``pararel-report``, ``calum-report``): the markdown file, its JSON beside it."""
     return out_file(out, "the markdown report", suffix=".md", beside=".json", force=force)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
-import stat
 import sys
 import tempfile
 import threading
@@ -254,18 +253,3 @@ def written(target: str | os.PathLike) -> None:
     path = Path(os.path.abspath(target))
     for w in _stack:
         w.replaced = [p for p in w.replaced if p != path and path not in p.parents]
-
-
-def declared(path: str | os.PathLike) -> None:
-    """Add ``path`` to what the running command writes: an output only the command's own work can name (a grid
-    cell's folder, a source's file under ``--dest``), declared before it is written."""
-    if _stack:
-        _stack[-1].writes.append(Path(os.path.abspath(path)))
-
-
-def is_regular_or_folder(path: Path) -> bool:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return True
-    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
