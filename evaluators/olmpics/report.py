@@ -71,7 +71,8 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
 - The learning curve is the mean over training seeds of the accuracy at each N (the paper: "report average
   accuracy across seeds"), and WS, MAX and the sensitivities are statistics of that seed-averaged curve.
   `value [low, high]`: the statistic and its 95% percentile bootstrap interval over dev examples ({resamples}
-  resamples, seed {seed}): a resample draws the dev examples with replacement once, applies them to every
+  resamples, seed {seed}): a resample draws the dev examples' facts with replacement once (the unit the data
+  repeats: all rows of a fact, its id, together, with their control rows), applies them to every
   (N, seed) point of the curve, averages the seeds and recomputes the whole statistic. The interval measures
   dev-example sampling, given the trained heads. `value ± std [low, high]` (WS only): also the standard deviation
   (ddof 1) over seeds of each seed's own WS, whose mean WS is (WS is linear): seed-to-seed variation; `± —` over
@@ -90,10 +91,11 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
   for MC-MLM, MC-QA for MC-QA): the WS formula over max(0, acc(original) − acc(control)) of the seed-averaged
   curves (seeds averaged before the max(0, ·)). Computed over
   the original examples that have a control row (matched through `source_id`, k-th occurrence to k-th); the
-  interval resamples those examples.
+  interval resamples those examples' facts, each with its control row.
 - **▲ / ▼**: significantly above / below the probe's baseline row in the same setting: paired bootstrap over the
-  same dev examples, 95% interval of the difference excluding 0. The baseline row is the one with a `baseline`
-  (MLM-BASELINE for MC-MLM, ESIM for MC-QA); with several, the one with the highest WS.
+  same dev examples (a drawn fact counts on both sides together), 95% interval of the difference excluding 0. The
+  baseline row is the one with a `baseline` (MLM-BASELINE for MC-MLM, ESIM for MC-QA); with several, the one with
+  the highest WS.
 - **↑**: the zero-shot interval lies entirely above chance (pretrained heads only: never † rows or baselines).
 - **⚠**: a constant predictor: the model gave one answer (the same word, or the same position) to every dev example
   of a variant at that point (zero-shot) or in some run (N, seed) of that curve (on a sensitivity: of the original

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, resample_means
+from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bootstrap, weighted_means
 from evaluators.olmpics.pairing import pair_rows
 from evaluators.olmpics import constant
 from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
@@ -120,6 +120,12 @@ class Result:
         """The model id whose random-init baseline this row is (``random:<model>``), else None."""
         return (self.meta.get("random_init") or {}).get("of")
 
+    def units(self, positions=None) -> list[str]:
+        """The unit the bootstrap resamples, per original row (or per row of ``positions``): the fact, named by the
+        row's id, which its control rows share (``source_id``) and a release file repeats (a repeated id is one
+        fact asked again). Rows of one unit are drawn together, the original with its controls."""
+        return self.ids if positions is None else [self.ids[p] for p in positions]
+
     @property
     def label(self) -> str:
         return self.meta["baseline"] or self.meta["model"]
@@ -168,13 +174,13 @@ def curve_statistics(correct: np.ndarray) -> dict:
     """Vectorised WS and MAX of the seed-averaged curve of ``correct [seeds, sizes, n]`` on resampled examples
     (:mod:`evaluators.olmpics.metrics`, the definitions metrics.json is written with): one resample applies to
     every (size, seed) point, then seeds are averaged and the statistic recomputed."""
-    return {"WS": lambda idx: curve_ws(resample_means(correct, idx)),
-            "MAX": lambda idx: curve_max(resample_means(correct, idx))}
+    return {"WS": lambda weights: curve_ws(weighted_means(correct, weights)),
+            "MAX": lambda weights: curve_max(weighted_means(correct, weights))}
 
 
 def sensitivity_statistic(full: np.ndarray, control: np.ndarray):
     """Vectorised language sensitivity of the seed-averaged curves of aligned ``[seeds, sizes, m]`` arrays."""
-    return lambda idx: curve_sensitivity(resample_means(full, idx), resample_means(control, idx))
+    return lambda weights: curve_sensitivity(weighted_means(full, weights), weighted_means(control, weights))
 
 
 def _cell(ci: dict, n: int, std: float | None = None, **extra) -> dict:
@@ -195,27 +201,29 @@ def cells(result: Result, *, resamples: int, seed: int) -> dict:
     examples (``{estimate, low, high}``; what ``probes run`` prints beside the original's), and ``below_chance``:
     that interval lies entirely below chance, so max(0, acc − control) counts the control's failure, not the
     model's use of language, as sensitivity (a random head's NO-LANG at 41% of a 50% task)."""
-    accuracy, n = result.correct.mean(axis=-1), len(result.ids)
+    accuracy, n, units = result.correct.mean(axis=-1), len(result.ids), result.units()
     stats = curve_statistics(result.correct)
-    out = {"WS": _cell(bootstrap(stats["WS"], n, resamples=resamples, seed=seed), n,
+    out = {"WS": _cell(bootstrap(stats["WS"], n, resamples=resamples, seed=seed, units=units), n,
                        _seed_std(weighted_score(accuracy)), seeds=len(result.meta["seeds"])),
-           "MAX": _cell(bootstrap(stats["MAX"], n, resamples=resamples, seed=seed), n,
+           "MAX": _cell(bootstrap(stats["MAX"], n, resamples=resamples, seed=seed, units=units), n,
                         at_n=max_summary(accuracy, result.sizes)["at_n"])}
     for name, (positions, control) in result.controls.items():
         ci = bootstrap(sensitivity_statistic(result.correct[..., positions], control), len(positions),
-                       resamples=resamples, seed=seed)
-        own = {key: bootstrap(statistic, len(positions), resamples=resamples, seed=seed)
+                       resamples=resamples, seed=seed, units=result.units(positions))
+        own = {key: bootstrap(statistic, len(positions), resamples=resamples, seed=seed,
+                              units=result.units(positions))
                for key, statistic in curve_statistics(control).items()}
         out[name] = _cell(ci, len(positions), control_WS=own["WS"], control_MAX=own["MAX"],
                           below_chance=bool(own["WS"]["high"] < result.meta["chance"]))
     if result.zero_shot is not None:
-        ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed)
+        ci = bootstrap(accuracy_statistic(result.zero_shot), n, resamples=resamples, seed=seed, units=units)
         out["zero_shot"] = {"mean": ci["estimate"], "low": ci["low"], "high": ci["high"], "n": n,
                             "above_chance": bool(ci["low"] > result.meta["chance"]
                                                  and result.meta["lm_head"] == "pretrained"),
                             "vs_control": {name: {**paired_bootstrap(
                                 accuracy_statistic(result.zero_shot[positions]), accuracy_statistic(control),
-                                len(positions), resamples=resamples, seed=seed), "n": len(positions)}
+                                len(positions), resamples=resamples, seed=seed, units=result.units(positions)),
+                                "n": len(positions)}
                                 for name, (positions, control) in (result.control_zero or {}).items()}}
     return out
 
@@ -228,7 +236,7 @@ def paired_zero_shot(a: Result, b: Result, *, resamples: int, seed: int) -> dict
     if not len(pa):
         return None
     test = paired_bootstrap(accuracy_statistic(a.zero_shot[pa]), accuracy_statistic(b.zero_shot[pb]), len(pa),
-                            resamples=resamples, seed=seed)
+                            resamples=resamples, seed=seed, units=a.units(pa))
     return {**test, "n": len(pa)}
 
 
@@ -239,7 +247,7 @@ def paired(a: Result, b: Result, key: str, *, resamples: int, seed: int) -> dict
         return None
     test = paired_bootstrap(curve_statistics(a.correct[..., pa])[key],
                             curve_statistics(b.correct[..., pb])[key], len(pa),
-                            resamples=resamples, seed=seed)
+                            resamples=resamples, seed=seed, units=a.units(pa))
     return {**test, "n": len(pa)}
 
 

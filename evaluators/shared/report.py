@@ -29,7 +29,8 @@ LEGEND = """Columns:
 - **model**: the alias or id evaluated; **probe**, **variant**: the dataset (`release` is the original oLMpics
   file, `nolang` and `perturbed` the NO-LANG and PERTURBED-LANG controls, the others our generated phrasings);
 - **accuracy**: share of dev examples whose highest-scoring choice is the gold one (MC-MLM), with its 95%
-  bootstrap interval over the examples (1000 resamples, seed 0);
+  bootstrap interval (1000 resamples, seed 0) resampling the fact, the unit the data repeats: all rows of a fact
+  (its id; a release file asks some facts more than once) drawn together;
 - **n**: examples scored; **chance**: the expected accuracy of a uniform guess (mean of 1/#choices);
 - **vs chance**: accuracy − chance (negative: below chance);
 - **answers**: the answer texts the model chose, the most frequent first, with their counts (choices are shuffled
@@ -105,9 +106,11 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
             raise DataError(f"{path}: missing field(s) {missing} (not a probekit metrics.json?)")
         predictions = read_jsonl(path.parent / "predictions.jsonl")
         correct = np.asarray([p["correct"] for p in predictions], bool)
-        ci = bootstrap(accuracy_statistic(correct), len(correct)) if len(correct) else {"low": 0.0, "high": 0.0}
+        units = fact_units(predictions)
+        ci = bootstrap(accuracy_statistic(correct), len(correct), units=units) if len(correct) else \
+            {"low": 0.0, "high": 0.0}
         constant = constant_choice([p.get("prediction") for p in predictions], [p.get("choice") for p in predictions])
-        rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct,
+        rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct, "units": units,
                      "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m), "constant": constant,
                      "answers": answers(predictions),
                      "random_init": m.get("random_init"), "profile": m.get("profile")})
@@ -118,6 +121,13 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
     order = {v: i for i, v in enumerate(VARIANT_ORDER)}
     df["_order"] = df["variant"].map(lambda v: order.get(v, len(order)))
     return df.sort_values(["model", "probe", "_order", "variant"]).drop(columns="_order").reset_index(drop=True)
+
+
+def fact_units(predictions: list[dict]) -> list[str]:
+    """The unit a zero-shot interval resamples, per prediction: the fact, named by the row's id (a control row's
+    ``source_id``, its original's): a file that asks a fact twice repeats its id, and those rows are drawn
+    together."""
+    return [str(p.get("source_id") or p.get("id")) for p in predictions]
 
 
 def answers(predictions: list[dict]) -> dict | None:
@@ -174,7 +184,8 @@ def markdown(df: pd.DataFrame) -> str:
     differences = paired_differences(df)
     if len(differences):
         lines += ["## Paired differences", "", "Models scored on the same data (same probe, variant and fingerprint): "
-                  "accuracy A − B, its 95% paired bootstrap interval over the shared examples, and whether it holds "
+                  "accuracy A − B, its 95% paired bootstrap interval over the shared examples (a drawn fact counts on both "
+                  "sides together), and whether it holds "
                   "(the interval excludes 0).", "", differences.to_markdown(index=False, disable_numparse=True), ""]
     return "\n".join(lines)
 
@@ -201,7 +212,8 @@ def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
             for b in rows[i + 1:]:
                 if len(a.correct) != len(b.correct):
                     continue
-                test = paired_bootstrap(accuracy_statistic(a.correct), accuracy_statistic(b.correct), len(a.correct))
+                test = paired_bootstrap(accuracy_statistic(a.correct), accuracy_statistic(b.correct), len(a.correct),
+                                        units=a.units)
                 out.append({"probe": probe, "variant": variant, "A": a.model, "B": b.model,
                             "A − B": f"{test['diff']:+.3f} [{test['low']:+.3f}, {test['high']:+.3f}]",
                             "p": f"{test['p_value']:.3f}", "holds": "yes" if test["holds"] else "no"})

@@ -11,7 +11,14 @@ from evaluators.shared.bootstrap import (
     paired_bootstrap,
     resample_indices,
     resample_means,
+    resample_weights,
+    weighted_means,
 )
+
+
+def _weights(idx: np.ndarray, n: int) -> np.ndarray:
+    """A statistic's input for resamples of indices ``idx``: how often each example is drawn."""
+    return np.stack([np.bincount(row, minlength=n) for row in idx])
 
 
 def _correct(n: int, share: float) -> np.ndarray:
@@ -49,7 +56,7 @@ def test_agrees_with_a_hand_computation():
 def test_accuracy_statistic_averages_leading_axes():
     correct = np.array([[1, 1, 0, 0], [1, 1, 1, 0]], bool)  # two seeds
     idx = np.array([[0, 1, 2, 3], [0, 0, 0, 0], [3, 3, 2, 2]])
-    assert accuracy_statistic(correct)(idx) == pytest.approx([5 / 8, 1.0, 1 / 4])
+    assert accuracy_statistic(correct)(_weights(idx, 4)) == pytest.approx([5 / 8, 1.0, 1 / 4])
 
 
 def test_paired_bootstrap_detects_a_real_difference():
@@ -69,7 +76,8 @@ def test_paired_uses_the_same_resamples_for_both():
     seen = []
     paired_bootstrap(lambda idx: seen.append(idx) or np.zeros(len(idx)),
                      lambda idx: seen.append(idx) or np.zeros(len(idx)), 10, resamples=5, seed=2)
-    assert np.array_equal(seen[0], seen[1]) and np.array_equal(seen[0], resample_indices(10, 5, 2))
+    assert np.array_equal(seen[0], seen[1]) and np.array_equal(seen[0], _weights(resample_indices(10, 5, 2), 10))
+    assert np.array_equal(seen[0], resample_weights(10, 5, 2))
 
 
 def test_rejects_bad_arguments():
@@ -90,9 +98,9 @@ def test_a_whole_learning_curve_is_one_vectorised_pass():
     weights = np.array([0.23, 0.2, 0.17, 0.14, 0.11, 0.08, 0.07])
     shapes = []
 
-    def curve(idx):
-        shapes.append(idx.shape)
-        return (resample_means(correct, idx) @ weights).mean(axis=1)
+    def curve(drawn):
+        shapes.append(drawn.shape)
+        return (weighted_means(correct, drawn) @ weights).mean(axis=1)
 
     ci = bootstrap(curve, 500)
     assert shapes == [(1000, 500), (1, 500)]   # every resample at once, then the estimate

@@ -130,7 +130,7 @@ def test_bootstrap_estimates_are_the_shared_metrics(results):
     age = next(p for p in probes if p.title == "age")
     r = age.results["good"]["MLP"]
     stats = olmpics_results.curve_statistics(r.correct)
-    everything = np.arange(N)[None]
+    everything = np.ones((1, N), np.int64)   # every example drawn once
     assert stats["WS"](everything)[0] == pytest.approx(age.cells["good"]["MLP"]["WS"]["value"])
     assert stats["MAX"](everything)[0] == pytest.approx(0.85)
     assert age.cells["weak"]["MLP"]["perturbed"]["n"] == N - 1  # the dropped control row leaves the index set
