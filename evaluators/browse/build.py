@@ -166,9 +166,10 @@ def _write_shard(folder: Path, shard: Shard, siblings: list[dict], resamples: in
         for r in range(len(shard.runs)):
             f.write(shard.block_bytes(r))
     pairs = 2 <= len(shard.runs) <= PAIR_LIMIT
-    groups = resampled_groups(shard.correct, shard.answered, resamples=resamples, seed=seed)
+    groups = resampled_groups(shard.correct, shard.answered, resamples=resamples, seed=seed, units=shard.units)
     if pairs:
-        table = pair_table(shard.correct, shard.answered, resamples=resamples, seed=seed, groups=groups)
+        table = pair_table(shard.correct, shard.answered, resamples=resamples, seed=seed, groups=groups,
+                           units=shard.units)
         (folder / "pairs.bin").write_bytes(table.astype("<f4").tobytes())
     summaries = run_summaries(shard, resamples=resamples, seed=seed, groups=groups)
     meta = shard.files[0].meta if shard.files else {}

@@ -13,6 +13,8 @@ computed together; a pair whose runs did not is computed on its own, with :func:
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from evaluators.shared.bootstrap import accuracy_statistic, paired_bootstrap, streamed_means
@@ -32,11 +34,12 @@ def mcnemar_p(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.where(n > 0, p, 1.0)
 
 
-def resampled_groups(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 1000, seed: int = 0
-                     ) -> list[tuple[list[int], np.ndarray]]:
+def resampled_groups(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 1000, seed: int = 0,
+                     units: Sequence | None = None) -> list[tuple[list[int], np.ndarray]]:
     """Runs grouped by the examples they answered, each group with its runs' accuracies on every resample of those
     examples (``[R, len(group)]``; None for a group that answered none): what a run's interval and a pair's paired
-    interval are read from, drawn once per shard."""
+    interval are read from, drawn once per shard. ``units``: one per example, the unit resampled
+    (:mod:`evaluators.shared.bootstrap`; :attr:`evaluators.browse.shards.Shard.units`), None for rows."""
     correct = np.asarray(correct, bool) & np.asarray(answered, bool)
     answered = np.asarray(answered, bool)
     groups: dict[bytes, list[int]] = {}
@@ -45,16 +48,19 @@ def resampled_groups(correct: np.ndarray, answered: np.ndarray, *, resamples: in
     out = []
     for members in groups.values():
         rows = np.flatnonzero(answered[members[0]])
-        acc = (streamed_means(correct[np.ix_(members, rows)].astype(np.float64), resamples, seed)
+        acc = (streamed_means(correct[np.ix_(members, rows)].astype(np.float64), resamples, seed,
+                              units=None if units is None else [units[i] for i in rows])
                .reshape(resamples, -1) if len(rows) else None)
         out.append((members, acc))
     return out
 
 
 def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 1000, seed: int = 0,
-               groups: list[tuple[list[int], np.ndarray]] | None = None) -> np.ndarray:
-    """``[M, M, 8]`` float64 (:data:`FIELDS`) for runs' ``correct`` and ``answered`` (bool ``[M, n]``);
-    ``groups``: :func:`resampled_groups` of the same arrays, when drawn already."""
+               groups: list[tuple[list[int], np.ndarray]] | None = None, units: Sequence | None = None
+               ) -> np.ndarray:
+    """``[M, M, 8]`` float64 (:data:`FIELDS`) for runs' ``correct`` and ``answered`` (bool ``[M, n]``), the
+    intervals resampling ``units`` (as :func:`resampled_groups`); ``groups``: :func:`resampled_groups` of the same
+    arrays and units, when drawn already."""
     correct = np.asarray(correct, bool) & np.asarray(answered, bool)
     answered = np.asarray(answered, bool)
     m, n = correct.shape
@@ -70,7 +76,8 @@ def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 10
         out[..., 4] = np.where(total > 0, (out[..., 1] - out[..., 2]) / total, np.nan)
     out[..., 7] = mcnemar_p(out[..., 1], out[..., 2])
     q = ((1 - LEVEL) / 2, (1 + LEVEL) / 2)
-    groups = groups if groups is not None else resampled_groups(correct, answered, resamples=resamples, seed=seed)
+    groups = groups if groups is not None else resampled_groups(correct, answered, resamples=resamples, seed=seed,
+                                                                units=units)
     for members, acc in groups:   # runs that answered the same examples: all their pairs from one product
         if acc is None:
             for a in members:
@@ -90,6 +97,7 @@ def pair_table(correct: np.ndarray, answered: np.ndarray, *, resamples: int = 10
                 out[a, b, 4:7] = np.nan
                 continue
             r = paired_bootstrap(accuracy_statistic(correct[a][both]), accuracy_statistic(correct[b][both]), k,
-                                 resamples=resamples, seed=seed, level=LEVEL)
+                                 resamples=resamples, seed=seed, level=LEVEL,
+                                 units=None if units is None else [units[i] for i in np.flatnonzero(both)])
             out[a, b, 5], out[a, b, 6] = r["low"], r["high"]
     return out

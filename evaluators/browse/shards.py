@@ -35,6 +35,13 @@ class Shard:
     vocab: list[str] = field(default_factory=list)
 
     @property
+    def units(self) -> list[str]:
+        """The unit each row's intervals resample (:mod:`evaluators.shared.bootstrap`): a ParaRel tuple under all its
+        patterns, a CALUM pair (``group``), an oLMpics fact (a control row's ``source_id``, its base's id; a repeated
+        id once)."""
+        return [str(r.get("group") or r.get("source_id") or r.get("id")) for r in self.rows]
+
+    @property
     def k(self) -> int:
         return self.scores.shape[2]
 
@@ -111,11 +118,12 @@ def margins(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
 def run_summaries(shard: Shard, *, resamples: int = 1000, seed: int = 0, level: float = 0.95,
                   groups: list | None = None) -> list[dict]:
     """Per run: ``n`` (examples answered), ``correct``, ``accuracy`` and its percentile bootstrap interval ``low``,
-    ``high`` (:mod:`evaluators.shared.bootstrap`, the resamples the reports draw, on the examples the run answered),
+    ``high`` (:mod:`evaluators.shared.bootstrap`, the resamples the reports draw, on the examples the run answered,
+    resampling :attr:`Shard.units`),
     ``constant`` (one answer text for every example: a constant predictor, whatever its accuracy). ``groups``:
     :func:`evaluators.browse.pairs.resampled_groups` of the shard, when drawn already."""
     if groups is None:
-        groups = resampled_groups(shard.correct, shard.answered, resamples=resamples, seed=seed)
+        groups = resampled_groups(shard.correct, shard.answered, resamples=resamples, seed=seed, units=shard.units)
     bounds = {}
     for members, acc in groups:
         if acc is not None:

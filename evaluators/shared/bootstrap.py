@@ -95,20 +95,21 @@ def resample_means(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return weighted_means(values, _counts(idx, idx.shape[1]))
 
 
-def streamed_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, *, chunk: int = 4_000_000
-                   ) -> np.ndarray:
-    """``resample_means(values, resample_indices(n, resamples, seed))`` (``[R, ...]``, the same numbers) drawn and
-    reduced a few resamples at a time, so memory stays near ``chunk`` indices however large ``n`` is: a
-    :class:`numpy.random.Generator` draws the same stream in pieces as at once. Rows are the units here (the
-    browser's shards, whose rows carry no unit)."""
+def streamed_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, *, chunk: int = 4_000_000,
+                   units: Sequence | None = None) -> np.ndarray:
+    """``weighted_means(values, resample_weights(n, resamples, seed, units))`` (``[R, ...]``, the same numbers)
+    drawn and reduced a few resamples at a time, so memory stays near ``chunk`` weights however large ``n`` is: a
+    :class:`numpy.random.Generator` draws the same stream in pieces as at once."""
     values = np.asarray(values, float)
     n = values.shape[-1]
     if n < 1 or resamples < 1:
         raise ValueError(f"bootstrap needs n >= 1 and resamples >= 1, got n={n}, resamples={resamples}")
+    codes = unit_codes(units, n)
+    k = int(codes.max()) + 1
     rng, step, parts = np.random.default_rng(seed), max(1, chunk // n), []
     for start in range(0, resamples, step):
-        idx = rng.integers(0, n, size=(min(step, resamples - start), n))
-        parts.append(resample_means(values, idx))
+        drawn = _counts(rng.integers(0, k, size=(min(step, resamples - start), k)), k)
+        parts.append(weighted_means(values, drawn[:, codes]))
     return np.concatenate(parts)
 
 

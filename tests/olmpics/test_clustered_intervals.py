@@ -193,3 +193,31 @@ def test_diff_resamples_a_pararel_tuple_under_all_its_patterns_together():
     assert (change["low"], change["high"]) == (expected["low"], expected["high"])
     assert change["high"] - change["low"] > 2.5 * width(
         paired_bootstrap(accuracy_statistic(new), accuracy_statistic(old), len(keys)))
+
+
+def test_the_browser_resamples_a_pararel_tuple_under_all_its_patterns_and_a_calum_pair_once():
+    """A ParaRel shard holds a relation's tuples × patterns (``group``: the tuple), a CALUM shard a pair (``group``:
+    its ``pair_id``), an oLMpics control row its base (``source_id``): the run's interval and the pairs' are the
+    cluster bootstrap's."""
+    from types import SimpleNamespace
+
+    from evaluators.browse.pairs import pair_table, resampled_groups
+    from evaluators.browse.shards import Shard
+
+    rows = [{"id": f"t{u}/p{p}", "group": f"t{u}", "source_id": None} for u in range(UNITS) for p in range(ROWS)]
+    units = Shard.units.fget(SimpleNamespace(rows=rows))
+    assert units == [f"t{u}" for u in range(UNITS) for _ in range(ROWS)]
+    assert Shard.units.fget(SimpleNamespace(rows=[{"id": "c1", "group": None, "source_id": "o1"},
+                                                 {"id": "o2", "group": None, "source_id": None}])) == ["o1", "o2"]
+    a, _ = repeated(0.5, seed=4)
+    b = np.roll(a, ROWS)
+    correct, answered = np.stack([a, b]), np.ones((2, len(a)), bool)
+    (members, acc), = resampled_groups(correct, answered, resamples=1000, seed=0, units=units)
+    low, high = np.quantile(acc[:, 0], [0.025, 0.975])
+    expected = bootstrap(accuracy_statistic(a), len(a), units=units)
+    assert (low, high) == pytest.approx((expected["low"], expected["high"]))
+    table = pair_table(correct, answered, resamples=1000, seed=0, units=units)
+    test = paired_bootstrap(accuracy_statistic(a), accuracy_statistic(b), len(a), units=units)
+    assert table[0, 1, 5:7] == pytest.approx([test["low"], test["high"]])
+    row = np.quantile(resampled_groups(correct, answered, resamples=1000, seed=0)[0][1][:, 0], [0.025, 0.975])
+    assert high - low > 2.5 * (row[1] - row[0])
