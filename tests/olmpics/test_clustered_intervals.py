@@ -209,6 +209,10 @@ def test_the_browser_resamples_a_pararel_tuple_under_all_its_patterns_and_a_calu
     assert units == [f"t{u}" for u in range(UNITS) for _ in range(ROWS)]
     assert Shard.units.fget(SimpleNamespace(rows=[{"id": "c1", "group": None, "source_id": "o1"},
                                                  {"id": "o2", "group": None, "source_id": None}])) == ["o1", "o2"]
+    fact = {"group": None, "source_id": None, "args": {"age1": 32, "age2": 28}}   # one fact, two templates
+    two = Shard.units.fget(SimpleNamespace(rows=[{**fact, "id": "paper"}, {**fact, "id": "birth_year"},
+                                                {**fact, "id": "other", "args": {"age1": 18, "age2": 30}}]))
+    assert two[0] == two[1] != two[2]
     a, _ = repeated(0.5, seed=4)
     b = np.roll(a, ROWS)
     correct, answered = np.stack([a, b]), np.ones((2, len(a)), bool)
