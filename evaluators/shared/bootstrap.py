@@ -37,11 +37,6 @@ MAX_INTERVAL = (
 """What a percentile bootstrap interval of a maximum means: the footnote of every table that prints one."""
 
 
-UNIT_NOTE = ("resampling {unit} with replacement, all rows of a drawn {one} together (a cluster bootstrap: rows "
-             "that repeat one {one} are not independent draws)")
-"""How a legend says which unit its intervals resample: ``UNIT_NOTE.format(unit="facts", one="fact")``."""
-
-
 def unit_codes(keys: Sequence | None, n: int | None = None) -> np.ndarray:
     """Each row's unit as an int, numbered by first appearance (rows with equal keys are one unit): the form the
     resampling takes. ``keys`` None is the row bootstrap's units, ``arange(n)``."""
@@ -76,9 +71,8 @@ def resample_weights(n: int, resamples: int = 1000, seed: int = 0, units: Sequen
     row (:func:`unit_codes`), None for each row its own unit; then, and whenever every key differs, the weights
     count :func:`resample_indices` (the same stream, the same numbers)."""
     codes = unit_codes(units, n)
-    k = int(codes.max()) + 1 if len(codes) else 0
-    drawn = _counts(resample_indices(k, resamples, seed), k) if n >= 1 else resample_indices(n, resamples, seed)
-    return drawn[:, codes]
+    k = int(codes.max()) + 1 if len(codes) else 0   # k = 0 (no row) is refused by resample_indices
+    return _counts(resample_indices(k, resamples, seed), k)[:, codes]
 
 
 def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
