@@ -50,7 +50,7 @@ def of(params, task: str, inference_order, split: str) -> tuple[int, int]:
     The one exception is ``params.eval_order == original_code_swapped`` (the setting before issue 52, not the
     paper's): the evaluated splits of a task whose original inference fed another order than GLUE's field order
     (its ``inference_order`` in ``generators/calum/<language>.yaml``: MNLI, KLUE-NLI, KorNLI) in the order opposite
-    the trained one. With every task trained premise-first (``calum.train_order: {}``) that is the original code's
+    the trained one. With every task trained premise-first (no ``calum.train_order``) that is the original code's
     inference (DSincerity/CALM ``inference/dataset/mnli_dataset.py`` lines 11-13: `original` hypothesis-first;
     lines 20-22: REVERSE premise-first) against a model trained premise-first, the order
     ``lightning-transformers/lightning_transformers/task/nlp/mnli/mnli.py`` lines 39-47 declare: Acc_val measured

@@ -157,3 +157,19 @@ def test_t5_generates_at_most_15_new_tokens_as_the_originals_max_length_16(tiny_
             theirs.append(t2t.TAGS.sub("", tokenizer.decode(out[0])).strip())
             assert out.shape[1] == 16   # the decoder start and 15 words
     assert ours == theirs and all(ours)
+
+
+def test_the_setting_before_issue_52_is_one_named_switch_away(tmp_path, mnli_tables):
+    """`dvc exp run -S profile=paper -S '~calum.train_order' -S '+calum.eval_order=original_code_swapped'`, as
+    conf/profile/paper.yaml and docs/limits.md give it: MNLI trained premise-first, scored hypothesis-first."""
+    from dvc.utils.hydra import compose_and_dump
+
+    out = tmp_path / "params.yaml"
+    compose_and_dump(out, str(REPO / "conf"), None, "config", str(tmp_path / "no-plugins"),
+                     ["profile=paper", "~calum.train_order", "+calum.eval_order=original_code_swapped"])
+    before = ParamsFile(out, yaml.safe_load(out.read_text(encoding="utf-8")))
+    variants, meta = calum_generator.build(before, mnli_tables, task="mnli")
+    assert _first_indicators(variants, "original", "train") == ["Premise", "Hypothesis"]
+    assert _first_indicators(variants, "original", "dev") == ["Hypothesis", "Premise"]
+    assert _first_indicators(variants, "reverse", "dev") == ["Premise", "Hypothesis"]
+    assert meta["order"] == [1, 2] and meta["eval_order"] == [2, 1]
