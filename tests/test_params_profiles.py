@@ -95,10 +95,11 @@ def test_the_paper_profile_holds_the_papers_settings(tmp_path):
     for probe in p["probes"]["mc_mlm"] + p["probes"]["mc_qa"]:
         assert p[probe] == smoke[probe]
     assert p["age_comparison_grid"] == smoke["age_comparison_grid"]
-    # but CALUM's NLI dev and test, fed in the order of the original code's inference (issue 41 item 5), and KorNLI
-    # split as the original code (SNLI's training set cut in order), its test kept, not drawn
-    assert p["calum"] == smoke["calum"] | {"eval_order": "original_code", "test_draw": {"size": {"kornli": "tables"}}}
-    assert "eval_order" not in smoke["calum"] and "test_draw" not in smoke["calum"]
+    # but CALUM's NLI tasks, trained and evaluated hypothesis-first as the original code (issue 52 item 1), and
+    # KorNLI split as the original code (SNLI's training set cut in order), its test kept, not drawn
+    assert p["calum"] == smoke["calum"] | {"train_order": {"mnli": [2, 1], "klue_nli": [2, 1], "kornli": [2, 1]},
+                                           "test_draw": {"size": {"kornli": "tables"}}}
+    assert "eval_order" not in p["calum"] and "train_order" not in smoke["calum"] and "test_draw" not in smoke["calum"]
     from generators.calum.generator import CalumParams, load_spec
     from probekit.sources.loaders.kornli import KorNliParams
     kornli = section(params, "tables.kornli", KorNliParams)

@@ -142,7 +142,9 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
                    "capped": bool(cp.capped()), "caps": cp.capped(), "profile": profile,
                    "params": cp.model_dump(mode="json"),
                    "data": {t: {"folder": str(d.folder), "fingerprint": d.meta["fingerprint"],
-                                "order": d.meta.get("order")} for t, d in sets.items()},
+                                "order": d.meta.get("order"), **({"eval_order": d.meta["eval_order"]}
+                                                                 if "eval_order" in d.meta else {})}
+                            for t, d in sets.items()},
                    "train_examples": {t: len(r) for t, r in train_rows.items()}, **record,
                    **_summaries(per_seed, eval_rows, task, cp.split)}
         if text:

@@ -26,7 +26,9 @@ class TextToText(Typed):
     # an answer that is no label kept as written (never right, compared as it is for C_R / C_S); score: the
     # label word of highest log-probability (always a label).
     predict: Literal["generate", "score"] = "generate"
-    max_new_tokens: PositiveInt = 16       # the original code's generate(max_length=16)
+    # the original code's generate(max_length=16) (DSincerity/CALM inference/inference.py line 79): T5's decoder
+    # output counts its start token, so at most 15 new ones
+    max_new_tokens: PositiveInt = 15
 
 
 class CalumEvalParams(Typed):

@@ -5,7 +5,10 @@ layout of the paper's tables (papers/004), mean ± std over seeds in %:
   (C_sym on symmetric tasks, where measured) and the majority-class share;
 - Table 6: for every model with a multitask run, a row per setting (Single, then the groups: Para, All, ...),
   per main task Acc_val, C_R, C_S;
-- the runs themselves (tasks trained, split, seeds, best epochs).
+- the runs themselves (tasks trained, split, seeds, best epochs);
+- above the tables, a warning naming every run whose REVERSE accuracy is above its ``original`` accuracy by more
+  than its interval, the sign of a swapped segment order (``order_check`` in the JSON:
+  :mod:`evaluators.calum.order_check`).
 
 Under a row whose model id is a checkpoint the paper evaluated (``hub_ids`` in published.yaml: the Korean ones
 as the original code names them), a ``paper:`` row gives its published numbers (Table 2 or 5, or Table 6 for the
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Mapping
 
 from evaluators.shared import applies, smoke
+from evaluators.calum import order_check
 from evaluators.calum.plot import plot
 from evaluators.calum.results import (
     KOREAN,
@@ -55,8 +59,11 @@ def _korean(m: Mapping) -> bool:
     return m["task"] in KOREAN or (m.get("language") or "").casefold() == "ko"
 
 
-def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
-    """The markdown report and its JSON (per run: our stats as shares, the published numbers in %)."""
+def render(results: Mapping[str, Mapping], order: Mapping[str, Mapping] | None = None) -> tuple[str, dict]:
+    """The markdown report and its JSON (per run: our stats as shares, the published numbers in %); ``order``:
+    the runs' :func:`evaluators.calum.order_check.check_runs`, flagged above the tables and in the JSON
+    (``order_check``)."""
+    order = order or {}
     published = load_published()
     cells = index(results)
     tasks = task_order(m["task"] for m in results.values())
@@ -78,6 +85,8 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
         lines += [CAPPED, ""]
     if constant_runs(results):
         lines += [constant_line(constant_runs(results)), ""]
+    if order_check.flag_line(order, results):
+        lines += [order_check.flag_line(order, results), ""]
     if small:
         lines += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
     t5 = [m for m in results.values() if published["hub_ids"].get(m["model_id"], "").startswith("T5")]
@@ -100,7 +109,8 @@ def render(results: Mapping[str, Mapping]) -> tuple[str, dict]:
         **{k: m.get(k) for k in ("model", "model_id", "task", "setting", "split", "language", "majority")},
         "tasks_trained": m.get("tasks_trained") or [m["task"]], "capped": bool(m.get("capped", False)),
         "profile": m.get("profile"), "constant_predictor": m.get("constant_predictor"),
-        **{k: m[k] for k in STATS if m.get(k)}, "published_pct": published_for(m, published)}
+        **{k: m[k] for k in STATS if m.get(k)}, "published_pct": published_for(m, published),
+        **({"order_check": order[run]} if run in order else {})}
         for run, m in sorted(results.items())}}
     return "\n".join(lines), summary
 
@@ -109,14 +119,16 @@ def write(results_folder: Path, out_md: Path, plot_path: Path | None = None) -> 
     """The report (``out_md``), its JSON beside it (``.json``) and, when ``plot_path`` is given, the figure;
     every file written atomically."""
     skipped: list[dict] = []
-    write_results(read_results(results_folder, skipped), out_md, plot_path, skipped)
+    results = read_results(results_folder, skipped)
+    write_results(results, out_md, plot_path, skipped, order_check.check_runs(results_folder, results))
 
 
 def write_results(results: Mapping[str, Mapping], out_md: Path, plot_path: Path | None = None,
-                  skipped: list[dict] = ()) -> None:
-    """:func:`write` of ``{run: metrics}``; ``skipped``: the runs that skipped their model, listed at the end."""
+                  skipped: list[dict] = (), order: Mapping[str, Mapping] | None = None) -> None:
+    """:func:`write` of ``{run: metrics}``; ``skipped``: the runs that skipped their model, listed at the end;
+    ``order``: the runs' order checks (:mod:`evaluators.calum.order_check`)."""
     if results:
-        text, summary = render(results)
+        text, summary = render(results, order)
     else:
         text, summary = "# CALUM results\n\nNo results.\n", {"runs": {}}
     if plot_path is not None:

@@ -16,7 +16,9 @@ may name GLUE's own.
 Every row: ``pair_id`` (shared by an example's variants), ``variant``, ``sentence1``, ``sentence2`` (the
 segments as the model reads them, indicators included), ``label`` (None on unlabelled test rows), ``task``,
 ``split``, ``idx`` (the table's id), ``segments`` (the (indicator, text) pieces in reading order) and
-``style``. The segment order is the params' ``order``, recorded in ``meta.json``.
+``style``. The segment order is the one the task is trained in (the params' ``train_order`` for the task, else
+``order``), recorded in ``meta.json`` (``order``), for every split: ``eval_order: original_code_swapped`` alone
+evaluates another (recorded as ``eval_order``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import pandas as pd
 import yaml
 from pydantic import ConfigDict, Field, PositiveInt, ValidationError, ValidationInfo, field_validator
 
+from generators.calum import order as ordering
 from generators.shared.registry import DatasetSpec, Request, register_dataset
 from probekit import yamlfile
 from probekit.data.card import CardText, render
@@ -56,8 +59,9 @@ class Task(Typed):
     test_from: Literal["train", "dev"] | None = None  # the split its test is drawn from (calum.test_draw)
     combine: dict[str, list[str]] = {}  # a split built from the table's splits, in order (MNLI's dev: matched
                                         # + mismatched); its rows keep their table split in ``pair_id``
-    inference_order: tuple[int, int] = (1, 2)  # the segment order the original code's inference fed as `original`
-                                               # (calum.eval_order: original_code)
+    inference_order: tuple[int, int] = (1, 2)  # the segment order the original code's inference fed as `original`:
+                                               # a task where it is not (1, 2) is one calum.eval_order:
+                                               # original_code_swapped evaluates in the order it was not trained on
 
 
 class Language(Typed):
@@ -132,19 +136,35 @@ class TestDraw(Typed):
 class CalumParams(Typed):
     model_config = ConfigDict(extra="forbid")
     task: str = "rte"
-    order: tuple[int, int] = (1, 2)
+    order: tuple[int, int] = (1, 2)      # the segment order of every task not in train_order
+    # per task, the order its model is trained in where not `order` (the paper profile: the three NLI tasks
+    # hypothesis-first, as the original code's training read them: docs/limits.md)
+    train_order: dict[str, tuple[int, int]] = {}
     splits: list[Literal["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched",
                          "test_mismatched"]] = list(SPLITS)
     limit: PositiveInt | None = None
     test_draw: TestDraw = TestDraw()
-    eval_order: Literal["as_trained", "original_code"] = "as_trained"
+    eval_order: Literal["as_trained", "original_code_swapped"] = ordering.AS_TRAINED
 
     @field_validator("order")
     @classmethod
     def _order(cls, value):
-        if sorted(value) != [1, 2]:
-            raise ValueError("must be [1, 2] or [2, 1]")
-        return value
+        return ordering.pair(value)
+
+    @field_validator("train_order")
+    @classmethod
+    def _train_order(cls, value: dict, info: ValidationInfo) -> dict:
+        spec = (info.context or {}).get("spec")
+        return ordering.per_task(value, spec.tasks if spec is not None else None)
+
+    @field_validator("eval_order", mode="before")
+    @classmethod
+    def _renamed(cls, value):
+        return ordering.renamed(value)
+
+    def trained(self, task: str) -> tuple[int, int]:
+        """The segment order ``task``'s model is trained in: ``train_order``'s, else ``order``."""
+        return tuple(self.train_order.get(task, self.order))
 
 
 def load_spec(path: Path | None = None) -> Spec:
@@ -232,21 +252,6 @@ def original_rows(pairs, tables: str, task: str, spec: Task, order: tuple[int, i
     return rows
 
 
-def order_of(params: CalumParams, task: Task, split: str) -> tuple[int, int]:
-    """The segment order of ``split``'s ``original`` rows (its REVERSE and SIGNAL follow from them): ``order`` for
-    the training split, and for the evaluated splits too by default (``eval_order: as_trained``: the paper, §3: "we
-    first insert a free-text sentence-type indicator ... Each model is trained on this original form. Next, we
-    applied two perturbation methods"); ``eval_order: original_code``: the order the original code's inference fed
-    as `original` (the task's ``inference_order``), whatever the training split's. There MNLI, KLUE-NLI and KorNLI
-    train premise-first (DSincerity/CALM ``lightning-transformers/lightning_transformers/task/nlp/mnli/mnli.py``
-    lines 39-47: the features premise, then hypothesis, which ``text_classification/data.py`` lines 28 and
-    61-63 pair in that order) but are evaluated hypothesis-first (``inference/dataset/mnli_dataset.py`` lines 11-13;
-    its REVERSE, lines 20-22, is premise-first)."""
-    if split == "train" or params.eval_order == "as_trained":
-        return params.order
-    return task.inference_order
-
-
 @register_dataset("calum", version="1", tables=("glue", "klue", "kornli"), tasks=True)
 def generate(request: Request) -> Dataset:
     """One task's pair set as the one writer takes it: one part, ``<variant>/<split>.jsonl``."""
@@ -288,10 +293,13 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
         raise DataError(f"the {source} tables hold no {task} rows for splits {params.splits} "
                         f"(probes tables {source} with tables.{source}.tasks including {task}; a task whose files "
                         f"the source lacks is left out and listed under `missing` in the tables' report.json)")
-    unrecorded = {"test_draw"} | ({"eval_order"} if params.eval_order == "as_trained" else set())
+    # recorded only where set: the meta.json of the default is as before the switches
+    unrecorded = {"test_draw"} | ({"eval_order"} if params.eval_order == ordering.AS_TRAINED else set()) | (
+        {"train_order"} if not params.train_order else set())
     base = spec.variants["original"]
+    orders = {s: ordering.of(params, task, t.inference_order, s) for s in splits}
     variants = {"original": {s: original_rows(rows_of(s).head(params.limit or len(pairs)), source, task, t,
-                                              order_of(params, t, s), spec.style(base.style), s) for s in splits}}
+                                              orders[s], spec.style(base.style), s) for s in splits}}
     for name, v in spec.variants.items():
         if v.control is None or (v.control == "symmetric" and not t.symmetric):
             continue
@@ -300,12 +308,13 @@ def build(params_file: ParamsFile, tables: Mapping, section_name: str | None = N
     meta = {"probe": "calum", "format": spec.format, "task": task, "definition_version": spec.version,
             "generator_version": "1", "params": {**params.model_dump(mode="json", exclude=unrecorded),
                                                  "task": task},
-            "indicators": list(t.indicators), "labels": t.labels, "order": list(params.order),
+            "indicators": list(t.indicators), "labels": t.labels, "order": list(params.trained(task)),
             "styles": {name: spec.style(v.style or base.style)
                        for name, v in spec.variants.items() if name in variants},
             "counts": {name: {s: len(rows) for s, rows in v.items()} for name, v in variants.items()}}
-    if params.eval_order != "as_trained":   # only then: the meta.json of the default is as before the switch
-        meta["eval_order"] = list(t.inference_order)
+    if params.eval_order != ordering.AS_TRAINED:   # only then: the meta.json of the default is as before the switch
+        evaluated = {tuple(o) for s, o in orders.items() if s != "train"}
+        meta["eval_order"] = list(evaluated.pop() if evaluated else params.trained(task))
     combined = {s: t.combine[s] for s in splits if s in t.combine}
     if combined:   # only then (MNLI): the meta.json of the other tasks is as before
         meta["combined"] = combined
@@ -341,9 +350,9 @@ def card(meta: dict, example: dict | None = None, example_file: str = "") -> str
                f"`{style.format(indicator=second, text='<' + text2 + '>')}`"
 
     styles = "\n".join(f"- `{v}`: {shown(v, style)}" for v, style in meta["styles"].items())
-    evaluated = "" if "eval_order" not in meta else (
-        f"; the evaluated splits' originals: {meta['eval_order']}, as the original code's inference (training: "
-        f"{meta['order']})")
+    evaluated = "" if meta.get("eval_order", meta["order"]) == meta["order"] else (
+        f"; the evaluated splits' originals: {meta['eval_order']}, the order the model was not trained on "
+        f"(calum.eval_order: {ordering.SWAPPED}, not the paper's)")
     summary = f"""Generated by probekit (definition version {meta['definition_version']}). Every example of {benchmark}
 {name} once per variant; `pair_id` pairs an example's variants. Segment order: {meta['order']}
 ({benchmark}'s sentence{meta['order'][0]} first; `text 1` below is the segment read first in the original){evaluated}. Labels: {', '.join(meta['labels'])}; unlabelled test rows have `label: null` (C_R and C_S need no labels).{drawn}

@@ -66,15 +66,26 @@ def _first(variants: dict, variant: str, split: str) -> tuple[str, str]:
     return row["sentence1"], row["sentence2"]
 
 
-def test_eval_order_original_code_feeds_mnli_as_the_original_codes_inference():
-    """The original trains MNLI premise-first but its inference's `original` is hypothesis-first, its REVERSE
-    premise-first and its SIGNAL `[Hypothesis] h [Premise] p` (DSincerity/CALM inference/dataset/mnli_dataset.py);
-    `eval_order: original_code` writes exactly that, the default keeps the training order (the paper, §3)."""
+def test_mnli_is_evaluated_in_the_order_it_is_trained_in_and_only_the_named_switch_swaps_it():
+    """Every split, dev and test too, in the task's trained order (`train_order`, else `order`): the paper, §3,
+    "Each model is trained on this original form". The one way out is `eval_order: original_code_swapped` (the
+    setting before issue 52): with MNLI trained premise-first it writes the original code's inference, `original`
+    hypothesis-first, REVERSE premise-first, SIGNAL `[Hypothesis] h [Premise] p` (DSincerity/CALM
+    inference/dataset/mnli_dataset.py lines 11-32)."""
     default, meta = _build("mnli", _mnli_pairs())
     assert _first(default, "original", "dev") == ("Premise: dev_matched premise 0.",
                                                    "Hypothesis: dev_matched hypothesis 0.")
     assert "eval_order" not in meta and "eval_order" not in meta["params"]   # the default's meta.json as before
-    code, meta = _build("mnli", _mnli_pairs(), eval_order="original_code")
+    assert "train_order" not in meta["params"]
+    trained, meta = _build("mnli", _mnli_pairs(), train_order={"mnli": [2, 1]})
+    for split in ("train", "dev", "test"):
+        kind = {"train": "train", "dev": "dev_matched", "test": "test_matched"}[split]
+        premise, hypothesis = f"{kind} premise 0.", f"{kind} hypothesis 0."
+        assert _first(trained, "original", split) == (f"Hypothesis: {hypothesis}", f"Premise: {premise}")
+        assert _first(trained, "reverse", split) == (f"Premise: {premise}", f"Hypothesis: {hypothesis}")
+        assert _first(trained, "signal", split) == (f"[Hypothesis] {hypothesis}", f"[Premise] {premise}")
+    assert meta["order"] == [2, 1] and meta["params"]["train_order"] == {"mnli": [2, 1]} and "eval_order" not in meta
+    code, meta = _build("mnli", _mnli_pairs(), eval_order="original_code_swapped")
     assert _first(code, "original", "train") == ("Premise: train premise 0.", "Hypothesis: train hypothesis 0.")
     for split in ("dev", "test"):
         kind = split.replace("dev", "dev_matched").replace("test", "test_matched")
@@ -83,17 +94,27 @@ def test_eval_order_original_code_feeds_mnli_as_the_original_codes_inference():
         assert _first(code, "reverse", split) == (f"Premise: {premise}", f"Hypothesis: {hypothesis}")
         assert _first(code, "signal", split) == (f"[Hypothesis] {hypothesis}", f"[Premise] {premise}")
     assert code["original"]["dev"][0]["label"] == "entailment" and meta["order"] == [1, 2]
-    assert meta["eval_order"] == [2, 1] and meta["params"]["eval_order"] == "original_code"
+    assert meta["eval_order"] == [2, 1] and meta["params"]["eval_order"] == "original_code_swapped"
+    # trained hypothesis-first, the switch still evaluates the other order: it always swaps, never silently agrees
+    swapped, meta = _build("mnli", _mnli_pairs(), eval_order="original_code_swapped", train_order={"mnli": [2, 1]})
+    assert _first(swapped, "original", "train")[0].startswith("Hypothesis: ")
+    assert _first(swapped, "original", "dev")[0].startswith("Premise: ") and meta["eval_order"] == [1, 2]
     # KLUE-NLI too (klue_nli_dataset.py); RTE's inference keeps sentence1 first (rte_dataset.py)
-    klue, _ = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "eval_order": "original_code"}}),
+    klue, _ = calum.build(ParamsFile(None, {"calum": {"task": "klue_nli", "eval_order": "original_code_swapped"}}),
                           {"klue": {"pairs": _klue_pairs("klue_nli", ["entailment", "neutral", "contradiction"])}})
     assert _first(klue, "original", "dev")[0].startswith("가정: ")
     assert _first(klue, "original", "train")[0].startswith("전제: ")
-    rte, meta = _build("rte", _pairs("rte", ["entailment", "not_entailment"]), eval_order="original_code")
+    rte, meta = _build("rte", _pairs("rte", ["entailment", "not_entailment"]), eval_order="original_code_swapped")
     assert _first(rte, "original", "dev") == ("Sentence1: dev first 0.", "Sentence2: dev second 0.")
     assert meta["eval_order"] == [1, 2]
     with pytest.raises(ParamsError, match=r"calum.eval_order"):
         _build("rte", _pairs("rte", ["entailment"]), eval_order="hypothesis_first")
+    with pytest.raises(ParamsError, match=r"calum.eval_order: original_code is now original_code_swapped"):
+        _build("rte", _pairs("rte", ["entailment"]), eval_order="original_code")
+    with pytest.raises(ParamsError, match=r"calum.train_order: .*mlni: not a CALUM task \(rte, mrpc"):
+        _build("mnli", _mnli_pairs(), train_order={"mlni": [2, 1]})
+    with pytest.raises(ParamsError, match=r"calum.train_order: .*mnli: must be \[1, 2\] or \[2, 1\]"):
+        _build("mnli", _mnli_pairs(), train_order={"mnli": [2, 2]})
 
 
 def test_an_unknown_label_names_the_line():
