@@ -24,14 +24,17 @@ PARAMS_M = {"bert-base-uncased": 110, "bert-large-uncased": 340, "bert-large-unc
             "roberta-base": 125, "roberta-large": 355, "bert-base-cased": 109, "bert-large-cased": 335,
             "bert-large-cased-whole-word-masking": 335, "albert-base-v2": 12, "albert-xxlarge-v2": 223,
             "electra-small": 14, "electra-large": 335, "gpt2": 124, "gpt2-large": 774, "bart-base": 140,
-            "t5-base": 220, "t5-large": 770, "kobert": 92, "koelectra": 110, "kogpt2": 125, "kobart": 124}
+            "t5-base": 220, "t5-large": 770, "kobert": 92, "koelectra": 110, "kogpt2": 125, "kobart": 124,
+            "roberta-base-1B-1": 125, "roberta-base-100M-1": 125, "roberta-base-10M-1": 125,
+            "roberta-med-small-1M-1": 45}
 """Millions of parameters of the paper profile's models (their model cards and papers)."""
 GPU_RATE = {"bert-base-uncased": 3737, "roberta-large": 1964}
 """Zero-shot examples per second on one H100, fp32 (../shared/PERF.md, "The landed scorer")."""
 PAPER_OF = {"zeroshot": "olmpics", "zeroshot_release": "olmpics", "zeroshot_grid": "olmpics", "audit": "olmpics",
             "zeroshot_random": "olmpics", "curve_lr": "olmpics", "curve": "olmpics", "curve_random": "olmpics",
             "mcqa": "olmpics", "mcqa-mc_mlm": "olmpics",
-            "pararel": "pararel", "consistency": "consistency", "calum": "calum", "calum-multitask": "calum",
+            "pararel": "pararel", "consistency": "consistency", "consistency-ablation": "consistency", "calum": "calum",
+            "calum-multitask": "calum",
             "calum-korean": "calum"}
 """The paper whose ``runs`` list each stage family of dvc.yaml that runs a model repeats per model."""
 ZEROSHOT = ("zeroshot", "zeroshot_release", "zeroshot_grid", "zeroshot_random")

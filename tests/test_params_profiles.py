@@ -250,6 +250,30 @@ def test_the_paper_profile_runs_calum_tables_5_and_6_and_nothing_else(tmp_path):
     assert not {s for s in smoke if "korean" in s} and "calum-multitask@minilm-rte-Para-MRPC" in smoke
 
 
+def test_the_paper_profile_runs_pararel_tables_4_and_7(tmp_path):
+    """ParaRel Table 4's four RoBERTas pretrained on less data, by the Hub ids the original evaluates
+    (runs/eval/run_lm_consistent.py lines 27-30), each a pararel stage of the paper profile; Table 7's three
+    ablations, one consistency-ablation stage each for BERT-base, the command the report reads them from; the smoke
+    profile runs neither (no stage beyond dvc.lock's)."""
+    published = _published("evaluators/pararel/published.yaml")
+    stages = _stages(tmp_path, "paper")
+    _, p = compose(tmp_path, "profile=paper")
+    table4 = [a for a in p["runs"]["pararel"] if p["models"][a] in published["table4"]]
+    assert sorted(p["models"][a] for a in table4) == sorted(published["table4"]) and len(table4) == 4
+    for alias in table4:
+        assert stages[f"pararel@{alias}"] == (f"probes evaluate pararel --model {alias} --data data/pararel "
+                                              f"--device auto --out results/pararel/{alias}")
+    paper_ablations = [row for row in published["table7"]["rows"] if row.startswith("-")]
+    assert p["consistency"]["ablations"] == paper_ablations == ["-consistency", "-typed", "-MLM"]
+    assert {s: c for s, c in stages.items() if s.startswith("consistency-ablation@")} == {
+        f"consistency-ablation@bert-base-cased-{name}": (
+            f"probes train consistency --model bert-base-cased --ablation={name} --data data/pararel --device auto "
+            f"--out results/consistency/bert-base-cased{name}") for name in paper_ablations}
+    smoke = _stages(tmp_path, "smoke")
+    assert not {s for s in smoke if s.startswith("consistency-ablation@")}
+    assert {s for s in smoke if s.startswith("pararel@")} == {"pararel@minilm"}
+
+
 @pytest.mark.parametrize("command", [
     ["evaluate", "calum", "--task", "rte", "--data", "data/calum"],
     ["evaluate", "mcqa", "--data", "data/probes/property_conjunction"],

@@ -256,7 +256,9 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
     best validation Consistent-Acc (:func:`_select`); evaluate the three groups again. Writes ``metrics.json``
     (``selection``: every λ's validation scores and the λ chosen), ``history.jsonl`` (every λ's steps) and the
     chosen ``model/`` under ``out`` (atomically). ``profile``: the params file's profile (``smoke``, ``paper``),
-    recorded in metrics.json."""
+    recorded in metrics.json. ``params.ablation`` (Table 7's -consistency, -typed, -MLM) is applied over the params
+    (:meth:`ConsistencyParams.ablated`) and recorded as ``ablation``; ``params`` records the values trained with."""
+    params = params.ablated()
     groups = params.split(data, eval_relations)
     engine = Engine(loaded.model.to(device), loaded.tokenizer, loaded.family)
 
@@ -269,7 +271,8 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
     drawn = {rel: [t["tuple_id"] for t in training_tuples(data, rel, params.limit, params.sample, params.seed)]
              for rel in groups["train"]}
     metrics = {"before": before, "after": {name: measure(name) for name in groups if groups[name]},
-               "selection": selection, "history": history, "params": params.model_dump(), "training_tuples": drawn,
+               "selection": selection, "history": history, "params": params.recorded(),
+               **({"ablation": params.ablation} if params.ablation else {}), "training_tuples": drawn,
                "train_relations": groups["train"], "validation_relations": groups["validation"],
                "eval_relations": groups["test"], "model": loaded.name, "model_id": loaded.model_id,
                "data": str(data.folder),

@@ -14,6 +14,16 @@ from probekit.typed import Typed
 if TYPE_CHECKING:
     from probekit.data.cloze import ClozeSet
 
+ABLATIONS: dict[str, dict] = {
+    "-consistency": {"consistency_weight": 0.0},   # "the finetuned model without the consistency loss": λ = 0
+    "-typed": {"typed": False},                     # "applying our loss on the candidate set rather than on the
+                                                    # entire vocabulary": Lc over the whole vocabulary
+    "-MLM": {"mlm_steps": 0},                       # "by not performing the MLM training on the generated patterns"
+}
+"""Table 7's ablations (§8.3), each by the paper's name: the §8.2 protocol with these values over the params'
+(every other setting kept, λ still selected among the params' candidates where it is not the one removed)."""
+Ablation = Literal[tuple(ABLATIONS)]   # type: ignore[valid-type]
+
 
 class ConsistencyParams(Typed):
     """Defaults of the original script (its argument names in comments): its relations, a fixed λ, no
@@ -44,6 +54,12 @@ class ConsistencyParams(Typed):
                                          # (seeded by `seed`); first: the first `limit` tuples in file order
     eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
     seed: int = 42
+    ablation: Ablation | None = Field(
+        None, description="one of Table 7's ablations (§8.3): -consistency (λ 0), -typed (Lc over the whole "
+                          "vocabulary) or -MLM (no MLM steps), applied over the other settings")
+    ablations: list[Ablation] = []       # the ablations dvc.yaml's consistency-ablation stages run, each model of
+                                         # runs.consistency (the paper profile: Table 7's three); none is a setting
+                                         # of a run (not recorded in its metrics.json)
 
     @model_validator(mode="after")
     def _check(self):
@@ -58,7 +74,20 @@ class ConsistencyParams(Typed):
         if twice:
             raise ValueError(f"train_relations, validation_relations and test_relations must not share relations "
                              f"(or repeat one): {', '.join(twice)}")
+        if len(set(self.ablations)) != len(self.ablations):
+            raise ValueError(f"ablations: each of Table 7's ablations once, got {self.ablations}")
         return self
+
+    def ablated(self) -> "ConsistencyParams":
+        """These params with :attr:`ablation`'s values (:data:`ABLATIONS`) over their own; themselves when none."""
+        if self.ablation is None:
+            return self
+        return type(self).model_validate({**self.model_dump(), **ABLATIONS[self.ablation]})
+
+    def recorded(self) -> dict:
+        """The settings a run records in its metrics.json (``params``): every field less :attr:`ablation` (recorded
+        beside, where set) and :attr:`ablations` (the pipeline's list, no setting of the run)."""
+        return self.model_dump(exclude={"ablation", "ablations"})
 
     def weights(self) -> list[float]:
         """The λ values trained: one (fixed) or the candidates selected among."""

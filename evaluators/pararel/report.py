@@ -1,7 +1,9 @@
 """The ParaRel report: every ``results/<model>/metrics.json`` (``probes evaluate pararel``) in the layout of
 the paper's Table 3 (Accuracy, Consistency, Consistent-Acc) and Table 2 (Succ-Patt, Succ-Objs, Unk-Const,
 Know-Const), macro mean ± std in % over the N-1 relations evaluated, the published numbers beside ours when
-the model id is one the paper evaluated; then consistency by edge type and determinism on N-M relations."""
+the model id is one the paper evaluated; Table 4 (the RoBERTas pretrained on less data) where one of its models
+ran; then consistency by edge type and determinism on N-M relations; the §8 table of consistency training, with
+Table 7's layout where an ablation ran (:mod:`evaluators.pararel.tables`)."""
 
 from __future__ import annotations
 
@@ -12,26 +14,17 @@ from pathlib import Path
 from evaluators.shared import applies, smoke
 from evaluators.pararel.metrics import EDGE_TYPES
 from evaluators.pararel.plots import correlation, plot
+from evaluators.pararel.tables import TABLE3, cell as _cell, published_cell as _published, table7_row, table7 as _table7
 from probekit import yamlfile
 from probekit.data.jsonl import read_json
 from probekit.outputs import atomic
 from probekit.errors import DataError
 
 PUBLISHED = Path(__file__).with_name("published.yaml")
-TABLE3 = ("Accuracy", "Consistency", "Consistent-Acc")
 TABLE2 = ("Succ-Patt", "Succ-Objs", "Unk-Const", "Know-Const")
 
 
 CONSTANT = "⚠"
-UNDEFINED = "—"   # a std over one relation: undefined, not 0.0
-
-
-def _cell(stat: dict | None) -> str:
-    """``mean±std`` in %; ``mean±—`` where the std is undefined (one value); ``–`` where there is no value."""
-    if not stat or stat.get("mean") is None:
-        return "–"
-    std = stat.get("std")
-    return f"{100 * stat['mean']:.1f}±" + (f"{100 * std:.1f}" if std is not None else UNDEFINED)
 
 
 def constant_in(record: dict | None, relations) -> list[str]:
@@ -66,10 +59,6 @@ def constant_lines(results: dict[str, dict]) -> list[str]:
                      f"{' and '.join(parts)}. There its Consistency (Determinism) is 100 by construction and its "
                      f"Accuracy that object's share of the gold objects: those numbers measure no consistency.")
     return lines + [""] if lines else []
-
-
-def _published(values) -> str:
-    return f"{values[0]:.1f}±{values[1]:.1f}" if values else "–"
 
 
 def read_results(folder: Path, skipped: list | None = None) -> dict[str, dict]:
@@ -123,10 +112,26 @@ def _table(title: str, keys: tuple[str, ...], results: dict, published: dict) ->
     return lines + [""]
 
 
+def table4(results: dict[str, dict], published: dict, ids: list[str]) -> list[str]:
+    """Table 4 (§6.2, "Effect of Pretraining Corpus Size"), where a run's model id is one of its ``ids``: those
+    runs in the table's order (1M to 1B tokens), the majority baseline on their cells, the paper's numbers beside;
+    a line naming the rows not run. No lines where none ran."""
+    ours = {name: m for i in ids for name, m in results.items() if m["model_id"] == i}
+    if not ours:
+        return []
+    lines = _table("Pretraining data (Table 4)", TABLE3, ours, published)
+    missing = [i for i in ids if i not in {m["model_id"] for m in ours.values()}]
+    return lines[:2] + [
+        "RoBERTas pretrained on 1M to 1B tokens of Wikipedia and books (Warstadt et al. 2020; \"We use one of the "
+        "three published models for each configuration\": the original's `nyu-mll` checkpoints), in Table 4's order."
+        + (f" Not run: {', '.join(missing)}." if missing else ""), ""] + lines[2:]
+
+
 def render(results: dict[str, dict], consistency: dict[str, dict] | None = None) -> tuple[str, dict]:
     """The markdown report and its JSON (ours and the published numbers per model); ``consistency``: the
     consistency-training results the §8 table will show (their smoke scale, if any, is said under the title)."""
-    published = yamlfile.read(PUBLISHED)["models"]
+    file = yamlfile.read(PUBLISHED)
+    published = file["models"]
     small = smoke.any_smoke([*results.values(), *(consistency or {}).values()])
     lines = smoke.with_banner([
         "# ParaRel results", "",
@@ -142,6 +147,7 @@ def render(results: dict[str, dict], consistency: dict[str, dict] | None = None)
         lines += [f"{smoke.MARK}: {smoke.LEGEND}.", ""]
     lines += _table("Knowledge and consistency (Table 3)", TABLE3, results, published)
     lines += _table("Extractability (Table 2)", TABLE2, results, published)
+    lines += table4(results, published, file["table4"])
     lines += ["### Consistency by edge type", "", "| model | " + " | ".join(EDGE_TYPES) + " |",
               "| --- | " + " | ".join("---" for _ in EDGE_TYPES) + " |"]
     for name, m in results.items():
@@ -183,8 +189,10 @@ def unlike_table7(m: dict, table7: dict) -> list[str]:
     if params.get("eval_limit") is not None:
         why.append(f"the first {params['eval_limit']} tuples of each relation evaluated, the paper every tuple")
     weights = (m.get("selection") or {}).get("candidates")
-    if weights is None or [c["consistency_weight"] for c in weights] != PAPER_LAMBDAS or params.get("epochs") != 3:
-        why.append("λ not selected among 0.1, 0.5, 1 after 3 epochs")
+    lambdas = [0.0] if m.get("ablation") == "-consistency" else PAPER_LAMBDAS   # -consistency: λ 0, no Lc
+    if weights is None or [c["consistency_weight"] for c in weights] != lambdas or params.get("epochs") != 3:
+        why.append("λ not 0 (-consistency) after 3 epochs" if lambdas != PAPER_LAMBDAS else
+                   "λ not selected among 0.1, 0.5, 1 after 3 epochs")
     if smoke.is_smoke(m):
         why.append("smoke scale")
     return why
@@ -195,6 +203,7 @@ def _lambda_line(name: str, m: dict) -> str:
     if not selection:
         return f"{name}: λ {m.get('params', {}).get('consistency_weight')} (fixed)"
     typed = "" if m.get("params", {}).get("typed", True) else "; -typed: Lc over the whole vocabulary"
+    typed += f"; ablation {m['ablation']}" if m.get("ablation") and m["ablation"] != "-typed" else ""
     if selection["fixed"]:
         return f"{name}: λ {selection['consistency_weight']:g} (fixed, not selected){typed}"
     tried = ", ".join(f"{c['consistency_weight']:g} ({_cell(c['validation'][selection['metric']])})"
@@ -205,9 +214,8 @@ def _lambda_line(name: str, m: dict) -> str:
             f"{', '.join(selection['validation_relations'])} among {tried}{tie}{typed}")
 
 
-def _paper_rows(table7: dict, typed: bool) -> list[str]:
+def _paper_rows(table7: dict, after: str) -> list[str]:
     rows = table7["rows"]
-    after = "BERT-ft" if typed else "-typed"
     n = table7["test_relations"]
 
     def row(label, first, then):
@@ -231,7 +239,7 @@ def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
              "| model | relations | n | " + " | ".join(f"{k} before | after" for k in TABLE3) + " |",
              "| --- | --- | --- | " + " | ".join("--- | ---" for _ in TABLE3) + " |"]
     results = folder if isinstance(folder, dict) else read_results(folder)
-    notes, comparable, constant = [], [], []
+    notes, comparable, constant, footing = [], [], [], {}
     for name, m in results.items():
         for group in (g for g in GROUPS if g in m["before"]):
             before, after = m["before"][group]["macro"], m["after"][group]["macro"]
@@ -249,11 +257,12 @@ def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
             lines.append(f"| majority ({name}'s test tuples){_smoke_flag(m)} | test | {maj['Consistency']['n']} | " +
                          " | ".join(f"{_cell(maj.get(k))} | {_cell(maj.get(k))}" for k in TABLE3) + " |")
         why = unlike_table7(m, table7)
+        footing[name] = not why
         if why:
             notes.append(f"{name}: {'; '.join(why)}")
         else:
             comparable.append(name)
-            lines += _paper_rows(table7, m.get("params", {}).get("typed", True))
+            lines += _paper_rows(table7, table7_row(m))
     lines += ["", "λ (§8.2: \"select the best model based on Consistent-Acc on the validation set\"): " +
               "; ".join(_lambda_line(name, m) for name, m in results.items()) + ".", ""]
     if constant:
@@ -267,7 +276,7 @@ def consistency_training(folder: Path | dict[str, dict]) -> list[str]:
         lines += ["The paper's Table 7 (bert-base-cased: Consistency 58.2 → 64.0, Consistent-Acc 27.3 → 33.2, "
                   "averaged over its 25 test relations) is not set beside these runs, which are on another footing: "
                   + " — ".join(notes) + ".", ""]
-    return lines
+    return lines + _table7(results, table7, footing)
 
 
 def write(results_dir: Path, out: Path, consistency: Path | None = None, plot_path: Path | None = None) -> None:

@@ -59,13 +59,13 @@ def pararel(model: str, data, out, *, params=None, device: str = "auto", force: 
 
 @protocol("consistency", title="consistency training", families=("mlm",), paper="consistency",
           reported="pararel", reads={"scoring": ScoringParams, "consistency": ConsistencyParams}, profiled=True,
-          options={"eval_relations": "consistency.test_relations"},
+          options={"eval_relations": "consistency.test_relations", "ablation": "consistency.ablation"},
           limits=("consistency.limit", "consistency.eval_limit"), results=("results/consistency",))
 def consistency(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
                 **options) -> list[Run]:
     """ParaRel §8: continued MLM pretraining with the consistency loss on the params' relations, ParaRel before
     and after; ``options``: ``eval_relations``, the test relations (default: the params' ``test_relations``, else
-    every N-1 relation left)."""
+    every N-1 relation left); ``ablation``: one of Table 7's (``-typed``...), applied over the params."""
     out_folder(out, "metrics.json, history.jsonl and the trained model are written inside it", kind="results",
                force=force)
     from evaluators.engine.models import load_lm
