@@ -233,10 +233,16 @@ def model_folder(name: str, params: str | None) -> list:
         spec, _ = entry_parts(models.get(name, name))
     except (KeyError, TypeError):
         return []
-    random = RANDOM.fullmatch(str(spec))
+    if not isinstance(spec, str):   # the command says what is wrong with it; nothing here may expand it (an alias bomb)
+        return []
+    random = RANDOM.fullmatch(spec)
     if random:
-        spec, _ = entry_parts(models.get(random["target"], random["target"]))
-    spec = str(spec)
+        try:
+            spec, _ = entry_parts(models.get(random["target"], random["target"]))
+        except (KeyError, TypeError):
+            return []
+        if not isinstance(spec, str):
+            return []
     try:
         if spec.startswith("pkg:") or not Path(spec).expanduser().exists():
             return []
@@ -368,7 +374,8 @@ def params_models(args) -> list:
     for source in filter(None, sources):
         try:
             data = yamlfile.load(source)
-            aliases += list((data.get("models") or {}) if isinstance(data, dict) else {})
+            models = (data.get("models") or {}) if isinstance(data, dict) else {}
+            aliases += [a for a in models if isinstance(a, str)] if isinstance(models, dict) else []
         except Exception:   # the command reports a params file it cannot read
             pass
     for alias in dict.fromkeys(aliases):

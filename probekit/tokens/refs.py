@@ -42,7 +42,10 @@ def entry_parts(entry) -> tuple[str, str | None]:
     """``(id, revision)`` of a ``models`` entry: a string (revision None) or ``{id, revision}`` (checked by
     :meth:`probekit.params.ParamsFile.models`)."""
     if isinstance(entry, Mapping):
-        return str(entry["id"]), entry.get("revision")
+        given = entry["id"]
+        if isinstance(given, (list, tuple, Mapping, set)):   # never stringified: an alias bomb would expand
+            raise TypeError(f"a models entry's id must be a string, got a {type(given).__name__}")
+        return str(given), entry.get("revision")
     return entry, None
 
 

@@ -96,23 +96,24 @@ print(sorted(codes), sorted(m for m in ("torch", "transformers", "datasets") if 
     ("age_comparison:\n  seed: *a7\n", "generate age_comparison --out {out}"),
     ("age_comparison:\n  variants: [*a7, *a7, *a7, *a7, *a7, *a7]\n", "generate age_comparison --out {out}"),
     ("models:\n  m: *a7\n", "evaluate zeroshot --model m --data {data} --out {out}"),
+    ("models:\n  m: *a7\n", "generate age_comparison --out {out}"),
+    ("models:\n  m: {id: *a7}\n", "evaluate zeroshot --model m --data {data} --out {out}"),
     ("scoring:\n  seed: *a7\n", "grid --spec {spec} --out {out}"),
 ])
 def test_an_alias_bomb_in_params_is_quoted_short(where, command, tmp_path, capsys):
-    """Seven levels of nine aliases: 4.8 million strings once expanded. The error names the file and key, quotes a
-    short form of the value, and comes at once (nothing expands it: not the message, not a key's hash)."""
+    """Ten levels of nine aliases: 3.5 billion strings once expanded, which no machine holds. The error names the
+    file and key and quotes a short form of the value: it comes at all only if nothing expands the value (not the
+    message, not a key's hash, not a type's check). No clock: a command that expanded it would never answer."""
     params = tmp_path / "p.yaml"
-    anchors = ", ".join(f"a{i}" for i in range(8))   # the bomb's top-level keys: sections nothing reads, declared so
-    params.write_text(alias_bomb() + f"owned_by: {{this test: [{anchors}]}}\n" + where)
+    anchors = ", ".join(f"a{i}" for i in range(11))   # the bomb's top-level keys: sections nothing reads, declared so
+    params.write_text(alias_bomb(levels=10) + f"owned_by: {{this test: [{anchors}]}}\n" + where.replace("*a7", "*a10"))
     example = {"id": "a", "answerKey": "A", "question": {"stem": "He is [MASK] .", "choices": [
         {"label": "A", "text": "older"}, {"label": "B", "text": "younger"}]}}
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "dev.jsonl").write_text(json.dumps(example) + "\n")
     (tmp_path / "spec.yaml").write_text(f"protocol: zeroshot\nmodels: [m]\ndata: [{tmp_path / 'd'}]\n")
     argv = command.format(out=tmp_path / "o", data=tmp_path / "d", spec=tmp_path / "spec.yaml").split()
-    start = time.perf_counter()
     assert main([*argv, "--params", str(params)]) in (1, 2)
-    assert time.perf_counter() - start < 5
     err = capsys.readouterr().err
     key = where.split(":")[0] + "." + where.split("\n")[1].split(":")[0].strip()
     assert err.count("\n") == 1 and len(err.replace(str(params), "P")) < 600 and f"{params}: {key}" in err and "… (9 items)" in err
