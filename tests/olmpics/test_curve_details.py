@@ -17,7 +17,7 @@ import yaml
 from evaluators.olmpics import learning_curve
 from evaluators.shared import params as evaluator_params
 from evaluators.shared.params import CurveParams, McqaParams, MlmBaselineParams, TrainingParams
-from evaluators.shared.training import schedule, train
+from evaluators.shared import training
 from probekit.errors import UsageError
 from probekit.params import ParamsFile, section
 from probes.main import main
@@ -47,8 +47,8 @@ def test_the_paper_profile_trains_as_the_original_readme_and_code(tmp_path):
     baseline = section(paper, "mlm_baseline", MlmBaselineParams)
     assert (baseline.batch_size, baseline.epochs) == (16, 60)
     assert mcqa.esim_hp == mcqa.esim_training and (mcqa.esim_training.batch_size, mcqa.esim_training.epochs) == (16, 60)
-    for training in (curve.training, mcqa.training):
-        assert (training.horizon, training.steps_per_epoch) == ("original", 15)
+    for hp in (curve.training, mcqa.training):
+        assert (hp.horizon, hp.steps_per_epoch) == ("original", 15)
     assert curve.subsets == mcqa.subsets == "original"
 
     smoke = ParamsFile(REPO / "params.yaml", yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8")))
@@ -124,16 +124,16 @@ def test_the_original_horizon_is_allennlps_schedule_at_every_update(n, steps):
     hp = TrainingParams(horizon="original", steps_per_epoch=steps)
     expected = allennlp_multipliers(n, hp)
     assert len(expected) == hp.updates(n)
-    lr = schedule(hp, n)
+    lr = training.schedule(hp, n)
     assert [lr(k) for k in range(hp.updates(n))] == pytest.approx(expected, rel=1e-12)
-    exact = schedule(TrainingParams(), n)
+    exact = training.schedule(TrainingParams(), n)
     assert [exact(k) for k in range(hp.updates(n))] != pytest.approx(expected)
 
 
 def test_the_original_horizon_at_62_examples():
     """4 updates an epoch: the first epoch's horizon is 4 x 15 = 60 (a 3-update warm-up), the later ones' 16 with
     no warm-up, so the 5th update restarts at 11/16 of the peak."""
-    lr = schedule(TrainingParams(horizon="original", steps_per_epoch=15), 62)
+    lr = training.schedule(TrainingParams(horizon="original", steps_per_epoch=15), 62)
     peak = lambda p: (1 + p * 31) / 32   # noqa: E731
     assert [lr(k) for k in range(6)] == pytest.approx([peak(1 / 3), peak(2 / 3), peak(1), peak(1 - 1 / 57),
                                                        peak(11 / 16), peak(10 / 16)])
@@ -151,10 +151,10 @@ def test_train_steps_with_the_original_horizon():
         seen.append(model.bias.item())
         return model.bias * 1.0
 
-    train(model, loss_of, 20, hp, seed=0)   # 3 batches of 8 an epoch
+    training.train(model, loss_of, 20, hp, seed=0)   # 3 batches of 8 an epoch
     seen.append(model.bias.item())
     steps = [a - b for a, b in zip(seen, seen[1:])]
-    assert steps == pytest.approx([schedule(hp, 20)(k) for k in range(9)], rel=1e-6)
+    assert steps == pytest.approx([training.schedule(hp, 20)(k) for k in range(9)], rel=1e-6)
     assert steps[3] == pytest.approx((1 + (1 - 4 / 9) * 31) / 32, rel=1e-6)   # the second epoch: horizon 3 x 3
 
 
