@@ -234,8 +234,8 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
     per variant, and with early stopping (``MlmBaselineParams``)
     what it chose: ``{variant: {N: {"best_epoch": [per seed], "epochs_run": [...]}}, "intermediate": {...}}``
     (else None). ``rows_of[v]``: the row of ``v``'s train split for each original train row (-1: none);
-    ``orders[seed][N]``: the original rows of the (N, seed) run (``lc.draw_subsets``); ``warmup``: the intermediate training set and
-    its validation set, or None."""
+    ``orders[seed][N]``: the original rows of the (N, seed) run (``lc.draw_subsets``); ``warmup``: the intermediate
+    training set and its validation set, or None."""
     out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), np.int64) for v in dev_sets}
     stops = {v: {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes} for v in dev_sets}
     if warmup is not None:
