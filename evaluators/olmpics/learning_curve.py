@@ -1,17 +1,28 @@
-"""What every learning-curve protocol (MC-MLM heads, MC-QA, the baselines) shares: nested seeded training
-subsets, the curve's statistics (WS, MAX, language sensitivity of the seed-averaged curve), and its result files.
+"""What every learning-curve protocol (MC-MLM heads, MC-QA, the baselines) shares: seeded training subsets, the
+curve's statistics (WS, MAX, language sensitivity of the seed-averaged curve), and its result files.
 
-Subsets are nested: for one seed, the training examples are one seeded permutation of the training split,
-and the subset of size N is its first N, so the 62 examples are inside the 125 and a curve measures more
-data, not different data. A control variant (NO-LANG, PERTURBED-LANG) trains on the rows derived from the
-same original examples (``source_id``), so the control curve differs from the full one only in its language.
+Subsets (params ``curve.subsets``, ``mcqa.subsets``; :func:`draw_subsets`) are ``nested`` by default: for one
+seed, the training examples are one seeded permutation of the training split, and the subset of size N is its
+first N, so the 62 examples are inside the 125, a curve measures more data, not different data, and its seeds'
+curves compare the sizes on shared rows. ``original`` draws as the original code: each (N, seed) run reads its
+own ``random.sample(rows, N)`` of the train file's rows in order, Python's ``random`` seeded by the run's seed
+(AllenNLP's ``prepare_environment`` seeds it with ``random_seed``), as every oLMpics dataset reader does
+(alontalmor/oLMpics ``allennlp_models/dataset_readers/``: ``transformer_masked_lm_reader.py`` lines 67-68,
+``transformer_mc_qa_reader.py`` lines 66-67, ``mlm_baseline_reader.py`` lines 62-63, ``esim_baseline_reader.py``
+lines 61-62, ``baseline_reader.py`` lines 60-61). Such draws are mostly nested too, not independent: with one
+seed, ``random.sample`` of N rows is the first N of a larger sample while both take the same branch of its
+algorithm (a pool for a sample large against the population, a set of picks otherwise), and where the branch
+changes between two sizes the rows differ (at 5,000 training rows, between N = 1000 and 2000). A control variant
+(NO-LANG, PERTURBED-LANG) trains on the rows derived from the same original examples (``source_id``), so the
+control curve differs from the full one only in its language.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -53,6 +64,12 @@ def nested_order(n_train: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(n_train)
 
 
+SUBSETS = ("nested", "original")
+"""How each (N, seed) run's training rows are drawn (:func:`draw_subsets`)."""
+Draws = dict[int, dict[int, np.ndarray]]
+"""Each seed's training rows (positions in the train split, in training order) for each size N."""
+
+
 def nested_subsets(train_ids: Sequence[str], sizes: Sequence[int], seeds: Sequence[int]) -> tuple[dict, dict]:
     """Each seed's training rows in nested order (its first max(sizes)), and the record ``subsets.json`` keeps:
     ``{"sizes": [...], "seeds": {seed: [train ids in order]}}``."""
@@ -61,13 +78,42 @@ def nested_subsets(train_ids: Sequence[str], sizes: Sequence[int], seeds: Sequen
                     "seeds": {str(seed): [train_ids[i] for i in order] for seed, order in orders.items()}}
 
 
-def curve_train_rows(variants: Mapping[str, dict], sizes: Sequence[int], seeds: Sequence[int]) -> dict[str, np.ndarray]:
+def original_sample(n_train: int, n: int, seed: int) -> np.ndarray:
+    """The original readers' draw of a run: ``random.seed(seed); random.sample(rows, n)`` over the train split's
+    rows in file order, as positions (in the sample's order)."""
+    return np.asarray(random.Random(seed).sample(range(n_train), n), np.int64)
+
+
+def draw_subsets(train_ids: Sequence[str], sizes: Sequence[int], seeds: Sequence[int],
+                 how: Literal["nested", "original"] = "nested") -> tuple[Draws, dict]:
+    """Each (seed, N) run's training rows, ``{seed: {N: positions}}``, and the record ``subsets.json`` keeps.
+    ``nested``: the first N of the seed's permutation (:func:`nested_subsets`, its record as before); ``original``:
+    :func:`original_sample` per run, recorded as ``{"sizes", "draw": "original", "seeds": {seed: {N: [ids]}}}``."""
+    if how not in SUBSETS:
+        raise UsageError(f"subsets must be one of {', '.join(SUBSETS)}, got {how!r}")
+    if how == "nested":
+        orders, record = nested_subsets(train_ids, sizes, seeds)
+        return {seed: {n: order[:n] for n in sizes} for seed, order in orders.items()}, record
+    draws = {seed: {n: original_sample(len(train_ids), n, seed) for n in sizes} for seed in seeds}
+    return draws, {"sizes": list(sizes), "draw": how,
+                   "seeds": {str(seed): {str(n): [train_ids[i] for i in rows] for n, rows in by_n.items()}
+                             for seed, by_n in draws.items()}}
+
+
+def curve_train_rows(variants: Mapping[str, dict], sizes: Sequence[int], seeds: Sequence[int],
+                     subsets: Literal["nested", "original"] = "nested") -> dict[str, np.ndarray]:
     """Each variant's training rows (sorted positions in its train split) that some (N, seed) subset of the curve
-    trains on: the rows whose features a curve needs. A control's rows are those derived from the full variant's."""
+    trains on (drawn as ``subsets`` says): the rows whose features a curve needs. A control's rows are those derived
+    from the full variant's."""
     full_name, full = next(iter(variants.items()))
     n_train = len(full["train"])
-    largest = max([n for n in sizes if n <= n_train], default=n_train)
-    used = np.unique(np.concatenate([nested_order(n_train, seed)[:largest] for seed in seeds]))
+    if subsets == "nested":
+        largest = max([n for n in sizes if n <= n_train], default=n_train)
+        used = np.unique(np.concatenate([nested_order(n_train, seed)[:largest] for seed in seeds]))
+    else:
+        kept = [n for n in sizes if n <= n_train] or [n_train]
+        draws, _ = draw_subsets(range(n_train), kept, seeds, subsets)
+        used = np.unique(np.concatenate([rows for by_n in draws.values() for rows in by_n.values()]))
     original_ids = [r["id"] for r in full["train"]]
     rows = {full_name: used}
     for name, v in list(variants.items())[1:]:

@@ -19,7 +19,7 @@ from evaluators.engine.runner import Runner
 from evaluators.engine.scorer import Engine
 from evaluators.olmpics import features as feature_cache
 from evaluators.olmpics.heads import BaselineHead, MaskedLMHead
-from evaluators.olmpics.learning_curve import (check_curve, curve_train_rows, nested_subsets, read_variants,
+from evaluators.olmpics.learning_curve import (check_curve, curve_train_rows, draw_subsets, read_variants,
                                                sizes_that_fit)
 from evaluators.olmpics.metrics import weighted_score
 from evaluators.olmpics.mc_mlm_curve import (
@@ -148,10 +148,10 @@ def baseline_inputs(glove_spec: str, variants: Mapping[str, dict], *, split: str
 def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "dev", load=None,
                    glove: str = "", glove_tokens: str = "original", device: str = "cpu", batch_size: int | str = "auto",
                    multi_token: str = "error", sizes: Sequence[int] | None = None,
-                   seeds: Sequence[int] | None = None) -> tuple[int, ...]:
+                   seeds: Sequence[int] | None = None, subsets: str = "nested") -> tuple[int, ...]:
     """Compute (or keep, when its key matches) the features cache of ``model`` on ``data``; their shape.
-    ``sizes`` and ``seeds``: the curves' (a masked LM's training features are cached for the rows they use
-    only); None: every training row."""
+    ``sizes``, ``seeds`` and ``subsets`` (how their rows are drawn): the curves' (a masked LM's training features
+    are cached for the rows they use only); None: every training row."""
     variants = read_variants(Path(data), split)
     if model == MLM_BASELINE:
         baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device,
@@ -160,7 +160,7 @@ def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "
         if (sizes is None) != (seeds is None):
             raise UsageError("features: give both the curves' sizes and seeds, or neither")
         check_curve(sizes, seeds) if sizes is not None else None
-        rows = None if sizes is None else curve_train_rows(variants, sizes, seeds)
+        rows = None if sizes is None else curve_train_rows(variants, sizes, seeds, subsets)
         lm_inputs(load(), variants, split=split, features_dir=features_dir, device=device, batch_size=batch_size,
                   multi_token=multi_token, train_rows=rows)
     return tuple(json.loads((features_dir / "meta.json").read_text(encoding="utf-8"))["feature_shape"])
@@ -170,7 +170,8 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
         seeds: Sequence[int], hp: TrainingParams | MlmBaselineParams, split: str = "dev",
         features_dir: Path | None = None, load=None, glove: str = "", glove_tokens: str = "original",
         device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error",
-        progress: bool = True, profile: str | None = None, selected_lr: Mapping | None = None) -> dict:
+        progress: bool = True, profile: str | None = None, selected_lr: Mapping | None = None,
+        subsets: str = "nested") -> dict:
     """The curve of ``model`` (``load()`` gives the LoadedModel) or of the MLM-BASELINE on a probe folder
     (its ``original`` variant and controls) or one variant folder; writes the results under ``out`` and returns
     its metrics. Several settings (``["mlp", "linear"]``) share one model load and one set of features: each is
@@ -179,7 +180,8 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
     ``MlmBaselineParams`` (params ``mlm_baseline``, the original's trainer with early stopping).
     ``profile``: the params file's profile (``smoke``, ``paper``), recorded in metrics.json. ``selected_lr``: the
     record of the heads' lr selection (:func:`lr_selection.chosen`), needed when ``hp.lr`` lists candidates; its
-    summary is recorded in metrics.json (``lr_selection``)."""
+    summary is recorded in metrics.json (``lr_selection``). ``subsets``: how each run's training rows are drawn
+    (``learning_curve.draw_subsets``)."""
     several = not isinstance(setting, str)
     settings = [check_setting(s) for s in (setting if several else [setting])]
     if several and (not settings or len(set(settings)) != len(settings)):
@@ -202,13 +204,14 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
         loaded = load()
         inputs = lm_inputs(loaded, variants, split=split, features_dir=features_dir, device=device,
                            batch_size=batch_size, multi_token=multi_token, progress=progress,
-                           train_rows=curve_train_rows(variants, sizes, seeds))
+                           train_rows=curve_train_rows(variants, sizes, seeds, subsets))
         record = {"model": loaded.name, "model_id": loaded.model_id, "baseline": None,
                   "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                   "multi_token": multi_token, **loaded.provenance(), "profile": profile, "lr_selection": chosen_lr}
     results = {s.lower(): run_curve(model_name=record["model"], variants=variants, inputs=inputs,
                                     out=Path(out) / s.lower() if several else Path(out), setting=s, sizes=sizes,
-                                    seeds=seeds, hp=hp, split=split, progress=progress, record=record)
+                                    seeds=seeds, hp=hp, split=split, progress=progress, record=record,
+                                    subsets=subsets)
                for s in settings}
     return results if several else results[settings[0].lower()]
 
@@ -216,11 +219,12 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
 def select_lr(*, model: str, loaded: LoadedModel, datas: Sequence[Path], settings: Sequence[str],
               sizes: Sequence[int], seeds: Sequence[int], hp: CurveTrainingParams, split: str = "dev",
               device: str = "cpu", batch_size: int | str = "auto", multi_token: str = "error", progress: bool = True,
-              profile: str | None = None) -> dict:
+              profile: str | None = None, subsets: str = "nested") -> dict:
     """The heads' lr of the masked LM ``loaded`` (alias ``model``), selected among ``hp.lrs()`` on the probes
     ``datas`` (:mod:`evaluators.olmpics.lr_selection`: each candidate trains the curve of each probe's original
     variant at ``sizes`` and the first of ``seeds``, in each of ``settings``; the highest mean WS on ``split``); its
-    record. The original variant's features are encoded for the rows those curves train on, and kept in memory."""
+    record. The original variant's features are encoded for the rows those curves train on (drawn as ``subsets``
+    says), and kept in memory."""
     lrs, seed = hp.lrs(), seeds[0]
     if len(lrs) == 1:
         return lr_selection.fixed(model, lrs[0], profile)
@@ -232,9 +236,10 @@ def select_lr(*, model: str, loaded: LoadedModel, datas: Sequence[Path], setting
         name, full = next(iter(variants.items()))
         one = {name: full}
         kept, _ = sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
-        orders, _ = nested_subsets([r["id"] for r in full["train"]], kept, [seed])
+        orders, _ = draw_subsets([r["id"] for r in full["train"]], kept, [seed], subsets)
         inputs = lm_inputs(loaded, one, split=split, features_dir=None, device=device, batch_size=batch_size,
-                           multi_token=multi_token, progress=progress, train_rows=curve_train_rows(one, kept, [seed]))
+                           multi_token=multi_token, progress=progress,
+                           train_rows=curve_train_rows(one, kept, [seed], subsets))
         probes[data.name] = {"sizes": kept, "n": len(full["dev"])}
         for i, lr in enumerate(lrs):
             for setting in settings:

@@ -1,5 +1,6 @@
 """MC-MLM learning curves (oLMpics §3.2): the encoder frozen, the MLM head trained on N examples (MLP: the
-whole head; LINEAR: its final projection), N in nested seeded subsets, several seeds, evaluated on the dev
+whole head; LINEAR: its final projection), N in seeded subsets (nested, or each run's own draw as the original's:
+params ``curve.subsets``), several seeds, evaluated on the dev
 split; WS, MAX and the language sensitivity against the NO-LANG and PERTURBED-LANG controls.
 
 Each example is encoded once: the hidden states at the masks are cached (``features.py``) and every
@@ -114,7 +115,7 @@ def _loss(head: torch.nn.Module, train_split: Split, rows: np.ndarray) -> Callab
 
 
 def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Split, dev: Split,
-                  orders: Mapping[int, np.ndarray], sizes: Sequence[int], setting: str,
+                  orders: Mapping[int, Mapping[int, np.ndarray] | np.ndarray], sizes: Sequence[int], setting: str,
                   hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool, processes: int = 1
                   ) -> tuple[np.ndarray, np.ndarray, dict | None]:
     """The choice each dev example gets (its position among the example's choices) ``[sizes, seeds, examples]``,
@@ -122,7 +123,8 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
     ``{N: {key: [per seed]}}``: with ``MlmBaselineParams`` early stopping's (``best_epoch``, ``epochs_run``), with
     ``select_epoch: best`` the epoch selected on dev and each epoch's dev accuracy (``selected_epoch``,
     ``dev_accuracy``); None when the last epoch is kept. Correct where the choice equals ``dev.gold``.
-    ``orders[seed]``: the training rows in the seed's nested order (-1: no row for that example). ``processes``: the
+    ``orders[seed]``: the training rows of each (N, seed) run, ``{N: rows}`` (``learning_curve.draw_subsets``), or
+    the seed's nested order, whose first N are the run's (-1: no row for that example). ``processes``: the
     (N, seed) runs spread over that many processes (:func:`evaluators.shared.parallel.each`; the same bits as one
     after another)."""
     zero_shot = predicted(make_head(min(orders)), dev)
@@ -131,7 +133,7 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
 
     def run(i: int) -> tuple[np.ndarray, dict | None]:
         _, seed, _, n = runs[i]
-        rows = orders[seed][:n]
+        rows = orders[seed][n] if isinstance(orders[seed], Mapping) else orders[seed][:n]
         head = make_head(seed)
         if baseline:
             chosen = fit_early_stopping(head, train_split, rows[rows >= 0], setting, hp, seed, dev)
@@ -152,8 +154,8 @@ def variant_curve(make_head: Callable[[int], torch.nn.Module], train_split: Spli
     return out, zero_shot, chosen_by if baseline or hp.select_epoch == "best" else None
 
 
-def inputs_curve(inputs: "HeadInputs", name: str, orders: Mapping[int, np.ndarray], sizes: Sequence[int],
-                 setting: str, hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool
+def inputs_curve(inputs: "HeadInputs", name: str, orders: Mapping[int, Mapping[int, np.ndarray] | np.ndarray],
+                 sizes: Sequence[int], setting: str, hp: TrainingParams | MlmBaselineParams, desc: str, progress: bool
                  ) -> tuple[np.ndarray, np.ndarray, dict | None]:
     """:func:`variant_curve` of ``inputs``' variant ``name``: on features cached on the CPU, its runs spread over
     as many one-thread processes as torch has threads."""
@@ -184,20 +186,21 @@ def cached(array: np.ndarray, device: str, rows: np.ndarray | None = None, n_row
 
 def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInputs", out: Path, setting: str,
               sizes: Sequence[int], seeds: Sequence[int], hp: TrainingParams | MlmBaselineParams, split: str,
-              progress: bool = True, record: Mapping | None = None) -> dict:
+              progress: bool = True, record: Mapping | None = None, subsets: str = "nested") -> dict:
     """The curve of every variant (the full one first, then its controls), its metrics and files. With
     ``MlmBaselineParams`` (MLM-BASELINE) metrics.json's ``training`` says so and ``early_stopping`` records, per
     variant and N, the epoch early stopping chose for each seed and how many epochs ran; with ``select_epoch:
     best``, ``epoch_selection`` records per variant and N each seed's epoch selected on ``split`` and its
-    accuracy there after every epoch."""
+    accuracy there after every epoch. ``subsets``: how each run's training rows are drawn
+    (``learning_curve.draw_subsets``: ``nested`` or ``original``), recorded in metrics.json when ``original``."""
     full_name, full = next(iter(variants.items()))
     sizes, dropped = learning_curve.sizes_that_fit(sizes, len(full["train"]), str(full["path"].parent))
     original_ids = [r["id"] for r in full["train"]]
-    orders, subsets = learning_curve.nested_subsets(original_ids, sizes, seeds)
+    orders, drawn = learning_curve.draw_subsets(original_ids, sizes, seeds, subsets)
     chosen_by, zero_by, chosen = {}, {}, {}
     for name, v in variants.items():
         rows = None if name == full_name else learning_curve.control_rows(original_ids, v["train"])
-        variant_orders = {s: o if rows is None else rows[o] for s, o in orders.items()}
+        variant_orders = {s: {n: o if rows is None else rows[o] for n, o in by_n.items()} for s, by_n in orders.items()}
         chosen_by[name], zero_by[name], chosen[name or full["path"].parent.name] = inputs_curve(
             inputs, name, variant_orders, sizes, setting, hp, f"{model_name} {name or 'curve'} {setting}", progress)
     training = hp.model_dump(mode="json")
@@ -205,12 +208,14 @@ def run_curve(*, model_name: str, variants: Mapping[str, dict], inputs: "HeadInp
         training = {"optimizer": "Adam (L2 weight decay)", **training,
                     "early_stopping": f"on the {split} split's accuracy, the best epoch kept"}
     header = {"protocol": "MC-MLM", "setting": setting, "split": split, "training": training, **(record or {})}
+    if subsets != "nested":   # a run without it drew nested subsets
+        header["subsets"] = subsets
     if isinstance(hp, MlmBaselineParams):
         header["early_stopping"] = chosen
     elif hp.select_epoch == "best":
         header["epoch_selection"] = chosen
     return learning_curve.write_results(out, variants=variants, predicted=chosen_by, zero_shot=zero_by, sizes=sizes,
-                                        dropped=dropped, seeds=seeds, subsets=subsets, header=header)
+                                        dropped=dropped, seeds=seeds, subsets=drawn, header=header)
 
 
 class HeadInputs:

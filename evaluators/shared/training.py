@@ -1,6 +1,7 @@
 """The training loops of the few-shot protocols. :func:`train`, shared by the MC-MLM heads, MC-QA and ESIM, with
 the original oLMpics AllenNLP configuration of the LMs: AdamW (betas 0.9/0.98, weight decay 0.1 except biases and
-LayerNorm weights), a slanted-triangular learning rate, 4 epochs, batches of 8 with 2 accumulation steps, and
+LayerNorm weights), a slanted-triangular learning rate (over the run's exact update count, or AllenNLP's horizon as
+the original ran it: :func:`schedule`), 4 epochs, batches of 8 with 2 accumulation steps, and
 either the last epoch's weights or, as the original's ``"validation_metric": "+EM"``, the best epoch's on dev.
 :func:`train_early_stopping`, MLM-BASELINE's, as the original ``mlm_baseline.jsonnet``: Adam, up to 75 epochs,
 early stopping on the validation accuracy.
@@ -46,6 +47,36 @@ def slanted_triangular(step: int, total: int, cut_frac: float, ratio: float) -> 
     return (1 + max(0.0, p) * (ratio - 1)) / ratio
 
 
+def allennlp_slanted_triangular(update: int, per_epoch: int, epochs: int, steps_per_epoch: int, cut_frac: float,
+                                ratio: float) -> float:
+    """The learning-rate multiplier of the ``update``-th update (from 1) under AllenNLP's ``SlantedTriangular`` as
+    the original oLMpics runs used it (allennlp 7d0d0d9c, ``learning_rate_schedulers/slanted_triangular.py``
+    lines 127-152; ``trainer.py`` calls ``step_batch(batch_num_total)`` before ``optimizer.step()``, so update k reads
+    step k), for a run of ``epochs`` epochs of ``per_epoch`` updates and the config's fixed ``steps_per_epoch``:
+    during the first epoch the horizon is ``epochs`` x max(``steps_per_epoch``, ``update``) (line 135), after it
+    ``epochs`` x the mean updates per finished epoch (lines 129-133), here ``per_epoch``; ``cut`` is
+    ``int(horizon x cut_frac)``, and a cut of 0 means no warm-up (line 151)."""
+    finished = (update - 1) // per_epoch       # epochs whose end step() AllenNLP's trainer has called
+    actual = per_epoch if finished else max(steps_per_epoch, update)
+    total = epochs * actual
+    step = min(update, total)
+    cut = int(total * cut_frac)
+    p = step / cut if step < cut else 1 - (step - cut) / (total - cut)
+    return (1 + p * (ratio - 1)) / ratio
+
+
+def schedule(hp: TrainingParams, n_examples: int) -> Callable[[int], float]:
+    """The multiplier of the lr at each update (counted from 0) of a run over ``n_examples``: the slanted triangle
+    over the run's exact update count (``hp.horizon: exact``), or AllenNLP's as the original ran it
+    (``original``: :func:`allennlp_slanted_triangular` with ``hp.steps_per_epoch``)."""
+    if hp.horizon == "original":
+        per_epoch = hp.updates_per_epoch(n_examples)
+        return lambda k: allennlp_slanted_triangular(k + 1, per_epoch, hp.epochs, hp.steps_per_epoch, hp.cut_frac,
+                                                     hp.ratio)
+    total = hp.updates(n_examples)
+    return lambda k: slanted_triangular(k, total, hp.cut_frac, hp.ratio)
+
+
 def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor], n_examples: int,
           hp: TrainingParams, seed: int, *, desc: str = "training", progress: bool = False,
           validate: Callable[[], float] | None = None) -> dict | None:
@@ -63,8 +94,7 @@ def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor],
         raise ValueError("select_epoch: best restores the best epoch on a validation set, and none was given")
     opt = optimizer(model.named_parameters(), hp)
     total = hp.updates(n_examples)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda step: slanted_triangular(step, total, hp.cut_frac, hp.ratio))
+    lr_at = torch.optim.lr_scheduler.LambdaLR(opt, schedule(hp, n_examples))
     order = torch.Generator().manual_seed(seed)
     accuracies, best_epoch, best_state = [], 0, None
     model.train()
@@ -77,7 +107,7 @@ def train(model: torch.nn.Module, loss_of: Callable[[np.ndarray], torch.Tensor],
                 (loss_of(batch) / group).backward()
                 if (k + 1) % hp.accumulation == 0 or k + 1 == len(batches):
                     opt.step()
-                    schedule.step()
+                    lr_at.step()
                     opt.zero_grad(set_to_none=True)
                     bar.update()
             if best_mode:

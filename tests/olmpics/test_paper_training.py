@@ -138,7 +138,8 @@ def _compose(tmp_path: Path, *overrides: str) -> dict:
 def test_the_profiles_give_the_baseline_the_originals_trainer(tmp_path):
     paper = evaluator_params.MlmBaselineParams(**_compose(tmp_path, "profile=paper")["mlm_baseline"])
     smoke = evaluator_params.MlmBaselineParams(**_compose(tmp_path)["mlm_baseline"])
-    assert paper.model_dump() == {**ORIGINAL, "betas": (0.9, 0.999)}
+    # the README's MLM-BASELINE command: at most 60 epochs (README.md line 78; the config's 75)
+    assert paper.model_dump() == {**ORIGINAL, "betas": (0.9, 0.999), "epochs": 60}
     assert smoke.model_dump() == {**ORIGINAL, "betas": (0.9, 0.999), "epochs": smoke.epochs} and smoke.epochs < 75
     composed = _compose(tmp_path, "profile=paper")
     assert composed["mcqa"]["intermediate_splits"] == "train+eval"
