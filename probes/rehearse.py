@@ -104,6 +104,7 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     p["pararel"]["tokenizers"] = None                 # the rehearsal's models, not the papers'
     p["pararel_eval"] |= {"limit": limit, "relations": None}
     p["consistency"] |= {"epochs": 1, "limit": limit, "eval_limit": limit, "mlm_steps": 1, "mlm_batch_size": 2}
+    accept_caps(p)
     glue = p["tables"]["glue"]
     p["tables"]["glue"] = {"source": "mirror", "tasks": glue["tasks"],
                            "splits": {t: ["train", "dev", "test"] for t in ("qnli",) if t in glue["tasks"]}}
@@ -115,6 +116,23 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     p["calum_eval"] |= {"limit": limit, "eval_limit": limit, "epochs": 4, "patience": 1}   # the paper's batch size:
     # one step an epoch at small limits (a smaller one must stay a multiple of calum_eval.device_batch_size)
     return p
+
+
+def accept_caps(p: dict) -> None:
+    """The paper profile's full sources (DoQ, Wikidata through SPARQL) swapped for the mirror's capped ones,
+    accepted explicitly (``capped: accept``: probekit/sources/capped.py), as the rehearsal runs offline: DoQ out of
+    the fetch stages and the object sizes' dependencies; every table made from them is marked capped."""
+    from probekit.sources.capped import CAPS
+
+    tables, sources = p.setdefault("tables", {}), p.setdefault("sources", {})
+    for name, cap in CAPS.items():
+        if (tables.get(name) or {}).get("capped") == "refuse":
+            tables[name] = {**tables[name], "source": cap.capped, "capped": "accept"}
+    if (tables.get("object_sizes") or {}).get("source") != "doq":
+        sources["fetch"] = [n for n in sources.get("fetch") or () if n != "doq"]
+        deps = (sources.get("tables") or {}).get("object_sizes")
+        if deps:
+            sources["tables"]["object_sizes"] = {k: "object_sizes" if v == "doq" else v for k, v in deps.items()}
 
 
 def _files(project: Path) -> list[str]:
@@ -145,6 +163,9 @@ def prepare(project: Path, work: Path, folders: list[Path], limit: int, device: 
             alias += "-2"
         models[alias] = str(folder)
     params = rehearsal_params(compose(work / "conf", ["profile=paper"]), models, limit, device, max_size)
+    from probekit.sources.capped_check import check
+
+    check(params, work / "raw" / "sources.yaml", None, label="probes rehearse")   # its caps accepted, each one
     (work / "params.yaml").write_text("# probes rehearse: the paper profile, capped (probes/rehearse.py)\n"
                                       + yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)

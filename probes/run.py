@@ -266,6 +266,17 @@ def _check_project(project: Path):
     return params
 
 
+def _sources_ready(project: Path, params: dict) -> None:
+    """Refuse, in one line, a run whose params refuse a capped source it would read (the paper profile offline
+    without DoQ or the SPARQL cache: :func:`probekit.sources.capped.check`)."""
+    from probekit.sources.capped_check import check
+    from probekit.sources.manifest import resolve_mirror
+
+    manifest = project / "raw" / "sources.yaml"
+    if manifest.is_file():
+        check(params, manifest, resolve_mirror(None, manifest)[0], label=f"profile {params.get('profile')}")
+
+
 def _run(args) -> int:
     from evaluators.shared.model_summary import summary
 
@@ -275,6 +286,7 @@ def _run(args) -> int:
     key, sets, targets = dvc_command(args, data.get("models") or {}, keep, data.get("runs"),
                                      {name: data.get(name) for names in TABLE_LISTS.values() for name in names})
     params = composed(project, sets)
+    _sources_ready(project, params)   # a capped source the profile refuses: before any work
     base = composed(project, keep) if sets != keep else params
     write_params(project, params, base, write=False)   # a hand edit the run would lose: refused before any work
     steps = [["dvc", "repro", *targets], ["dvc", "exp", "save", *targets]]

@@ -43,7 +43,15 @@ def _sources(args) -> int:
         return sources.cmd_list(manifest, args.dest, args.mirror)
     if args.action == "mirror":
         return sources.cmd_mirror(manifest, args.folder, args.unset)
-    return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror, args.record_checksums, args.force)
+    from probekit.sources.capped import fetch_hint
+    from probekit.sources.manifest import FetchError
+
+    try:
+        return sources.cmd_fetch(manifest, args.name, args.dest, args.mirror, args.record_checksums, args.force)
+    except FetchError as e:   # DoQ (the paper profile's fetch@doq): the cap a run without it gets, and the override
+        if not fetch_hint(args.name):
+            raise
+        raise type(e)(f"{e}{fetch_hint(args.name)}") from None
 
 
 def _tables(args) -> int:
@@ -53,8 +61,12 @@ def _tables(args) -> int:
     from probekit.sources import loaders
     from probekit.sources.manifest import load_manifest, provenance, with_recorded
 
+    from probekit.sources import capped, capped_check
+
     loader = loaders.get(args.name)
-    params = section(read_params(args.params), f"tables.{args.name}", loader.params)
+    params_file = read_params(args.params)
+    params = section(params_file, f"tables.{args.name}", loader.params)
+    params_label = params_file.label
     manifest_path = manifest_of(args)
     manifest = load_manifest(manifest_path)
     names = loader.sources(params)
@@ -63,9 +75,17 @@ def _tables(args) -> int:
         raise UsageError(f"{manifest_path}: no source(s) {unknown}, which the {args.name} loader reads")
     raw = Path(args.raw) if args.raw else manifest_path.parent
     overlap.check([("--out", args.out)], [("--raw" if args.raw else "--manifest's folder", raw / n) for n in names])
+    if args.name in capped.CAPS:   # a capped source the params refuse, or a full one not here: before any reading
+        from probekit.sources.manifest import resolve_mirror
+
+        capped_check.check({"tables": {args.name: params.model_dump(mode="json")}}, manifest_path,
+                           resolve_mirror(None, manifest_path)[0], raw, label=params_label)
     loaded = loader.fn(raw, params)
-    loaded.report = {**loaded.report, "params": params.model_dump(mode="json"),
-                     "sources": {n: provenance(with_recorded(manifest[n], manifest_path)) for n in names}}
+    cap = capped.fact(args.name, params)   # recorded once, here, where the table set is made from the capped source
+    provenances = {n: provenance(with_recorded(manifest[n], manifest_path)) | ({"capped": cap} if cap else {})
+                   for n in names}
+    loaded.report = {**loaded.report, "params": params.model_dump(mode="json", exclude=set() if cap else {"capped"}),
+                     "sources": provenances}   # `capped` left out where unset: the default profile's bytes kept
     loaders.write_tables(loaded, Path(args.out))
     for name, df in loaded.tables.items():
         print(f"{args.name}/{name}: {len(df)} rows")

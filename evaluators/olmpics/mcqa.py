@@ -281,8 +281,8 @@ def intermediate_rows(data: Path, variant: str, splits: dict[str, dict], which: 
                              f"intermediate_splits: {which}; `train` trains on the train split alone)")
         path, split_rows = splits[name][variant]
         rows += split_rows[:limit]
-        record["splits"][name] = {"n": len(split_rows[:limit]),
-                                  "data_fingerprint": describe(path, None)["data_fingerprint"]}
+        record["splits"][name] = {"n": len(split_rows[:limit]), **{k: v for k, v in describe(path, None).items()
+                                                                    if k in ("data_fingerprint", "capped")}}
     record["n"] = len(rows)
     seen = {tuple(f) for r in rows for f in r.get("facts", ()) if isinstance(f, list)}
     with_facts = [q for q in questions if q.get("facts")]

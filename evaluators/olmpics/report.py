@@ -27,6 +27,7 @@ from probekit.errors import DataError
 
 MEDAL_WORDS = {"✓": "success", "✓–": "partial", "": "none", "n/a": "n/a"}
 PUBLISHED = Path(__file__).with_name("published.yaml")
+CAPPED_MARK = "⚠ capped"
 
 
 @lru_cache(maxsize=None)
@@ -157,6 +158,13 @@ def _smoke(probe: Probe, label: str) -> bool:
     return smoke.any_smoke(r.meta for r in probe.results[label].values())
 
 
+def caps(probe: Probe) -> list[str]:
+    """The caps of the data the probe's rows ran on (``capped`` in their metrics: the table sets a run read from
+    a capped source under ``capped: accept``, :mod:`probekit.sources.capped`)."""
+    return sorted({c for by_setting in probe.results.values() for r in by_setting.values()
+                   for c in r.meta.get("capped") or ()})
+
+
 def probe_table(probe: Probe) -> str:
     """The probe's main table: one row per model then baseline, the paper's Table 2 columns."""
     settings, main = probe.settings(), MAIN[probe.protocol]
@@ -254,8 +262,12 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
                                legend(rule, resamples, seed, small), "", "## Medals", "", medal_table(probes), "",
                                *lr_lines(probes)], small)
     for probe in probes:
-        lines += [f"## {probe.title}", "", f"- protocol: {probe.protocol}",
+        capped = caps(probe)
+        lines += [f"## {probe.title}" + (f" {CAPPED_MARK}" if capped else ""), "", f"- protocol: {probe.protocol}",
                   *(f"- {line}" for line in _curve_lines(probe)), "", probe_table(probe), ""]
+        if capped:
+            lines += [f"{CAPPED_MARK} **ran on capped data** (accepted: `capped: accept`): {'; '.join(capped)}. "
+                      "Not the paper's sizes: its N and WS are not the paper's either.", ""]
         marked = [label for label in probe.rows if _newly_initialised(probe, label)]
         if marked:
             lines += [f"† {', '.join(marked)}: {NO_HEAD}.", ""]
@@ -316,6 +328,8 @@ def summary(probes: list[Probe]) -> dict:
             if label in (probe.random_rows or {}):
                 entry["random_init_row"] = probe.random_rows[label]
             entry["profile"] = smoke.profile_of(r.meta for r in probe.results[label].values())
+            if caps(probe):
+                entry["capped"] = caps(probe)
             entry["baseline"] = probe.is_baseline(label)
             paper = published_row(probe, label)
             if paper:

@@ -16,6 +16,7 @@ from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
 from evaluators.shared.answers import distribution
 from probekit.data.jsonl import read_json
+from probekit.sources.capped import capped_of
 from probekit.outputs import atomic
 from probekit.sources.fetch import sha256_file
 
@@ -51,11 +52,14 @@ def chance_level(n_choices: Sequence[int]) -> float:
 
 
 def describe(path: Path, probe: str | None) -> dict:
-    """Probe, variant and fingerprint of a data file: from its meta.json, else (a release file) its sha256."""
+    """Probe, variant and fingerprint of a data file: from its meta.json, else (a release file) its sha256; and
+    ``capped``, the caps its sources carry (:func:`probekit.sources.capped.capped_of`), where they carry one."""
     meta = path.parent / "meta.json"
     if meta.is_file():
         m = read_json(meta)
-        return {"probe": m["probe"], "variant": m["variant"], "data_fingerprint": m["fingerprint"]}
+        caps = capped_of(m.get("sources"))
+        return {"probe": m["probe"], "variant": m["variant"], "data_fingerprint": m["fingerprint"],
+                **({"capped": caps} if caps else {})}
     return {"probe": probe or path.stem, "variant": "release", "data_fingerprint": sha256_file(path)}
 
 

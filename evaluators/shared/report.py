@@ -113,7 +113,8 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
         rows.append({**{k: m[k] for k in keys}, "low": ci["low"], "high": ci["high"], "correct": correct, "units": units,
                      "fingerprint": m.get("data_fingerprint"), "setup": setup_title(m), "constant": constant,
                      "answers": answers(predictions),
-                     "random_init": m.get("random_init"), "profile": m.get("profile")})
+                     "random_init": m.get("random_init"), "profile": m.get("profile"),
+                     "capped": tuple(m.get("capped") or ())})
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
@@ -158,7 +159,8 @@ def markdown(df: pd.DataFrame) -> str:
     if df.empty:
         return "\n".join(["# MC-MLM accuracy (dev)", "", "No results.", "", *skipped])
     table = pd.DataFrame({
-        "model": df.model, "probe": df.probe, "variant": df.variant,
+        "model": df.model, "probe": [p + (" ⚠ capped" if c else "") for p, c in zip(df.probe, df.capped)],
+        "variant": df.variant,
         "accuracy": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" + (f" {CONSTANT}" if isinstance(c, str) else "")
                      + (f" {NO_TEMPLATE}" if flat else "")
                      for a, lo, hi, c, flat in zip(df.accuracy, df.low, df.high, df.constant, df.no_template)],
@@ -172,7 +174,7 @@ def markdown(df: pd.DataFrame) -> str:
         models = ", ".join(sorted(set(df.model[~df.zero_shot])))
         lines += [f"**† {models}: {NOT_ZERO_SHOT}.** These rows check the pipeline; they measure no knowledge.",
                   ""]
-    lines += constant_lines(df)
+    lines += constant_lines(df) + capped_lines(df)
     flat = df[df.no_template]
     if len(flat):
         lines += [f"**{NO_TEMPLATE} reads no template**: " + ", ".join(
@@ -201,6 +203,15 @@ def constant_lines(df: pd.DataFrame) -> list[str]:
     return [f"**{CONSTANT} constant predictor**: " + "; ".join(f"{m}: {w}" for m, w in by_model.items())
             + f". A {CONSTANT} accuracy is the share of examples whose gold is that choice: it measures no "
               "knowledge (the model gave one answer to every example of that dataset).", ""]
+
+
+def capped_lines(df: pd.DataFrame) -> list[str]:
+    """The probes whose data a run made from a capped source, accepted (``capped`` in their metrics:
+    :mod:`probekit.sources.capped`), each with its caps."""
+    by_probe = {probe: sorted({c for caps in rows.capped for c in caps})
+                for probe, rows in df.groupby("probe", sort=True)}
+    return [f"**⚠ capped data**: {probe}: {'; '.join(caps)} (accepted: `capped: accept`); not the paper's sizes."
+            for probe, caps in by_probe.items() if caps] + ([""] if any(by_probe.values()) else [])
 
 
 def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
@@ -236,7 +247,8 @@ def summary(df: pd.DataFrame) -> dict:
             **({"constant_predictor": r.constant} if isinstance(r.constant, str) else {}),
             **({"reads_no_template": True} if r.no_template else {}),
             **({"random_init": r.random_init} if isinstance(r.random_init, dict) else {}),
-            **({"profile": r.profile} if isinstance(r.profile, str) else {})}
+            **({"profile": r.profile} if isinstance(r.profile, str) else {}),
+            **({"capped": list(r.capped)} if r.capped else {})}
     return nested
 
 

@@ -122,8 +122,11 @@ def papers_of() -> dict:
 
 
 def source_list(sources: Mapping[str, Mapping]) -> str:
-    """One markdown bullet per source: ``- `name`: licence``."""
-    return "\n".join(f"- `{name}`: {s['license']}" for name, s in sources.items())
+    """One markdown bullet per source: ``- `name`: licence``, and the cap a run accepted for it
+    (:mod:`probekit.sources.capped`)."""
+    return "\n".join(f"- `{name}`: {s['license']}" + (f" (⚠ capped, accepted: {s['capped']['cap']})"
+                                                     if isinstance(s.get("capped"), Mapping) else "")
+                     for name, s in sources.items())
 
 
 def render(text: CardText, meta: Mapping) -> str:

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from probekit.errors import shown
+from probekit.sources.capped import Policy
 from probekit.sources.loaders import LoaderParams
 
 SOURCE = "object_sizes"
@@ -28,6 +29,7 @@ FILES: dict[str, tuple[str, ...]] = {
 
 class ObjectSizeParams(LoaderParams):
     source: Literal["mirror_sets", "doq"] = "mirror_sets"  # where absolute sizes come from
+    capped: Policy = None  # mirror_sets caps OBJECTS COMPARISON: refuse it, or accept it (probekit/sources/capped.py)
     size_sets: list[Literal["breds", "size_comparisons"]] = ["breds", "size_comparisons"]  # mirror_sets only
     pair_sets: list[Literal["verbphysics", "viphy"]] = ["verbphysics", "viphy"]
     doq_file: str = "doq_nouns.tsv"  # in raw/doq/

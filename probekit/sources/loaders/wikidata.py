@@ -81,13 +81,14 @@ from probekit.sources.loaders._wikidata_readers import (
     read_sparql,
     sparql_query,
 )
+from probekit.sources.capped import SPARQL_CACHE, Policy
 from probekit.sources.sparql import DEFAULT_USER_AGENT, WDQS, SparqlClient, cached_select
 
 DEFAULT_RELATIONS = tuple(RELATIONS)
 KAMEL_RELATIONS = ("P463", "P571", "P161", "P26", "P112", "P159", "P17", "P131", "P36", "P1376")
 EQ_RELATIONS = ("P26", "P112", "P159", "P17", "P131", "P36")
 SPLITS = ("train", "dev", "test")
-SOURCE_NAMES = {"kamel": "kamel", "eq": "entityquestions", "sparql": "wikidata_sparql"}
+SOURCE_NAMES = {"kamel": "kamel", "eq": "entityquestions", "sparql": SPARQL_CACHE}
 
 _ORG_TYPES = "VALUES ?stype { wd:Q215380 wd:Q5741069 wd:Q4830453 wd:Q783794 wd:Q891723 wd:Q6881511 } ?s wdt:P31 ?stype ."
 _CITY_TYPES = "VALUES ?stype { wd:Q515 wd:Q1549591 } ?s wdt:P31 ?stype ."
@@ -116,6 +117,7 @@ class WikidataParams(LoaderParams):
     """Params of the wikidata table set (section ``tables.wikidata``)."""
 
     source: Literal["mirror", "sparql"] = "mirror"
+    capped: Policy = None   # mirror caps ENCYCLOPEDIC COMPOSITION: refuse it, or accept it (probekit/sources/capped.py)
     relations: list[str] = Field(default_factory=lambda: list(DEFAULT_RELATIONS))
     splits: list[Literal["train", "dev", "test"]] = Field(default_factory=lambda: list(SPLITS))
     city_max_hops: int = Field(3, ge=1, le=6)
@@ -139,7 +141,8 @@ class WikidataParams(LoaderParams):
 
 
 def sources(params: WikidataParams) -> list[str]:
-    """The ``raw/sources.yaml`` sources the loader reads with ``params`` (none for SPARQL: the cache is a DVC output)."""
+    """The ``raw/sources.yaml`` sources the loader reads with ``params`` (none for SPARQL: its answers are cached in
+    ``raw/wikidata_sparql/`` by the loader itself)."""
     if params.source == "sparql":
         return []
     return [n for n, rels in (("entityquestions", EQ_RELATIONS), ("kamel", KAMEL_RELATIONS))
