@@ -7,9 +7,10 @@ lines 29-30, ``mlm_baseline.jsonnet`` and ``esim_baseline.jsonnet`` lines 28-29:
 ``"validation_data_path"``; the README's run commands, lines 62, 73, 78 and 83, pass both for each run). A
 release probe is found as zero-shot's ``--release-of`` finds it (:func:`evaluators.olmpics.runs.curve_inputs`
 through :func:`~evaluators.olmpics.runs.data_path`: the manifest's file of the probe and split) and its rows are
-read and checked by the one reader of probe files (:func:`probekit.probes.dataset.read_examples`). The release has no controls: a release curve has its ``original``
-variant only (no NO-LANG, no PERTURBED: those are built from a generated row's template and slots, which a release
-row does not carry), and no intermediate variant (MC-QA's single-hop facts)."""
+read and checked by the one reader of probe files (:func:`probekit.probes.dataset.read_examples`). The release has
+no controls: a release curve has its ``original`` variant only (no NO-LANG, no PERTURBED: those are built from a
+generated row's template and slots, which a release row does not carry), and no intermediate variant (MC-QA's
+single-hop facts)."""
 
 from __future__ import annotations
 

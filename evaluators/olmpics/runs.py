@@ -342,12 +342,11 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
     for d, o in targets:
         first = intermediate if intermediate is not None else None if hasattr(d, "probe") else \
             mp.intermediate.get(d.name)   # the release has no intermediate variant
-        runs.append(Run(o, getattr(d, "dev", d), run_mcqa.run(model=ref, data=d, out=o, sizes=mp.sizes, seeds=mp.seeds, hp=hp,
-                                           split=mp.split, intermediate=first or None,
-                                           intermediate_limit=mp.intermediate_limit,
-                                           intermediate_splits=mp.intermediate_splits, glove=mp.glove,
-                                           glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
-                                           esim_trainable_embeddings=mp.esim_trainable_embeddings,
-                                           pooler=mp.pooler, segment_ids=mp.segment_ids, device=device,
-                                           profile=profile), getattr(d, "probe", None)))
+        metrics = run_mcqa.run(model=ref, data=d, out=o, sizes=mp.sizes, seeds=mp.seeds, hp=hp, split=mp.split,
+                               intermediate=first or None, intermediate_limit=mp.intermediate_limit,
+                               intermediate_splits=mp.intermediate_splits, glove=mp.glove,
+                               glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
+                               esim_trainable_embeddings=mp.esim_trainable_embeddings, pooler=mp.pooler,
+                               segment_ids=mp.segment_ids, device=device, profile=profile)
+        runs.append(Run(o, getattr(d, "dev", d), metrics, getattr(d, "probe", None)))
     return runs

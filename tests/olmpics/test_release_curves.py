@@ -170,7 +170,8 @@ def test_the_paper_profile_runs_every_curve_on_the_release_files_and_the_default
     paper, p = stages["paper"], stages["paper-params"]
     assert p["curve"]["release"] == ["olmpics"] and stages["smoke-params"]["curve"]["release"] == []
     typed = section(read_params(tmp_path / "paper" / "params.yaml"), "curve", CurveParams)   # the typed switch
-    assert typed.release == ["olmpics"] and section(read_params(REPO / "params.yaml"), "curve", CurveParams).release == []
+    assert typed.release == ["olmpics"]
+    assert section(read_params(REPO / "params.yaml"), "curve", CurveParams).release == []
     release = {name: s for name, s in paper.items() if "_release" in name and not name.startswith("zeroshot")}
     models, mc_mlm, mc_qa = p["runs"]["olmpics"], p["probes"]["mc_mlm"], p["probes"]["mc_qa"]
     as_qa = p["probes"]["mc_mlm_as_mc_qa"]
@@ -194,3 +195,20 @@ def test_the_paper_profile_runs_every_curve_on_the_release_files_and_the_default
         "--lr-selection results/curve_lr/roberta-large --device auto "
         "--out results/curve/roberta-large/olmpics-objects_comparison").split()
     assert not {name for name in stages["smoke"] if "_release" in name and not name.startswith("zeroshot")}
+
+
+def test_a_probe_the_release_lacks_or_no_input_at_all_is_refused_in_one_line_before_any_work(tmp_path, capsys):
+    """``--release-of`` a probe of one's own (no release file) names the probe and the source; a release file not
+    fetched says how to fetch it; a curve given neither ``--data`` nor ``--release-of`` says to give one; nothing
+    is written."""
+    manifest = release_layout(tmp_path, "age_comparison", toy_rows(20, 1, "train"), toy_rows(8, 2, "dev"))
+    common = ["--model", "mlm-baseline", "--manifest", str(manifest), "--sizes", "8", "--seeds", "1"]
+    out = tmp_path / "out"
+    assert main(["evaluate", "curve", *common, "--setting", "mlp", "--release-of", "my_probe", "--out", str(out)]) == 2
+    assert "--release-of my_probe: source 'olmpics' has no file for probe 'my_probe'" in capsys.readouterr().err
+    assert main(["evaluate", "mcqa", "--model", "esim", "--manifest", str(manifest), "--release-of",
+                 "property_conjunction", "--out", str(out)]) == 2
+    assert "fetch it first: probes sources fetch olmpics" in capsys.readouterr().err
+    assert main(["evaluate", "curve", *common, "--setting", "mlp", "--out", str(out)]) == 2
+    assert "give --data FOLDER or --release-of PROBE" in capsys.readouterr().err
+    assert not out.exists()
