@@ -8,6 +8,7 @@ from probekit.errors import UsageError
 from probes.calls import call
 from probes.options import (
     DEVICE_HELP,
+    MANIFEST_HELP,
     MODEL_HELP,
     Read,
     ReadPath,
@@ -99,9 +100,16 @@ def add_commands(sub, evaluate, command, params_help: str) -> None:
                           (cu, "; or mlm-baseline (GloVe features, new head)", results),
                           (qa, " (any AutoModel encoder); or esim", results)):
         c.add_argument("--model", required=True, type=Read, help=MODEL_HELP + model)
-        c.add_argument("--data", required=True, action="append" if c is not fe else "store", type=Read,
+        c.add_argument("--data", required=c is fe, action="append" if c is not fe else "store", type=Read,
                        help="a probe folder (its original variant and the NO-LANG and PERTURBED controls it has) or "
                             "a variant folder" + ("; once or more (one process for all)" if c is not fe else ""))
+        if c is not fe:
+            c.add_argument("--release-of", metavar="[SOURCE:]PROBE", action="append",
+                           help="train and evaluate on the original release's own train and dev files of PROBE "
+                                "(source olmpics) fetched under raw/, as the original's curves do (no controls"
+                                + ("" if c is cu else ", no intermediate step") + "); once or more, beside --data; "
+                                "{probe}: each of the params' probes." + ("mc_mlm" if c is cu else "mc_qa"))
+            c.add_argument("--manifest", type=Read, help=MANIFEST_HELP)
         c.add_argument("--out", required=True, help=out + ("" if c is fe else "; {probe} in it stands for the data "
                                                            "folder's name (required with several --data)"),
                        type=Written)

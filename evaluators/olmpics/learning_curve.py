@@ -207,7 +207,7 @@ def write_results(out: Path, *, variants: Mapping[str, dict], predicted: Mapping
         sens[name] = sensitivity_statistics(correct[full_name][:, :, keep].mean(axis=2),
                                             correct[name][:, :, aligned[keep]].mean(axis=2))
     metrics = {
-        **header, **describe(full["path"], None), "n": len(full["dev"]),
+        **header, **describe(full["path"], full.get("probe")), "n": len(full["dev"]),
         "chance": chance_level([len(r["question"]["choices"]) for r in full["dev"]]),
         "sizes": list(sizes), "sizes_dropped": list(dropped), "seeds": list(seeds),
         "ws_weights": ws_weights(len(sizes)).round(6).tolist(), **results[full_name], "controls": controls,

@@ -34,6 +34,7 @@ from evaluators.olmpics.mc_mlm_curve import (
     run_curve,
 )
 from evaluators.olmpics import lr_selection
+from evaluators.olmpics.release_curves import curve_variants, record as release_record
 from evaluators.shared.params import CurveTrainingParams, MlmBaselineParams
 from evaluators.shared.training import TrainingParams
 from probekit.errors import UsageError
@@ -152,7 +153,7 @@ def cache_features(*, model: str, data: Path, features_dir: Path, split: str = "
     """Compute (or keep, when its key matches) the features cache of ``model`` on ``data``; their shape.
     ``sizes``, ``seeds`` and ``subsets`` (how their rows are drawn): the curves' (a masked LM's training features
     are cached for the rows they use only); None: every training row."""
-    variants = read_variants(Path(data), split)
+    variants = curve_variants(data, split)
     if model == MLM_BASELINE:
         baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device,
                         glove_tokens=glove_tokens)
@@ -194,12 +195,13 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
     if model != MLM_BASELINE:
         hp, chosen_lr = lr_selection.head_lr(hp, selected_lr)
     check_curve(sizes, seeds)
-    variants = read_variants(Path(data), split)
+    variants = curve_variants(data, split)
     if model == MLM_BASELINE:
         inputs = baseline_inputs(glove, variants, split=split, features_dir=features_dir, device=device,
                                  glove_tokens=glove_tokens)
         record = {"model": "MLM-BASELINE", "model_id": glove, "baseline": "MLM-BASELINE", "lm_head": None,
-                  "glove_tokens": glove_tokens, "dtype": "float32", "device": str(device), "versions": _versions(), "profile": profile}
+                  "glove_tokens": glove_tokens, "dtype": "float32", "device": str(device), "versions": _versions(),
+                  "profile": profile, **release_record(data)}
     else:
         loaded = load()
         inputs = lm_inputs(loaded, variants, split=split, features_dir=features_dir, device=device,
@@ -207,7 +209,8 @@ def run(*, model: str, data: Path, out: Path, setting: str | Sequence[str], size
                            train_rows=curve_train_rows(variants, sizes, seeds, subsets))
         record = {"model": loaded.name, "model_id": loaded.model_id, "baseline": None,
                   "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
-                  "multi_token": multi_token, **loaded.provenance(), "profile": profile, "lr_selection": chosen_lr}
+                  "multi_token": multi_token, **loaded.provenance(), "profile": profile, "lr_selection": chosen_lr,
+                  **release_record(data)}
     results = {s.lower(): run_curve(model_name=record["model"], variants=variants, inputs=inputs,
                                     out=Path(out) / s.lower() if several else Path(out), setting=s, sizes=sizes,
                                     seeds=seeds, hp=hp, split=split, progress=progress, record=record,

@@ -45,6 +45,7 @@ from evaluators.engine.runner import Runner
 from evaluators.engine.scorer import max_length
 from evaluators.olmpics import learning_curve as lc
 from evaluators.olmpics.mcqa_inputs import Encoded, pair_texts
+from evaluators.olmpics.release_curves import ReleaseFiles, record as release_record
 from evaluators.olmpics.zeroshot import describe
 from evaluators.shared.params import MlmBaselineParams
 from evaluators.shared.training import TrainingParams, one_thread, train, train_early_stopping
@@ -312,8 +313,10 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
     if early and model != ESIM:
         raise UsageError(f"--model {model}: an encoder's MC-QA trains with TrainingParams (params mcqa.training), got "
                          f"{type(hp).__name__}")
-    data = Path(data)
-    train_split, dev_split = read_split(data, "train"), read_split(data, split)
+    release_files, release = data, isinstance(data, ReleaseFiles)   # the release's own files (release_curves.py)
+    train_split, dev_split = data.splits(split) if release else (read_split(Path(data), "train"),
+                                                                 read_split(Path(data), split))
+    data = data.dev.parent if release else Path(data)
     if FULL not in train_split or FULL not in dev_split:
         raise UsageError(f"{data}: not a probe folder with {FULL}/train.jsonl and {FULL}/{split}.jsonl")
     if intermediate is not None and intermediate not in train_split:
@@ -324,7 +327,8 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
                          f"intermediate step on {data / intermediate / f'{split}.jsonl'}, which does not exist "
                          f"(mcqa.esim_trainer: slanted_triangular, mcqa.training.select_epoch: last train without "
                          f"validation)")
-    variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0]}
+    variants = {v: {"train": train_split[v][1], "dev": dev_split[v][1], "path": dev_split[v][0],
+                    **({"probe": release_files.probe} if release else {})}
                 for v in [FULL] + [c for c in lc.CONTROLS if c in train_split and c in dev_split]}
     sizes, dropped = lc.sizes_that_fit(sizes, len(variants[FULL]["train"]), str(train_split[FULL][0]))
     warmup_rows, warmup_record = None, None
@@ -354,7 +358,8 @@ def run(*, model: str | ModelRef, data: Path, out: Path, sizes: Sequence[int], s
         training = {"optimizer": "Adam", **training,
                     "early_stopping": f"on the {split} split's accuracy, the best epoch kept"}
     header = {"protocol": "MC-QA", "setting": "MC-QA", **backend.record(), "split": split,
-              "intermediate": warmup_record, "training": training, "profile": profile}
+              "intermediate": warmup_record, "training": training, "profile": profile,
+              **release_record(release_files)}
     if subsets != "nested":   # a run without it drew nested subsets
         header["subsets"] = subsets
     if early:

@@ -255,6 +255,11 @@ def lr_lines(probes: list[Probe]) -> list[str]:
             "`#local learning_rate = 5e-5; local learning_rate = 0.0;`, set per run):", "", *lines, ""] if lines else []
 
 
+RELEASE_LINES = {"release": ["- data: the original release's own train and dev files (params curve.release), as the "
+                             "original's curves (its configs' train_data_path); no NO-LANG or PERTURBED control"]}
+"""The line a probe section on the release's files adds (:mod:`evaluators.olmpics.release_curves`)."""
+
+
 def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> str:
     """The whole report: legend, medal table, then per probe its table, footnote and paired differences."""
     small = any(_smoke(p, label) for p in probes for label in p.rows)
@@ -264,6 +269,7 @@ def markdown(probes: list[Probe], *, rule: dict, resamples: int, seed: int) -> s
     for probe in probes:
         capped = caps(probe)
         lines += [f"## {probe.title}" + (f" {CAPPED_MARK}" if capped else ""), "", f"- protocol: {probe.protocol}",
+                  *RELEASE_LINES.get(probe.data, []),
                   *(f"- {line}" for line in _curve_lines(probe)), "", probe_table(probe), ""]
         if capped:
             lines += [f"{CAPPED_MARK} **ran on capped data** (accepted: `capped: accept`): {'; '.join(capped)}. "

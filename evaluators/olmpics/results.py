@@ -287,6 +287,8 @@ class Probe:
     medals: dict  # model label -> medal
     random_rows: dict | None = None   # model label -> the label of its random-init baseline row
     vs_random: dict | None = None     # (label, "zero_shot" or "WS") -> paired test against its random-init row
+    data: str = "generated"   # what its curves trained and were evaluated on: generated probes, or the release's
+    # own files (metrics.json `curve_data`, evaluators/olmpics/release_curves.py): a probe section of its own each
 
     def is_baseline(self, label: str) -> bool:
         return bool(next(iter(self.results[label].values())).meta["baseline"])
@@ -307,10 +309,11 @@ class Probe:
 
 
 def _group(results: list[Result]) -> dict:
-    """``{(probe, protocol): {label: {setting: Result}}}``; two results for one cell are an error."""
+    """``{(probe, protocol, data): {label: {setting: Result}}}`` (``data``: ``generated``, or ``release`` for a curve
+    on the release's own files); two results for one cell are an error."""
     groups: dict = defaultdict(lambda: defaultdict(dict))
     for r in results:
-        cell = groups[r.meta["probe"], r.meta["protocol"]][r.label]
+        cell = groups[r.meta["probe"], r.meta["protocol"], r.meta.get("curve_data", "generated")][r.label]
         if r.meta["setting"] in cell:
             raise DataError(f"{r.path}: a second {r.meta['setting']} result for {r.label} on {r.meta['probe']} "
                             f"(first: {cell[r.meta['setting']].path})")
@@ -335,15 +338,17 @@ def analyse(results: list[Result], *, resamples: int = 1000, seed: int = 0,
             medals: dict | None = None) -> list[Probe]:
     """Group results by probe and protocol (sorted), and compute cells, paired tests and medals."""
     rule, groups = medal_rule(medals), _group(results)
-    protocols = defaultdict(list)
-    for probe, protocol in groups:
-        protocols[probe].append(protocol)
+    protocols = defaultdict(set)
+    for probe, protocol, _ in groups:
+        protocols[probe].add(protocol)
     probes = []
-    for (name, protocol), by_label in sorted(groups.items()):
-        title = name if len(protocols[name]) == 1 else f"{name} ({protocol})"
+    for (name, protocol, data), by_label in sorted(groups.items()):
+        parts = ([protocol] if len(protocols[name]) > 1 else []) + (["on the release files"] if data != "generated"
+                                                                    else [])
+        title = f"{name} ({', '.join(parts)})" if parts else name
         computed = {label: {s: cells(r, resamples=resamples, seed=seed) for s, r in by_setting.items()}
                     for label, by_setting in by_label.items()}
-        probe = Probe(title, protocol, dict(by_label), computed, {}, [], {})
+        probe = Probe(title, protocol, dict(by_label), computed, {}, [], {}, data=data)
         models = [label for label in probe.rows if not probe.is_baseline(label)]
         for setting in probe.settings():
             baselines = sorted((computed[label][setting]["WS"]["value"], label) for label in probe.rows

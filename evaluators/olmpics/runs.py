@@ -97,6 +97,24 @@ def released(probes: list[str], split: str, manifest=None, given: Sequence = ())
     return kept
 
 
+def curve_inputs(data, release_of, params: ParamsFile, fmt: str, split: str, manifest=None) -> list:
+    """What a learning curve reads, one per output folder: each ``data`` folder (a Path), then each ``release_of``
+    probe's release train and ``split`` files (:class:`evaluators.olmpics.release_curves.ReleaseFiles`; ``{probe}``:
+    each of the params' ``probes.<fmt>`` that the release has; each file found as zero-shot's, :func:`data_path`,
+    and required). At least one is needed."""
+    from evaluators.olmpics.release_curves import ReleaseFiles
+
+    def files(value: str) -> ReleaseFiles:
+        (dev, probe), (train, _) = data_path(None, value, split, manifest), data_path(None, value, "train", manifest)
+        return ReleaseFiles(probe, value.split(":", 1)[0] if ":" in value else "olmpics", train, dev)
+
+    releases = released(each_probe(release_of, params, fmt, "--release-of"), split, manifest, listed(release_of))
+    inputs = [Path(d) for d in listed(data)] + [files(r) for r in releases]
+    if not inputs:
+        raise UsageError("give --data FOLDER or --release-of PROBE (once or more)")
+    return inputs
+
+
 declare("audit", title="the tokenization audit", paper="olmpics", stages=("audit@{key}",),
         results=("reports/tokenization",))   # `probes audit`: how each answer word is tokenized, for every model
 
@@ -203,16 +221,19 @@ def features(model: str, data, out, *, params=None, device: str = "auto", force:
           reads={"scoring": ScoringParams, "curve": CurveParams, "mlm_baseline": MlmBaselineParams},
           options=CURVE_OPTIONS, profiled=True, stages=("olmpics_report",), results=("results/curve",))
 def curve(model: str, data, out, *, params=None, device: str = "auto", force: bool = False, setting="mlp",
-          features=None, lr_selection=None, **options) -> list[Run]:
+          features=None, lr_selection=None, release_of=None, manifest=None, **options) -> list[Run]:
     """MC-MLM learning curves of each of ``data``: the encoder frozen, the MLM head (``mlp``) or its final
     projection (``linear``) trained on N examples; ``setting``: one, or a list (each written to ``out/<setting>``,
     the run's metrics then ``{setting: curve}``); ``features``: a features folder to read or fill; ``lr_selection``:
     the folder :func:`curve_lr` wrote for the model (needed when ``curve.training.lr`` lists candidates);
-    ``options``: :data:`CURVE_OPTIONS`."""
+    ``release_of``: release probes (``[SOURCE:]PROBE``) whose own train and dev files a curve trains and evaluates
+    on besides ``data`` (:mod:`evaluators.olmpics.release_curves`); ``options``: :data:`CURVE_OPTIONS`."""
     if lr_selection is not None and model == MLM_BASELINE:
         raise UsageError("--lr-selection: MLM-BASELINE trains with params mlm_baseline, not the heads' lr")
     settings = listed(setting)
-    datas = [Path(d) for d in listed(data)]
+    params = params_file(params)
+    split = protocols.get("curve").settings(params, **options)["curve"].split
+    datas = curve_inputs(data, release_of, params, "mc_mlm", split, manifest)
     targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force,
                                        within=settings if len(settings) > 1 else ())))   # each setting its folder
     if features is not None:
@@ -224,7 +245,6 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
               for d, _ in targets}
     from evaluators.olmpics import mc_mlm as mlm_curve
 
-    params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     sections = protocols.get("curve").settings(params, **options)
     sp, cp = sections["scoring"], sections["curve"]
@@ -245,13 +265,12 @@ def curve(model: str, data, out, *, params=None, device: str = "auto", force: bo
         from evaluators.olmpics.lr_selection import chosen
 
         selected = chosen(Path(lr_selection), model=model, hp=hp, sizes=cp.sizes, seeds=cp.seeds, split=cp.split)
-    return [Run(o, d, mlm_curve.run(model=model, data=d, out=o, setting=settings, sizes=cp.sizes, seeds=cp.seeds,
-                                    hp=hp, split=cp.split, features_dir=cached[d], load=load, glove=cp.glove,
-                                    glove_tokens=cp.glove_tokens,
-                                    device=resolve_device(device), batch_size=sp.batch_size,
-                                    multi_token=sp.multi_token, profile=profile, selected_lr=selected,
-                                    subsets=cp.subsets))
-            for d, o in targets]
+    return [Run(o, getattr(d, "dev", d), mlm_curve.run(
+        model=model, data=d, out=o, setting=settings, sizes=cp.sizes, seeds=cp.seeds, hp=hp, split=cp.split,
+        features_dir=cached[d], load=load, glove=cp.glove, glove_tokens=cp.glove_tokens, device=resolve_device(device),
+        batch_size=sp.batch_size, multi_token=sp.multi_token, profile=profile, selected_lr=selected,
+        subsets=cp.subsets),
+        getattr(d, "probe", None)) for d, o in targets]
 
 
 @protocol("curve-lr", title="the MC-MLM heads' learning rate, selected on dev", families=("mlm",), paper="olmpics",
@@ -297,18 +316,20 @@ def curve_lr(model: str, data, out, *, params=None, device: str = "auto", force:
           reads={"mcqa": McqaParams}, options={o: f"mcqa.{o}" for o in ("split", "glove", "sizes", "seeds")},
           profiled=True, results=("results/curve",))
 def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: bool = False,
-         intermediate: str | None = None, **options) -> list[Run]:
+         intermediate: str | None = None, release_of=None, manifest=None, **options) -> list[Run]:
     """MC-QA learning curves of each of ``data``: ``[CLS] stem [SEP] choice [SEP]``, an MLP on [CLS], the whole
     network fine-tuned (``model``: any AutoModel encoder), or the ESIM baseline over GloVe (``model="esim"``);
     ``intermediate``: a variant to fine-tune on first (default: the params' ``mcqa.intermediate``; '' none);
-    ``options``: ``split``, ``glove``, ``sizes``, ``seeds`` (the params' ``mcqa``)."""
+    ``release_of``: release probes whose own train and dev files a curve trains and evaluates on besides ``data``
+    (:mod:`evaluators.olmpics.release_curves`: no controls, no intermediate step); ``options``: ``split``,
+    ``glove``, ``sizes``, ``seeds`` (the params' ``mcqa``)."""
     from probekit.tokens.refs import resolve_model
 
-    datas = [Path(d) for d in listed(data)]
-    targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force)))
     params = params_file(params)
     profile = params.profile  # recorded in metrics.json (a bad value fails before any work)
     mp = protocols.get("mcqa").settings(params, **options)["mcqa"]
+    datas = curve_inputs(data, release_of, params, "mc_qa", mp.split, manifest)
+    targets = list(zip(datas, outs_for(out, [d.name for d in datas], force=force)))
     esim = model == ESIM
     ref = model if esim else resolve_model(model, params.models(), params.label)
     hp = mp.esim_hp if esim else mp.training
@@ -321,13 +342,14 @@ def mcqa(model: str, data, out, *, params=None, device: str = "auto", force: boo
 
     runs = []
     for d, o in targets:
-        first = intermediate if intermediate is not None else mp.intermediate.get(d.name)
-        runs.append(Run(o, d, run_mcqa.run(model=ref, data=d, out=o, sizes=mp.sizes, seeds=mp.seeds, hp=hp,
-                                           split=mp.split, intermediate=first or None,
-                                           intermediate_limit=mp.intermediate_limit,
-                                           intermediate_splits=mp.intermediate_splits, glove=mp.glove,
-                                           glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
-                                           esim_trainable_embeddings=mp.esim_trainable_embeddings,
-                                           pooler=mp.pooler, segment_ids=mp.segment_ids, device=device,
-                                           profile=profile, subsets=mp.subsets)))
+        first = intermediate if intermediate is not None else None if hasattr(d, "probe") else \
+            mp.intermediate.get(d.name)   # the release has no intermediate variant
+        metrics = run_mcqa.run(model=ref, data=d, out=o, sizes=mp.sizes, seeds=mp.seeds, hp=hp, split=mp.split,
+                               intermediate=first or None, intermediate_limit=mp.intermediate_limit,
+                               intermediate_splits=mp.intermediate_splits, glove=mp.glove,
+                               glove_tokens=mp.glove_tokens, esim_embeddings=mp.esim_embeddings,
+                               esim_trainable_embeddings=mp.esim_trainable_embeddings, pooler=mp.pooler,
+                               segment_ids=mp.segment_ids, device=device, profile=profile,
+                               subsets=mp.subsets)
+        runs.append(Run(o, getattr(d, "dev", d), metrics, getattr(d, "probe", None)))
     return runs

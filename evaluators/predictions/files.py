@@ -9,6 +9,7 @@ The layouts (each written by one protocol, its ``metrics.json`` beside it or one
 | zeroshot (a grid's data) | ``zeroshot_grid/<model>/<probe>/<variant>/`` | the same |
 | release | ``release/<model>/<probe>/`` | an original release file (``raw/olmpics/...``) |
 | curve | ``curve/<model>/<probe>/<mlp|linear|mcqa>/<variant>/`` | ``<data>/probes/<probe>/<variant>/<split>.jsonl`` |
+| curve on the release | ``curve/<model>/<source>-<probe>/<setting>/original/`` | ``metrics.json``'s ``data`` (the release's file) |
 | grid cell | ``grid/cells/<hash>/result/<variant>/`` | ``metrics.json``'s ``data`` |
 | pararel | ``pararel/<model>/`` | ``metrics.json``'s ``data`` (the ParaRel folder) |
 | calum | ``calum/<run>/`` | ``metrics.json``'s ``data`` (a task's folder per task) |
@@ -105,9 +106,12 @@ def _classify(path: Path, rel: tuple[str, ...], root: Path, data: Path) -> Predi
         _, model, probe, setting, variant, _ = rel
         meta = _json(here.parent / "metrics.json")
         split = meta.get("split") or "dev"
+        release = meta.get("curve_data") == "release"   # evaluators/olmpics/release_curves.py
+        scored = _resolve(meta.get("data"), root, data) if release else \
+            _resolve(f"probes/{probe}/{variant}/{split}.jsonl", data, data)
         return PredictionFile(path, "mcqa" if setting == "mcqa" else "curve", str(meta.get("model") or model),
-                              model, "mc", _resolve(f"probes/{probe}/{variant}/{split}.jsonl", data, data), probe,
-                              variant, split, setting, meta)
+                              model, "mc", scored, meta.get("probe", probe) if release else probe,
+                              "release" if release else variant, split, setting, meta)
     if top == "pararel" and len(rel) == 3:
         meta = _json(here / "metrics.json")
         model = str(meta.get("model") or rel[1])

@@ -175,6 +175,11 @@ class CurveParams(Typed):
     glove_tokens: Literal["original", "lowercase"] = Field("original", description="MLM-BASELINE: " + GLOVE_TOKENS)
     subsets: Literal["nested", "original"] = Field("nested", description=SUBSETS)
     training: CurveTrainingParams = CurveTrainingParams()
+    # the release sources whose own train and dev files the MC-MLM and MC-QA curves (and MLM-BASELINE, ESIM) also
+    # train and evaluate on, as the original's configs do (``train_data_path``): dvc.yaml's *_release stages run
+    # over this list, both protocols' (evaluators/olmpics/release_curves.py); [] none, [olmpics] the paper profile
+    release: Annotated[list[Literal["olmpics"]], AfterValidator(_distinct)] = Field(
+        [], description="release sources the curves also run on (their train and dev files): [] or [olmpics]")
 
 
 class MlmBaselineParams(Typed):
