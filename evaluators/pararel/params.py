@@ -28,6 +28,9 @@ class ConsistencyParams(Typed):
                           "on)")
     consistency_weight: NonNegativeFloat | list[NonNegativeFloat] = 0.1  # λ (--loss_scaling); a list: selected
     typed: bool = True                   # Lc over the candidate set (--candidate_set); False: "-typed" ablation
+    # the typed softmax's columns: `set`, each object of the relation once; `per_tuple`, the original's list, one
+    # entry per tuple (train_consistency.py lines 595-601), so Lc is divided by the tuple count (batchmean)
+    candidate_list: Literal["set", "per_tuple"] = "set"
     lr: PositiveFloat = 6e-5             # AdamW (--learning_rate; eps 1e-8)
     weight_decay: float = 0.0
     betas: tuple[float, float] = (0.9, 0.999)
