@@ -289,7 +289,8 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
 
     def measure(group: str) -> dict | None:
         rels = groups[group]
-        return _summary(evaluate(engine, data, rels, limit=params.eval_limit, progress=progress)[1]) if rels else None
+        return _summary(evaluate(engine, data, rels, limit=params.eval_limit, tuple_key=params.tuple_key,
+                                 progress=progress)[1]) if rels else None
 
     before = {name: measure(name) for name in groups if groups[name]}
     selection, history = _select(loaded, data, params, measure, device=device, progress=progress)

@@ -46,6 +46,8 @@ class ConsistencyParams(Typed):
     sample: Literal["with_replacement", "first"] = "with_replacement"   # the original's generate_data_ft_consistency.py
                                          # (seeded by `seed`); first: the first `limit` tuples in file order
     eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
+    tuple_key: Literal["tuple", "subject"] = "tuple"   # what the evaluations before and after count, as
+                                         # pararel_eval.tuple_key: every tuple, or one per subject as the original
     seed: int = 42
 
     @model_validator(mode="after")

@@ -1,4 +1,4 @@
-"""``consistency.candidate_list``: the original's typed consistency loss runs over one candidate per tuple
+"""``consistency.candidate_list`` and ``tuple_key``: the original's typed consistency loss runs over one candidate per tuple
 (``pararel/ft/train_consistency.py`` lines 595-601: ``candidate_ids[-1].append(tokenizer.vocab[d['obj_label']])``
 for every row of the relation), so an object weighs by its tuples in the softmax, and ``batchmean`` divides Lc by
 the list's length, the relation's tuple count, not its object count."""
@@ -72,7 +72,22 @@ def test_the_paper_profile_lists_a_candidate_per_tuple_as_the_original(tmp_path)
         out = tmp_path / f"{profile}.yaml"
         compose_and_dump(out, str(REPO / "conf"), None, "config", str(tmp_path / "no-plugins"), [f"profile={profile}"])
         params = ParamsFile(out, yaml.safe_load(out.read_text(encoding="utf-8")))
-        got[profile] = section(params, "consistency", ConsistencyParams).candidate_list
-    assert got == {"smoke": "set", "paper": "per_tuple"}
+        consistency = section(params, "consistency", ConsistencyParams)
+        got[profile] = consistency.candidate_list, consistency.tuple_key
+    assert got == {"smoke": ("set", "tuple"), "paper": ("per_tuple", "subject")}
     with pytest.raises(ValueError):
         ConsistencyParams(candidate_list="tuples")
+
+
+def test_the_evaluations_before_and_after_follow_tuple_key(tiny_bert, tmp_path, monkeypatch):
+    """``consistency.tuple_key``: the evaluations of §8's run count one tuple per subject where the original's
+    ``encode_consistency_probe.py`` does (line 82); the paper profile sets it."""
+    from evaluators.pararel import consistency_training as ct
+
+    data = read_cloze_set(write_toy_cloze_set(tmp_path / "set", RELATIONS))
+    seen, real = [], ct.evaluate
+    monkeypatch.setattr(ct, "evaluate", lambda *a, **k: seen.append(k["tuple_key"]) or real(*a, **k))
+    with one_thread(True):
+        ct.run(_load(tiny_bert), data, tmp_path / "out", ConsistencyParams(**PARAMS, tuple_key="subject"),
+               progress=False)
+    assert seen and set(seen) == {"subject"}
