@@ -33,20 +33,38 @@ def load_tokenizer(ref: ModelRef):
 def load_classifier(ref: ModelRef, tokenizer, labels: list[str], seed: int):
     """The checkpoint with a new classification head for ``labels``, drawn under ``seed`` (a head of another
     size in the checkpoint is replaced); it pads with ``tokenizer``'s padding token."""
-    import torch
     import transformers
+
+    transformers.set_seed(seed)
+    return _classifier(ref, tokenizer, labels, seed)
+
+
+def _classifier(ref: ModelRef, tokenizer, labels: list[str], seed: int):
+    """The checkpoint as a sequence classifier for ``labels``, its new head drawn from the current random state."""
+    import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
     config = AutoConfig.from_pretrained(ref.location, num_labels=len(labels), id2label=dict(enumerate(labels)),
                                         label2id={name: i for i, name in enumerate(labels)},
                                         pad_token_id=tokenizer.pad_token_id, **ref.pinned)
-    transformers.set_seed(seed)
     try:
         model = weights(AutoModelForSequenceClassification, ref, seed, config=config, ignore_mismatched_sizes=True,
                         dtype=torch.float32)[0]
     except ValueError as exc:
         raise UsageError(f"--model {ref.name}: no sequence classifier for it ({exc})") from None
     return model
+
+
+def load_own_heads(ref: ModelRef, tokenizer, tasks: dict[str, list[str]], seed: int):
+    """An ``OwnHeadsClassifier`` (``calum_eval.multitask_heads: own``): the checkpoint loaded as each task's own
+    sequence classifier in turn, after one ``set_seed(seed)`` (the original's ``MultitaskModel.create`` loads them
+    in turn, ``multitask-transformers/model.py`` lines 27-43), the first one's encoder shared by all."""
+    import transformers
+
+    from evaluators.calum.multitask import OwnHeadsClassifier
+
+    transformers.set_seed(seed)
+    return OwnHeadsClassifier({t: _classifier(ref, tokenizer, labels, seed) for t, labels in tasks.items()}, tasks)
 
 
 def load_multitask(ref: ModelRef, tasks: dict[str, list[str]], seed: int):

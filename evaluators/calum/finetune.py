@@ -29,7 +29,7 @@ from pathlib import Path
 
 from evaluators.calum import metrics as calum_metrics
 from evaluators.calum import text_to_text as t2t
-from evaluators.calum.classifiers import load_classifier, load_multitask, load_tokenizer, quiet
+from evaluators.calum.classifiers import load_classifier, load_multitask, load_own_heads, load_tokenizer, quiet
 from evaluators.calum.data import TaskData, concatenate, encode, task_folder
 from evaluators.calum.params import CalumEvalParams
 from evaluators.calum.trainer import (
@@ -106,7 +106,9 @@ def run(ref: ModelRef, data: str | Path, task: str, out: str | Path, cp: CalumEv
             if text:
                 model = t2t.load(ref, tokenizer, main.labels)
             elif group:
-                model = load_multitask(ref, {t: d.labels for t, d in sets.items()}, seed)
+                labels = {t: d.labels for t, d in sets.items()}
+                model = load_own_heads(ref, tokenizer, labels, seed) if cp.multitask_heads == "own" \
+                    else load_multitask(ref, labels, seed)
             else:
                 model = load_classifier(ref, tokenizer, main.labels, seed)
             args = arguments(cp, tmp / ".checkpoints", seed, len(train) if trained else 1, device, n_devices)

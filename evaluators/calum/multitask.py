@@ -59,3 +59,40 @@ class MultitaskClassifier(torch.nn.Module):
             logits[rows, :head.shape[1]] = head.float()
         loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
         return SequenceClassifierOutput(loss=loss, logits=logits)
+
+
+class OwnHeadsClassifier(torch.nn.Module):
+    """The original code's multitask model (DSincerity/CALM ``multitask-transformers/model.py`` lines 27-43; params
+    ``calum_eval.multitask_heads: own``): every task the checkpoint's own sequence classifier
+    (``AutoModelForSequenceClassification``: RoBERTa's dense-tanh head, ELECTRA's dense-GELU one, GPT-2's bias-free
+    ``score`` on the last token, a BERT's pretrained pooler then a linear layer), the first task's encoder shared
+    by the others as the original's ``setattr`` shares it. ``classifiers``: task name -> its classifier, in
+    ``tasks``' order. The shared encoder is registered once (``encoder``), so the state dict holds it once; each
+    task's rows run through its own classifier, the logits padded as :class:`MultitaskClassifier`'s."""
+
+    def __init__(self, classifiers: dict[str, torch.nn.Module], tasks: dict[str, list[str]]):
+        super().__init__()
+        models = list(classifiers.values())
+        self.prefix = prefix = models[0].base_model_prefix
+        self.encoder = getattr(models[0], prefix)
+        for model in models:
+            if model.base_model_prefix != prefix:
+                raise ValueError("the tasks' classifiers are of different architectures")
+            del model._modules[prefix]                     # registered once, as `encoder`
+            object.__setattr__(model, prefix, self.encoder)   # what the classifier's forward reads
+        self.classifiers = torch.nn.ModuleList(models)
+        self.tasks = dict(tasks)
+        self.width = max(len(labels) for labels in self.tasks.values())
+
+    def forward(self, input_ids, attention_mask, task_id, token_type_ids=None, labels=None):
+        logits = torch.full((input_ids.shape[0], self.width), MASKED_LOGIT, dtype=torch.float32,
+                            device=input_ids.device)
+        for t in task_id.unique().tolist():
+            rows = task_id == t
+            extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids[rows]}
+            # bound anew: a DataParallel replica copies the classifier's attributes, its own encoder is this one
+            object.__setattr__(self.classifiers[t], self.prefix, self.encoder)
+            out = self.classifiers[t](input_ids=input_ids[rows], attention_mask=attention_mask[rows], **extra).logits
+            logits[rows, :out.shape[1]] = out.float()
+        loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
+        return SequenceClassifierOutput(loss=loss, logits=logits)

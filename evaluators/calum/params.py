@@ -85,6 +85,11 @@ class CalumEvalParams(Typed):
     save_models: Literal["all", "first", "none"] = "first"  # the evaluated checkpoint of every seed, the first, none
     multitask: dict[str, list[str]] = {"Para": ["qqp", "mrpc"], "All": ["mnli", "qnli", "rte", "qqp", "mrpc"]}
     # group -> tasks trained beside the main task (MT-DNN: shared encoder, one head per task)
+    # Each task's classifier in a multitask run: `mtdnn`, one new dropout-dense-tanh-projection head per task on the
+    # shared encoder's first (GPT-2: last) token; `own`, the checkpoint's own sequence classifier per task sharing one
+    # encoder, as the original code (multitask-transformers/model.py lines 27-43): ELECTRA's GELU head, GPT-2's
+    # bias-free `score`, a BERT's pretrained pooler
+    multitask_heads: Literal["mtdnn", "own"] = "mtdnn"
     # How a seq2seq LM is run: `classification` (a new head, like every other model), `text-to-text`
     # (evaluators/calum/text_to_text.py: it reads "<task> <indicator>: <text> ..." and writes the label as a word),
     # or `paper`: text-to-text for T5 checkpoints (model_type t5, mt5), a classification head for the others

@@ -21,8 +21,9 @@ tuples (:func:`training_tuples`, ``sample``) are the original's draw with replac
 Gradients are clipped per step; the linear schedule steps once per round. Departures, all deliberate: every tuple is used
 each epoch (the original's ``drop_last`` zip trains each relation on as many batches as the smallest has)
 and the last partial MLM block is kept; padding is masked out of attention (the original attends to it);
-the candidate set is the relation's, deduplicated and single-token in context as evaluation scores it (the
-original repeats an object once per tuple, so the softmax weighs frequent objects more).
+the candidate set is the relation's, deduplicated and single-token as evaluation scores it (the original
+repeats an object once per tuple, so the softmax weighs frequent objects more and ``batchmean`` divides Lc by the
+relation's tuple count: ``candidate_list: per_tuple``, :func:`candidate_columns`).
 """
 
 from __future__ import annotations
@@ -83,11 +84,32 @@ def training_tuples(data: ClozeSet, relation: str, limit: int | None, sample: st
     return [rows[draw.randrange(len(rows))] for _ in range(n)]
 
 
+def candidate_columns(data: ClozeSet, relation: str, candidates: tuple[str, ...], token_of: dict[str, int],
+                      candidate_list: str = "set") -> list[int] | None:
+    """The token ids Lc's typed softmax runs over (``consistency.candidate_list``): None, the relation's candidate
+    set, each object once (its columns as evaluation scores them); or ``per_tuple``, the original's list, one
+    entry per tuple of the relation (every tuple of the cloze set, in file order), so an object is repeated as
+    often as it is the gold object: ``train_consistency.py`` lines 595-601 (``for d in data:
+    candidate_ids[-1].append(tokenizer.vocab[d['obj_label']])``, over LAMA's T-REx file of the relation) and lines
+    362-363 (``logits = logits[:, idcs_filter]``). Its softmax weighs an object by its tuples, and Lc, whose
+    ``batchmean`` divides by the list's length (:func:`consistency_loss`), is divided by the tuple count, not the
+    object count: 801 / 19 on P449, 900 / 47 on P37 of the original's data. A tuple whose object is not a
+    candidate for this model is left out, as evaluation leaves it out."""
+    if candidate_list == "set":
+        return None
+    if candidate_list != "per_tuple":
+        raise ValueError(f"candidate_list must be set or per_tuple, got {candidate_list!r}")
+    kept = set(candidates)
+    return [token_of[t["object"]] for t in data.tuples if t["relation"] == relation and t["object"] in kept]
+
+
 class _Relation:
     """One training relation's queries (encoded once, as evaluation encodes them) and filled patterns."""
 
-    def __init__(self, engine: Engine, data: ClozeSet, relation: str, tuples: list[dict] | None = None):
-        """``tuples``: the training tuples (:func:`training_tuples`; None: every tuple of the relation)."""
+    def __init__(self, engine: Engine, data: ClozeSet, relation: str, tuples: list[dict] | None = None,
+                 candidate_list: str = "set"):
+        """``tuples``: the training tuples (:func:`training_tuples`; None: every tuple of the relation);
+        ``candidate_list``: the typed softmax's columns (:func:`candidate_columns`)."""
         candidates, _, token_ids = candidates_for(engine, data, relation)
         tuples = [t for t in data.tuples if t["relation"] == relation] if tuples is None else tuples
         q = queries(data, relation, tuples=tuples)
@@ -99,18 +121,23 @@ class _Relation:
         self.n_patterns = len(dict.fromkeys(q.pattern_ids))
         self.n_tuples = len(q.stems) // self.n_patterns
         self.encoded = engine.encode_masked(q.stems, [candidates] * len(q.stems), q.ids, token_ids)
+        token_of = dict(zip(q.candidates, self.encoded.candidates()[0].tolist()))
+        self.listed = candidate_columns(data, relation, q.candidates, token_of, candidate_list)
         patterns = [p["pattern"] for p in data.patterns if p["relation"] == relation]
         self.filled = [p.replace(SUBJECT, t["subject"]).replace(OBJECT, t["object"]) for t in tuples for p in patterns]
 
     def logits(self, model, batch: torch.Tensor, pad_id: int, device, typed: bool = True) -> torch.Tensor:
-        """``[len(batch) * patterns, K]`` logits at the mask: of the candidates' tokens (``typed``), else of the
-        whole vocabulary (K = its size; the "-typed" ablation)."""
+        """``[len(batch) * patterns, K]`` logits at the mask: of the candidates' tokens (``typed``; K: the set's
+        size, or the per-tuple list's length, :func:`candidate_columns`), else of the whole vocabulary (K = its
+        size; the "-typed" ablation)."""
         rows = (batch[:, None] + self.n_tuples * torch.arange(self.n_patterns)[None]).reshape(-1).numpy()
         ids, attention = _pad([self.encoded.inputs[r] for r in rows], pad_id, device)
         at_mask = model(input_ids=ids, attention_mask=attention).logits[
             torch.arange(len(rows), device=device), torch.as_tensor(self.encoded.positions[rows], device=device)]
         if not typed:
             return at_mask
+        if self.listed is not None:
+            return at_mask[:, torch.as_tensor(self.listed, device=device)]
         return at_mask.gather(1, torch.as_tensor(self.encoded.candidates()[rows], device=device))
 
 
@@ -159,8 +186,8 @@ def train(loaded: LoadedModel, data: ClozeSet, params: ConsistencyParams, *, wei
         weight = params.weights()[0]
     model, tokenizer = loaded.model.to(device), loaded.tokenizer
     engine = Engine(model, tokenizer, loaded.family)
-    relations = [_Relation(engine, data, rel, training_tuples(data, rel, params.limit, params.sample, params.seed))
-                 for rel in params.train_relations]
+    relations = [_Relation(engine, data, rel, training_tuples(data, rel, params.limit, params.sample, params.seed),
+                           params.candidate_list) for rel in params.train_relations]
     blocks = _blocks(tokenizer, [s for r in relations for s in r.filled], params.block_size)
     rounds = max(math.ceil(r.n_tuples / params.batch_size) for r in relations)
     opt = training.optimizer(model.named_parameters(), params)
@@ -264,7 +291,8 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, params: ConsistencyParam
 
     def measure(group: str) -> dict | None:
         rels = groups[group]
-        return _summary(evaluate(engine, data, rels, limit=params.eval_limit, progress=progress)[1]) if rels else None
+        return _summary(evaluate(engine, data, rels, limit=params.eval_limit, tuple_key=params.tuple_key,
+                                 progress=progress)[1]) if rels else None
 
     before = {name: measure(name) for name in groups if groups[name]}
     selection, history = _select(loaded, data, params, measure, device=device, progress=progress)

@@ -87,12 +87,14 @@ def score_relation(engine: Engine, q: Queries, top_k: int) -> list[dict]:
 
 
 def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit: int | None = None,
-             top_k: int = 5, a_an_filter: bool = True, a_an_label: str = "gold", progress: bool = True
-             ) -> tuple[list[dict], dict]:
+             top_k: int = 5, a_an_filter: bool = True, a_an_label: str = "gold", tuple_key: str = "tuple",
+             progress: bool = True) -> tuple[list[dict], dict]:
     """Predictions of every query of ``relations`` and the metrics: per relation, macro over the N-1
     relations evaluated, determinism over the N-M ones. ``a_an_label``: what the a/an filter reads, the ``gold``
-    label or, as the original, the ``model_token`` (:func:`pararel_metrics.original_a_an_labels`). A relation left with no query this model can score
-    is listed under ``unscored``, not averaged."""
+    label or, as the original, the ``model_token`` (:func:`pararel_metrics.original_a_an_labels`). ``tuple_key``:
+    ``subject`` counts one tuple per subject in the pair and success measures, as the original
+    (:func:`pararel_metrics.keyed_tuples`). A relation left with no query this model can score is listed under
+    ``unscored``, not averaged."""
     import pandas as pd
 
     predictions, dropped, scored = [], {}, []
@@ -105,6 +107,8 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
             scored.append(rel)
     classes = {r["relation"]: r["class"] for r in data.relations}
     table = pd.DataFrame(predictions, columns=["relation", "tuple_id", "pattern_id", "prediction", "gold"])
+    subjects = {(t["relation"], t["tuple_id"]): t["subject"] for t in data.tuples}
+    table["subject"] = [subjects[key] for key in zip(table["relation"], table["tuple_id"])]
     patterns = pd.DataFrame([p for p in data.patterns if p["relation"] in scored],
                             columns=["relation", "pattern_id", "pattern", "first"])
     edges = pd.DataFrame([e for e in data.edges if e["relation"] in scored],
@@ -112,6 +116,7 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
     labels = None if a_an_label == "gold" else pararel_metrics.original_a_an_labels(
         table["gold"].unique(), getattr(engine.runner.model.config, "model_type", ""), engine.tokenizer.tokenize)
     metrics = pararel_metrics.evaluate(table, patterns, edges, a_an_filter=a_an_filter, a_an_label=labels,
+                                       tuple_key=tuple_key,
                                        n1_relations=[r for r in scored if classes[r] == "N-1"],
                                        nm_relations=[r for r in scored if classes[r] == "N-M"])
     for rel in scored:
@@ -124,7 +129,7 @@ def evaluate(engine: Engine, data: ClozeSet, relations: Sequence[str], *, limit:
 
 def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[str] | None = None,
         limit: int | None = None, top_k: int = 5, a_an_filter: bool = True, a_an_label: str = "gold",
-        rule: str | None = None,
+        tuple_key: str = "tuple", rule: str | None = None,
         batch_size: int | str = "auto", progress: bool = True, profile: str | None = None) -> dict:
     """Evaluate and write ``predictions.jsonl`` and ``metrics.json`` under ``out`` (atomically); ``profile``: the
     params file's profile (``smoke``, ``paper``), recorded in metrics.json."""
@@ -133,12 +138,13 @@ def run(loaded: LoadedModel, data: ClozeSet, out: Path, *, relations: Sequence[s
     for rel in relations:
         data.relation(rel)  # an unknown relation fails before any scoring
     predictions, metrics = evaluate(engine, data, relations, limit=limit, top_k=top_k, a_an_filter=a_an_filter,
-                                    a_an_label=a_an_label, progress=progress)
+                                    a_an_label=a_an_label, tuple_key=tuple_key, progress=progress)
     metrics |= {"model": loaded.name, "model_id": loaded.model_id,
                 "lm_head": "pretrained" if loaded.head_pretrained else "newly_initialised",
                 "zero_shot": loaded.head_pretrained, "data": str(data.folder),
                 "data_fingerprint": data.meta["fingerprint"], "relations_evaluated": relations, "limit": limit,
                 "a_an_filter": a_an_filter, **({"a_an_label": a_an_label} if a_an_label != "gold" else {}),
+                **({"tuple_key": tuple_key} if tuple_key != "tuple" else {}),
                 "object_token": object_rule(data), "top_k": top_k,
                 "queries": len(predictions),
                 **engine.scoring.record(), **loaded.provenance(), "profile": profile}

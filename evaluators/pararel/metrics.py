@@ -8,7 +8,7 @@ neither right nor wrong. Pair counts are pooled over a relation's tuples, then r
 
 Where this departs from the original (github yanaiela/pararel, pararel/consistency/encode_consistency_probe.py,
 ``analyze_results``), it follows the paper: tuples are keyed by ``tuple_id`` (the original keys by subject
-label and silently keeps only the last of a repeated subject); each unordered pair counts once (the original
+label and silently keeps only the last of a repeated subject: ``tuple_key="subject"`` does that); each unordered pair counts once (the original
 walks both directed edges, so every pair twice: same ratios); undefined values are ``None`` (the original logs
 0 for Know-/Unk-Const and -1 for the others); pairs are all pattern pairs, typed by ``edges`` where an edge
 exists (the original scores only pairs joined by an edge: the same on ParaRel, whose graphs are complete).
@@ -77,8 +77,9 @@ def _ratio(num, den) -> float | None:
 
 
 def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, a_an_filter: bool,
-           a_an_label: Mapping[str, str] | None = None) -> dict:
-    """One relation as tuples × patterns arrays, plus every unordered pattern pair ``(i, j)`` and its type."""
+           a_an_label: Mapping[str, str] | None = None, tuple_key: str = "tuple") -> dict:
+    """One relation as tuples × patterns arrays, plus every unordered pattern pair ``(i, j)`` and its type;
+    ``keyed``: the tuples the subject-keyed measures count (:func:`keyed_tuples`)."""
     relations = predictions["relation"].unique()
     if len(relations) != 1:
         raise ValueError(f"relation_metrics takes one relation's predictions, got {list(relations)}")
@@ -106,7 +107,28 @@ def _cells(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFram
     first = rel_patterns.index[rel_patterns["first"].astype(bool)]
     return {"codes": codes, "present": present, "correct": correct, "valid": valid, "i": i, "j": j,
             "first": [wide.columns.get_loc(p) for p in first if p in wide.columns],
-            "types": _pair_types(edges[edges["relation"] == relations[0]], wide.columns, i, j)}
+            "types": _pair_types(edges[edges["relation"] == relations[0]], wide.columns, i, j),
+            "keyed": wide.index.isin(keyed_tuples(predictions, tuple_key))}
+
+
+TUPLE_KEYS = ("tuple", "subject")
+
+
+def keyed_tuples(predictions: pd.DataFrame, tuple_key: str = "tuple") -> list:
+    """The tuple ids the pair metrics, Succ-Patt, Succ-Objs, Know-/Unk-Const and Determinism count: every tuple
+    (``tuple``, the paper's "for all its KB tuples"), or (``subject``) one per subject, the last in the
+    predictions' order (the cloze set's file order), as the original: ``parse_lm_results`` stores
+    ``output_dic[pattern][subj] = (first_object, obj)`` (``encode_consistency_probe.py`` line 82), so a repeated
+    subject's later tuple overwrites the earlier, and ``analyze_results`` walks that dict. Needs a ``subject``
+    column."""
+    ids = predictions.drop_duplicates("tuple_id")
+    if tuple_key == "tuple":
+        return ids["tuple_id"].tolist()
+    if tuple_key != "subject":
+        raise ValueError(f"tuple_key must be one of {TUPLE_KEYS}, got {tuple_key!r}")
+    if "subject" not in predictions:
+        raise ValueError("tuple_key 'subject' needs the predictions' subject column")
+    return ids.drop_duplicates("subject", keep="last")["tuple_id"].tolist()
 
 
 def _pair_types(edges: pd.DataFrame, ids: pd.Index, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -126,13 +148,15 @@ def _pair_types(edges: pd.DataFrame, ids: pd.Index, i: np.ndarray, j: np.ndarray
 def _pairs(cells: dict) -> tuple[np.ndarray, np.ndarray, int]:
     """Tuples × pairs masks: pairs scored (both cells valid) and agreeing; and pairs dropped by the filter."""
     codes, valid, present, i, j = (cells[k] for k in ("codes", "valid", "present", "i", "j"))
-    scored = valid[:, i] & valid[:, j]
-    dropped = int((present[:, i] & present[:, j]).sum() - scored.sum())
+    keyed = cells["keyed"][:, None]
+    scored = valid[:, i] & valid[:, j] & keyed
+    dropped = int((present[:, i] & present[:, j] & keyed).sum() - scored.sum())
     return scored, scored & (codes[:, i] == codes[:, j]), dropped
 
 
 def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-                     a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None) -> dict:
+                     a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None,
+                     tuple_key: str = "tuple") -> dict:
     """One relation's METRICS (fractions, or None where the denominator is empty), ``consistency_by_edge``
     and counts (``n_pairs`` = pairs scored, ``n_pairs_filtered`` = pairs the a/an filter dropped).
 
@@ -146,9 +170,13 @@ def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: p
     denominators are the patterns / tuples with at least one kept cell; as in the original (``evaluate_lama``,
     ``group_score_lama_eval``) and the paper, Accuracy and Consistent-Acc use every cell. ``a_an_label``: the string
     the rule reads for each gold object (:func:`original_a_an_labels`; None: the gold label itself).
+    ``tuple_key`` (:func:`keyed_tuples`): ``subject`` counts one tuple per subject, its last, in every measure but
+    Accuracy and Consistent-Acc, which the original computes over every row (``evaluate_lama``,
+    ``group_score_lama_eval``); ``n_tuples`` still counts every tuple.
     """
-    cells = _cells(predictions, patterns, edges, a_an_filter, a_an_label)
-    present, correct, valid, first = cells["present"], cells["correct"], cells["valid"], cells["first"]
+    cells = _cells(predictions, patterns, edges, a_an_filter, a_an_label, tuple_key)
+    present, correct, first = cells["present"], cells["correct"], cells["first"]
+    valid = cells["valid"] & cells["keyed"][:, None]
     scored, agree, dropped = _pairs(cells)
     hit = correct & valid
     known = hit.any(axis=1)
@@ -170,12 +198,14 @@ def relation_metrics(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: p
 
 
 def determinism(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-                a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None) -> dict:
+                a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None,
+                tuple_key: str = "tuple") -> dict:
     """Determinism of an N-M relation (§3.1, §6.2): Consistency's measure, the share of pattern pairs that
     agree whatever the gold object, since different answers may both be right. The a/an filter still uses the
     tuple's gold object, as the original (the same script runs on N-M relations). A subject with k objects is
-    k tuples with the same predictions, so it weighs k times (the original kept one of them)."""
-    scored, agree, dropped = _pairs(_cells(predictions, patterns, edges, a_an_filter, a_an_label))
+    k tuples with the same predictions, so it weighs k times (the original kept one of them: ``tuple_key``
+    ``subject``, :func:`keyed_tuples`)."""
+    scored, agree, dropped = _pairs(_cells(predictions, patterns, edges, a_an_filter, a_an_label, tuple_key))
     return {DETERMINISM: _ratio(agree.sum(), scored.sum()), "n_tuples": len(scored),
             "n_pairs": int(scored.sum()), "n_pairs_filtered": dropped}
 
@@ -215,22 +245,22 @@ def majority_predictions(predictions: pd.DataFrame) -> tuple[pd.DataFrame, dict[
 
 
 def majority(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
-             n1_relations: Sequence[str], a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None
-             ) -> dict:
+             n1_relations: Sequence[str], a_an_filter: bool = True, a_an_label: Mapping[str, str] | None = None,
+             tuple_key: str = "tuple") -> dict:
     """The majority baseline's METRICS per N-1 relation (with its ``object``) and macro-averaged, scored by
     :func:`relation_metrics` as any model (so the a/an filter leaves it Succ-Patt below 100%, as Table 2's
-    97.3)."""
+    97.3; with ``tuple_key: subject`` its Succ-Objs is Table 2's 23.2, where every tuple counted gives 23.1)."""
     table, objects = majority_predictions(predictions[predictions["relation"].isin(n1_relations)])
     groups = dict(tuple(table.groupby("relation", sort=False)))
     rel = {r: {**{k: v for k, v in relation_metrics(groups[r], patterns, edges, a_an_filter=a_an_filter,
-                                                                 a_an_label=a_an_label).items()
+                                                                 a_an_label=a_an_label, tuple_key=tuple_key).items()
                   if k in METRICS}, "object": objects[r]} for r in n1_relations}
     return {"relations": rel, "macro": macro(rel, n1_relations)}
 
 
 def evaluate(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFrame, *,
              n1_relations: Sequence[str], nm_relations: Sequence[str], a_an_filter: bool = True,
-             a_an_label: Mapping[str, str] | None = None) -> dict:
+             a_an_label: Mapping[str, str] | None = None, tuple_key: str = "tuple") -> dict:
     """Metrics of each N-1 relation with their macro average (METRICS and ``consistency_by_edge``), the
     determinism of each N-M relation with its macro average, and the majority baseline on the same N-1 cells
     (:func:`majority`). Other relations' predictions are ignored."""
@@ -238,7 +268,7 @@ def evaluate(predictions: pd.DataFrame, patterns: pd.DataFrame, edges: pd.DataFr
     missing = [r for r in (*n1_relations, *nm_relations) if r not in groups]
     if missing:
         raise ValueError(f"no predictions for relations {missing}")
-    rule = {"a_an_filter": a_an_filter, "a_an_label": a_an_label}
+    rule = {"a_an_filter": a_an_filter, "a_an_label": a_an_label, "tuple_key": tuple_key}
     rel = {r: relation_metrics(groups[r], patterns, edges, **rule) for r in n1_relations}
     det = {r: determinism(groups[r], patterns, edges, **rule) for r in nm_relations}
     by_edge = {r: m["consistency_by_edge"] for r, m in rel.items()}

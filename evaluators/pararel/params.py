@@ -38,6 +38,9 @@ class ConsistencyParams(Typed):
                           "on)")
     consistency_weight: NonNegativeFloat | list[NonNegativeFloat] = 0.1  # λ (--loss_scaling); a list: selected
     typed: bool = True                   # Lc over the candidate set (--candidate_set); False: "-typed" ablation
+    # the typed softmax's columns: `set`, each object of the relation once; `per_tuple`, the original's list, one
+    # entry per tuple (train_consistency.py lines 595-601), so Lc is divided by the tuple count (batchmean)
+    candidate_list: Literal["set", "per_tuple"] = "set"
     lr: PositiveFloat = 6e-5             # AdamW (--learning_rate; eps 1e-8)
     weight_decay: float = 0.0
     betas: tuple[float, float] = (0.9, 0.999)
@@ -53,6 +56,8 @@ class ConsistencyParams(Typed):
     sample: Literal["with_replacement", "first"] = "with_replacement"   # the original's generate_data_ft_consistency.py
                                          # (seeded by `seed`); first: the first `limit` tuples in file order
     eval_limit: PositiveInt | None = None  # evaluated tuples per relation (None: all)
+    tuple_key: Literal["tuple", "subject"] = "tuple"   # what the evaluations before and after count, as
+                                         # pararel_eval.tuple_key: every tuple, or one per subject as the original
     seed: int = 42
     ablation: Ablation | None = Field(
         None, description="one of Table 7's ablations (§8.3): -consistency (λ 0), -typed (Lc over the whole "

@@ -52,7 +52,7 @@ def pararel(model: str, data, out, *, params=None, device: str = "auto", force: 
 
     loaded = scoring_lm(ref, scoring=sp.family, device=device, seed=sp.seed, dtype=sp.dtype)
     m = evaluate.run(loaded, cloze, Path(out), relations=relations, limit=pp.limit, top_k=pp.top_k,
-                     a_an_filter=pp.a_an_filter, a_an_label=pp.a_an_label, rule=rule or getattr(sp.rules, loaded.family),
+                     a_an_filter=pp.a_an_filter, a_an_label=pp.a_an_label, tuple_key=pp.tuple_key, rule=rule or getattr(sp.rules, loaded.family),
                      batch_size=sp.batch_size, profile=profile)
     return [Run(Path(out), Path(data), m)]
 

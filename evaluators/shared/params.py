@@ -317,6 +317,10 @@ class ParaRelEvalParams(Typed):
         "gold", description="what the a/an filter reads: the gold label, or (model_token) the label as the original "
                             "passes it, RoBERTa's ' ' + obj and ALBERT's first piece, which never start with a vowel "
                             "(every 'an [Y]' cell dropped for them)")
+    tuple_key: Literal["tuple", "subject"] = Field(
+        "tuple", description="what the pair and success measures count: every tuple (the paper's 'for all its KB "
+                             "tuples'), or one per subject, its last, as the original's subject-keyed dict "
+                             "(encode_consistency_probe.py line 82); Accuracy and Consistent-Acc count every tuple")
     relations: list[Relation] | None = Field(None, description="only these relations, e.g. P19,P36 (none: every "
                                                                "relation of the cloze set)")
     limit: PositiveInt | None = Field(None, description="only the first N tuples of each relation (none: all)")
