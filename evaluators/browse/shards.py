@@ -16,7 +16,7 @@ import numpy as np
 
 from evaluators.predictions import Answer, Dataset, PredictionFile
 from evaluators.browse.pairs import resampled_groups
-from probekit.data.keys import mc_key
+from probekit.data.units import fact_unit
 
 
 @dataclass
@@ -38,11 +38,9 @@ class Shard:
     @property
     def units(self) -> list[str]:
         """The unit each row's intervals resample (:mod:`evaluators.shared.bootstrap`): a ParaRel tuple under all its
-        patterns, a CALUM pair (``group``), an oLMpics fact (its key, :func:`probekit.data.keys.mc_key`, where the
-        row names its ``args`` or ``facts``, so one fact under several templates is one unit; else the row's id, a
-        control row's ``source_id``: a repeated id once)."""
-        return [str(r.get("group") or (mc_key(r) if r.get("args") or r.get("facts") else None)
-                    or r.get("source_id") or r.get("id")) for r in self.rows]
+        patterns, a CALUM pair (``group``), an oLMpics fact (:func:`probekit.data.units.fact_unit`: one fact under
+        several templates, and its control rows, one unit)."""
+        return [str(r.get("group") or fact_unit(r)) for r in self.rows]
 
     @property
     def k(self) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 
 from evaluators.olmpics.pairing import pair_rows
 from evaluators.olmpics.metrics import WS_WEIGHTS, max_summary, sensitivity_summary, summary, ws_summary, ws_weights
+from probekit.data.units import fact_unit
 from probekit.outputs import atomic
 from probekit.errors import DataError, UsageError
 
@@ -150,7 +151,8 @@ def gold_positions(rows: Sequence[Mapping]) -> np.ndarray:
 
 def prediction_rows(rows: Sequence[Mapping], predicted: np.ndarray, sizes: Sequence[int],
                     zero_shot: np.ndarray | None) -> list[dict]:
-    """One row per dev example: its ids, gold label, its choices' texts, and, per size, one value per seed
+    """One row per dev example: its ids, its ``unit`` (the fact, :func:`probekit.data.units.fact_unit`, which the
+    report's intervals resample), gold label, its choices' texts, and, per size, one value per seed
     (``predicted`` is ``[sizes, seeds, examples]``, the chosen choice's position among the example's choices):
     ``correct``, what the report's bootstrap resamples, and ``predicted``, the position chosen, from which the
     report tells a constant predictor (the same choice, or the same word, on every example). ``zero_shot``: the
@@ -161,6 +163,7 @@ def prediction_rows(rows: Sequence[Mapping], predicted: np.ndarray, sizes: Seque
         record = {"id": row["id"]}
         if "source_id" in row:
             record["source_id"] = row["source_id"]
+        record["unit"] = fact_unit(row)
         record["gold"] = row["answerKey"]
         record["choices"] = [c["text"] for c in row["question"]["choices"]]
         record["zero_shot"] = None if zero_shot is None else bool(zero_shot[i] == gold[i])

@@ -73,7 +73,7 @@ def legend(rule: dict, resamples: int, seed: int, smoke_rows: bool = False) -> s
   accuracy across seeds"), and WS, MAX and the sensitivities are statistics of that seed-averaged curve.
   `value [low, high]`: the statistic and its 95% percentile bootstrap interval over dev examples ({resamples}
   resamples, seed {seed}): a resample draws the dev examples' facts with replacement once (the unit the data
-  repeats: all rows of a fact, its id, together, with their control rows), applies them to every
+  repeats: all rows of a fact, under every template, together, with their control rows), applies them to every
   (N, seed) point of the curve, averages the seeds and recomputes the whole statistic. The interval measures
   dev-example sampling, given the trained heads. `value ± std [low, high]` (WS only): also the standard deviation
   (ddof 1) over seeds of each seed's own WS, whose mean WS is (WS is linear): seed-to-seed variation; `± —` over

@@ -20,6 +20,7 @@ from evaluators.olmpics import constant
 from evaluators.olmpics.metrics import curve_max, curve_sensitivity, curve_ws, max_summary, weighted_score
 from evaluators.shared.params import Medals
 from probekit.data import jsonl
+from probekit.data.units import fact_unit
 from probekit.errors import DataError, ParamsError
 
 SETTINGS = ("MLP", "LINEAR", "MC-QA")
@@ -40,16 +41,19 @@ def _field(obj, path: Path, dotted: str):
 
 
 def _predictions(path: Path, sizes: list[int], seeds: list, control: bool):
-    """``(ids, correct [seeds, sizes, n] bool, zero_shot list, source_ids, constant points)`` from one
-    predictions.jsonl (:func:`evaluators.olmpics.constant.runs`)."""
+    """``(ids, correct [seeds, sizes, n] bool, zero_shot list, source_ids, constant points, units)`` from one
+    predictions.jsonl (:func:`evaluators.olmpics.constant.runs`). ``units``: each row's fact, the ``unit`` the
+    evaluator wrote (:func:`probekit.data.units.fact_unit`; a file written before rows carried it: the same
+    function on the prediction row, its id)."""
     if not path.is_file():
         raise DataError(f"{path}: predictions file missing")
-    ids, correct, zero, sources, rows = [], [], [], [], []
+    ids, correct, zero, sources, rows, units = [], [], [], [], [], []
     for line_no, line in jsonl.lines(path):
         try:
             row = jsonl.loads(line, f"{path}:{line_no}")
             rows.append(row)
             ids.append(str(row["id"]))
+            units.append(str(row.get("unit") or fact_unit(row)))
             correct.append([row["correct"][str(n)] for n in sizes])
             zero.append(row.get("zero_shot"))
             if control:  # as the evaluators do: a control row without source_id keeps its original's id
@@ -65,7 +69,7 @@ def _predictions(path: Path, sizes: list[int], seeds: list, control: bool):
     if array is None or array.shape != (len(ids), len(sizes), len(seeds)) or not ids:
         raise DataError(f"{path}: expected one bool per seed ({len(seeds)}) and size ({len(sizes)}) on each row")
     return ids, array.transpose(2, 1, 0), zero, sources, constant.runs(constant.read(rows, sizes, seeds, path),
-                                                                        sizes, seeds)
+                                                                        sizes, seeds), units
 
 
 def _check(path: Path, meta: dict, prefix: str, correct: np.ndarray, sizes: list[int]) -> None:
@@ -114,6 +118,7 @@ class Result:
     controls: dict  # name -> (original positions, control correct [seeds, sizes, m]) aligned through source_id
     constant: dict  # variant (original, each control) -> its constant points (:func:`evaluators.olmpics.constant.runs`)
     control_zero: dict | None = None  # name -> (original positions, the control's zero-shot correct [m]), aligned
+    facts: list[str] | None = None  # per original row, its fact (the predictions' ``unit``); None: its id
 
     @property
     def random_of(self) -> str | None:
@@ -121,10 +126,12 @@ class Result:
         return (self.meta.get("random_init") or {}).get("of")
 
     def units(self, positions=None) -> list[str]:
-        """The unit the bootstrap resamples, per original row (or per row of ``positions``): the fact, named by the
-        row's id, which its control rows share (``source_id``) and a release file repeats (a repeated id is one
-        fact asked again). Rows of one unit are drawn together, the original with its controls."""
-        return self.ids if positions is None else [self.ids[p] for p in positions]
+        """The unit the bootstrap resamples, per original row (or per row of ``positions``): the fact
+        (:func:`probekit.data.units.fact_unit`, ``facts``), which every template of it shares and a release file's
+        repeated id names. Rows of one unit are drawn together, each original with its control rows (aligned to
+        it through ``source_id``)."""
+        units = self.ids if self.facts is None else self.facts
+        return units if positions is None else [units[p] for p in positions]
 
     @property
     def label(self) -> str:
@@ -142,8 +149,8 @@ def load(path: Path, meta: dict) -> Result:
     if meta["setting"] not in SETTINGS or meta["protocol"] not in MAIN:
         raise DataError(f"{path}: unknown protocol/setting {meta['protocol']!r}/{meta['setting']!r}")
     sizes, seeds = [int(s) for s in meta["sizes"]], meta["seeds"]
-    ids, correct, zero, _, constant_points = _predictions(path.parent / "original" / "predictions.jsonl", sizes,
-                                                         seeds, False)
+    ids, correct, zero, _, constant_points, facts = _predictions(path.parent / "original" / "predictions.jsonl",
+                                                                sizes, seeds, False)
     if len(ids) != meta["n"]:
         raise DataError(f"{path}: n = {meta['n']} but {len(ids)} original predictions")
     _check(path, meta, "", correct, sizes)
@@ -158,8 +165,8 @@ def load(path: Path, meta: dict) -> Result:
     for name in sorted(meta["controls"]):
         if name not in CONTROLS:
             raise DataError(f"{path}: unknown control {name!r} (known: {', '.join(CONTROLS)})")
-        _, c_correct, c_zero, sources, constants[name] = _predictions(path.parent / name / "predictions.jsonl",
-                                                                      sizes, seeds, True)
+        _, c_correct, c_zero, sources, constants[name], _ = _predictions(path.parent / name / "predictions.jsonl",
+                                                                         sizes, seeds, True)
         _check(path, meta, f"controls.{name}.", c_correct, sizes)
         mine, theirs = align(ids, sources)
         if not len(mine):
@@ -167,7 +174,7 @@ def load(path: Path, meta: dict) -> Result:
         controls[name] = (mine, c_correct[..., theirs])
         if zero_shot is not None and None not in c_zero:   # the control's untrained-head point, where recorded
             control_zero[name] = (mine, np.asarray(c_zero, bool)[theirs])
-    return Result(path, meta, ids, correct, zero_shot, controls, constants, control_zero)
+    return Result(path, meta, ids, correct, zero_shot, controls, constants, control_zero, facts)
 
 
 def curve_statistics(correct: np.ndarray) -> dict:

@@ -16,6 +16,7 @@ from evaluators.engine.models import LoadedModel
 from evaluators.engine.scorer import Engine
 from evaluators.shared.answers import distribution
 from probekit.data.jsonl import read_json
+from probekit.data.units import fact_unit
 from probekit.sources.capped import capped_of
 from probekit.outputs import atomic
 from probekit.sources.fetch import sha256_file
@@ -35,7 +36,8 @@ def evaluate(engine: Engine, examples: Iterable[Mapping]) -> tuple[list[dict], d
         prediction = label_row[best]
         ties += row.count(max(row)) > 1
         # `choice`: the chosen word, from which the report tells a constant predictor (one word on every example)
-        predictions.append({"id": e["id"], "scores": row, "prediction": prediction,
+        # `unit`: the fact the reports' intervals resample (one fact under several templates is one draw)
+        predictions.append({"id": e["id"], "unit": fact_unit(e), "scores": row, "prediction": prediction,
                             "choice": e["question"]["choices"][best]["text"], "gold": e["answerKey"],
                             "correct": prediction == e["answerKey"], "rule": rule})
     n = len(predictions)

@@ -205,7 +205,7 @@ def legend(rows: list[ControlRow]) -> list[str]:
     lines = ["oLMpics columns: **original**, **NO-LANG**, **PERTURBED**: one statistic on the probe's examples and on "
              "its two controls (NO-LANG keeps only [MASK] and the arguments, answers replaced by nonsense words; "
              "PERTURBED-LANG replaces the probe's key words), `value [95% CI]` (percentile bootstrap over dev "
-             "examples, resampling facts: all rows of a fact, its id, with their control rows, drawn together; a "
+             "examples, resampling facts: all rows of a fact, under every template, with their control rows, drawn together; a "
              "control's on the original examples that have a control row); **accuracy** (setting "
              "zero-shot): the checkpoint's MLM head before any training; **WS**: the paper's weighted mean of the "
              "seed-averaged learning curve (what the medals compare with the baseline row's WS), `± std` over seeds "

@@ -4,7 +4,8 @@ versions (:mod:`probekit.versions.diff`) and a model's predictions on each side,
 - the examples whose answer flipped (right -> wrong, wrong -> right) and those whose predicted choice changed;
 - the accuracy on the keys both sides hold (old and new), on the added keys (new side) and the removed ones (old);
 - the change on the common keys, new - old, with a paired bootstrap interval (:func:`.bootstrap.paired_bootstrap`,
-  both accuracies on the same resampled units: the unit the data repeats, :func:`unit`) and McNemar's exact test: under no change a discordant key is as
+  both accuracies on the same resampled units: the unit the data repeats, :func:`probekit.data.units.unit`) and
+  McNemar's exact test: under no change a discordant key is as
   likely right -> wrong as wrong -> right, so ``b`` of the ``b + c`` discordant keys is Binomial(b + c, 1/2)
   (McNemar 1947; the exact form of Edwards 1948), two-sided;
 - how many unchanged keys (identical rows) got a different prediction: 0, or the two runs did not score alike;
@@ -27,7 +28,7 @@ import numpy as np
 
 from evaluators.shared.bootstrap import accuracy_statistic, paired_bootstrap
 from probekit.data.jsonl import decoded, loads, read_json, text_lines
-from probekit.data.keys import _SEP
+from probekit.data.units import unit
 from probekit.errors import UsageError
 
 SHOWN = 20
@@ -168,19 +169,6 @@ def _accuracy(preds: list[dict]) -> float | None:
     return sum(map(right, preds)) / len(preds) if preds else None
 
 
-def unit(fmt: str, key: str, what) -> str:
-    """The unit the bootstrap resamples for an example key of a ``fmt`` dataset (:mod:`probekit.data.keys`): an
-    MC-MLM or MC-QA row's fact (its ``args`` and ``facts``: the key, less the ``#k`` a repeated fact gets; a row
-    with neither, as the release's, its own key), a ParaRel row's tuple (relation, subject, object: the key less
-    its pattern, as every pattern asks the tuple), a pair set's pair (its ``pair_id``)."""
-    base = key.split("#", 1)[0]
-    if fmt == "cloze_set":
-        return base.rsplit(_SEP, 1)[0]
-    if fmt in ("mc_mlm", "mc_qa"):
-        return base if isinstance(what, str) and what != "null" else key
-    return key
-
-
 def compare(sd, old: dict[str, dict], new: dict[str, dict], *, resamples: int = 1000, seed: int = 0,
             scored: dict[str, set] | None = None) -> dict:
     """The statistics of one split diff from each side's predictions by key (see the module's docstring).
@@ -211,7 +199,8 @@ def compare(sd, old: dict[str, dict], new: dict[str, dict], *, resamples: int = 
     mcnemar = {"b": b_, "c": c_, "p_value": float(binomtest(b_, b_ + c_, 0.5).pvalue) if b_ + c_ else 1.0}
     change = None
     if n:
-        units = [unit(sd.record.get("format"), r[0], r[3] if isinstance(r[3], str) else r[2]) for r in common]
+        fmt = sd.record.get("format")
+        units = [unit(fmt, sd.new_rows[int(j)]) for *_, j in common]   # a common key's row on the new side
         boot = paired_bootstrap(accuracy_statistic(b), accuracy_statistic(a), n, resamples=resamples, seed=seed,
                                 units=units)
         change = {k: boot[k] for k in ("diff", "low", "high", "p_value")}

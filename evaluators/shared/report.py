@@ -21,6 +21,7 @@ from evaluators.shared.bootstrap import accuracy_statistic, bootstrap, paired_bo
 from probekit.outputs import atomic  # noqa: E402
 from probekit.data.examples import LABELS  # noqa: E402
 from probekit.data.jsonl import read_json, read_jsonl  # noqa: E402
+from probekit.data.units import fact_unit  # noqa: E402
 from probekit.errors import DataError  # noqa: E402
 
 VARIANT_ORDER = ("original", "nolang", "perturbed", "release", "release_phrasing")
@@ -30,7 +31,7 @@ LEGEND = """Columns:
   file, `nolang` and `perturbed` the NO-LANG and PERTURBED-LANG controls, the others our generated phrasings);
 - **accuracy**: share of dev examples whose highest-scoring choice is the gold one (MC-MLM), with its 95%
   bootstrap interval (1000 resamples, seed 0) resampling the fact, the unit the data repeats: all rows of a fact
-  (its id; a release file asks some facts more than once) drawn together;
+  (its `args` and `facts`, under every template; a release row's id, which a release file repeats) drawn together;
 - **n**: examples scored; **chance**: the expected accuracy of a uniform guess (mean of 1/#choices);
 - **vs chance**: accuracy − chance (negative: below chance);
 - **answers**: the answer texts the model chose, the most frequent first, with their counts (choices are shuffled
@@ -125,10 +126,10 @@ def frame(found: Iterable[tuple[Path, dict]]) -> pd.DataFrame:
 
 
 def fact_units(predictions: list[dict]) -> list[str]:
-    """The unit a zero-shot interval resamples, per prediction: the fact, named by the row's id (a control row's
-    ``source_id``, its original's): a file that asks a fact twice repeats its id, and those rows are drawn
-    together."""
-    return [str(p.get("source_id") or p.get("id")) for p in predictions]
+    """The unit a zero-shot interval resamples, per prediction: the fact, the ``unit`` the evaluator wrote
+    (:func:`probekit.data.units.fact_unit`: one fact under several templates is one unit); a file written before
+    predictions carried it gives the same function's answer on the prediction row, its id."""
+    return [str(p.get("unit") or fact_unit(p)) for p in predictions]
 
 
 def answers(predictions: list[dict]) -> dict | None:

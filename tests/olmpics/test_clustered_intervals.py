@@ -18,6 +18,8 @@ from evaluators.shared import flips
 from evaluators.shared import report as zeroshot_report
 from evaluators.shared.bootstrap import (accuracy_statistic, bootstrap, paired_bootstrap, resample_weights,
                                          unit_codes, weighted_means)
+from probekit.data import keys, units as data_units
+from probekit.data.keys import mc_key
 
 UNITS, ROWS = 20, 10
 RESAMPLES = 4000
@@ -151,48 +153,59 @@ def test_the_olmpics_paired_tests_resample_facts():
 
 
 SEP = "\x1f"
+FACT = {"args": {"age1": 32, "age2": 28}}
 
 
-@pytest.mark.parametrize("fmt, keys, units", [
+@pytest.mark.parametrize("fmt, rows, units", [
     ("cloze_set",    # ParaRel: every pattern asks the tuple
-     [f"P17{SEP}Paris{SEP}France{SEP}P17-{p}" for p in range(3)] + [f"P17{SEP}Rome{SEP}Italy{SEP}P17-0"],
+     [{"relation": "P17", "sub_label": "Paris", "obj_label": "France", "pattern_id": f"P17-{p}"} for p in range(3)]
+     + [{"relation": "P17", "sub_label": "Rome", "obj_label": "Italy", "pattern_id": "P17-0"}],
      ["P17\x1fParis\x1fFrance"] * 3 + ["P17\x1fRome\x1fItaly"]),
-    ("mc_mlm", ["k1", "k1#2", "k2"], ["k1", "k1", "k2"]),     # a fact under two templates
-    ("pair_cls", ["mrpc-dev-0", "mrpc-dev-1"], ["mrpc-dev-0", "mrpc-dev-1"]),   # CALUM: the source pair
+    ("mc_mlm",       # a fact under two templates, and its control row: one unit
+     [{**FACT, "id": "a", "template_id": "paper"}, {**FACT, "id": "b", "template_id": "birth_year"},
+      {**FACT, "id": "c", "source_id": "a"}, {"id": "d", "args": {"age1": 18, "age2": 30}}],
+     [mc_key(FACT)] * 3 + [mc_key({"args": {"age1": 18, "age2": 30}})]),
+    ("pair_cls", [{"pair_id": "mrpc-dev-0", "variant": v} for v in ("original", "reverse")]
+     + [{"pair_id": "mrpc-dev-1", "variant": "original"}], ["mrpc-dev-0", "mrpc-dev-0", "mrpc-dev-1"]),
 ])
-def test_diff_names_each_familys_unit(fmt, keys, units):
-    assert [flips.unit(fmt, k, "{\"i\":1}") for k in keys] == units
+def test_one_function_names_each_familys_unit(fmt, rows, units):
+    assert [data_units.unit(fmt, r) for r in rows] == units
 
 
-def test_a_release_row_without_facts_is_its_own_unit():
-    """A release row has no ``args`` or ``facts``: its keys (``<k>``, ``<k>#2``, ...) name rows, not one fact."""
-    assert [flips.unit("mc_mlm", k, "null") for k in ("k", "k#2")] == ["k", "k#2"]
+def test_a_release_row_without_facts_is_its_id():
+    """A release row has no ``args`` or ``facts`` (its keys, ``<k>``, ``<k>#2``, ..., name rows, not facts): its
+    unit is its id, which the release repeats for a fact asked again, and a control row's is its original's."""
+    rows = [{"id": "q1"}, {"id": "q2"}, {"id": "q1"}, {"id": "n1", "source_id": "q1", "args": None, "facts": None}]
+    assert [data_units.unit("mc_mlm", r) for r in rows] == ["q1", "q2", "q1", "q1"]
 
 
 class _Split:
     """The slice of a split diff (:mod:`probekit.versions.diff`) that :func:`flips.compare` reads."""
 
-    def __init__(self, fmt: str, keys: list[str]):
+    def __init__(self, fmt: str, rows: list[dict]):
+        frame = keys.frame(fmt, rows)
         self.record = {"format": fmt}
-        self.merged = pd.DataFrame({"key": keys, "status": ["changed"] * len(keys), "what_old": keys,
-                                    "what_new": keys, "row_old": range(len(keys)), "row_new": range(len(keys)),
-                                    "id_old": keys, "id_new": keys})
-        self.old_rows = self.new_rows = [{} for _ in keys]
+        self.merged = pd.DataFrame({"key": frame["key"], "status": ["changed"] * len(rows), "what_old": frame["what"],
+                                    "what_new": frame["what"], "row_old": range(len(rows)),
+                                    "row_new": range(len(rows)), "id_old": frame["id"], "id_new": frame["id"]})
+        self.old_rows = self.new_rows = rows
 
 
 def test_diff_resamples_a_pararel_tuple_under_all_its_patterns_together():
     old, _ = repeated(0.5, seed=2)
     new, _ = repeated(0.7, seed=3)
-    keys = [f"P17{SEP}s{u}{SEP}o{u}{SEP}P17-{p}" for u in range(UNITS) for p in range(ROWS)]
-    sd = _Split("cloze_set", keys)
-    side = {k: {"prediction": "x", "correct": bool(c)} for k, c in zip(keys, old)}
-    other = {k: {"prediction": "x", "correct": bool(c)} for k, c in zip(keys, new)}
+    rows = [{"relation": "P17", "sub_label": f"s{u}", "obj_label": f"o{u}", "pattern_id": f"P17-{p}"}
+            for u in range(UNITS) for p in range(ROWS)]
+    sd = _Split("cloze_set", rows)
+    names = list(sd.merged["key"])
+    side = {k: {"prediction": "x", "correct": bool(c)} for k, c in zip(names, old)}
+    other = {k: {"prediction": "x", "correct": bool(c)} for k, c in zip(names, new)}
     change = flips.compare(sd, side, other, resamples=1000, seed=0)["change"]
-    tuples = [k.rsplit(SEP, 1)[0] for k in keys]
-    expected = paired_bootstrap(accuracy_statistic(new), accuracy_statistic(old), len(keys), units=tuples)
+    tuples = [k.rsplit(SEP, 1)[0] for k in names]
+    expected = paired_bootstrap(accuracy_statistic(new), accuracy_statistic(old), len(names), units=tuples)
     assert (change["low"], change["high"]) == (expected["low"], expected["high"])
     assert change["high"] - change["low"] > 2.5 * width(
-        paired_bootstrap(accuracy_statistic(new), accuracy_statistic(old), len(keys)))
+        paired_bootstrap(accuracy_statistic(new), accuracy_statistic(old), len(names)))
 
 
 def test_the_browser_resamples_a_pararel_tuple_under_all_its_patterns_and_a_calum_pair_once():
