@@ -33,6 +33,7 @@ GPU_RATE = {"bert-base-uncased": 3737, "roberta-large": 1964}
 PAPER_OF = {"zeroshot": "olmpics", "zeroshot_release": "olmpics", "zeroshot_grid": "olmpics", "audit": "olmpics",
             "zeroshot_random": "olmpics", "curve_lr": "olmpics", "curve": "olmpics", "curve_random": "olmpics",
             "mcqa": "olmpics", "mcqa-mc_mlm": "olmpics",
+            "curve_release": "olmpics", "mcqa_release": "olmpics", "mcqa_release-mc_mlm": "olmpics",
             "pararel": "pararel", "consistency": "consistency", "consistency-ablation": "consistency", "calum": "calum",
             "calum-multitask": "calum",
             "calum-korean": "calum"}
@@ -45,13 +46,13 @@ def _units(p: dict, family: str) -> float | None:
     def run(section: str, epochs) -> float:
         return sum(p[section]["sizes"]) * len(p[section]["seeds"]) * (epochs or 1)
 
-    if family in ("curve", "curve_random"):
+    if family in ("curve", "curve_random", "curve_release"):
         return run("curve", (p["curve"].get("training") or {}).get("epochs"))
-    if family == "curve_baseline":
+    if family in ("curve_baseline", "curve_release_baseline"):
         return run("curve", (p.get("mlm_baseline") or {}).get("epochs"))
-    if family in ("mcqa", "mcqa-mc_mlm"):
+    if family in ("mcqa", "mcqa-mc_mlm", "mcqa_release", "mcqa_release-mc_mlm"):
         return run("mcqa", (p["mcqa"].get("training") or {}).get("epochs"))
-    if family in ("mcqa_baseline", "mcqa_baseline-mc_mlm"):
+    if family in ("mcqa_baseline", "mcqa_baseline-mc_mlm", "mcqa_release_baseline", "mcqa_release_baseline-mc_mlm"):
         return run("mcqa", (p["mcqa"].get("esim_training") or {}).get("epochs"))
     return None
 
