@@ -22,6 +22,11 @@ are in the same bucket." ``paper_literal`` reads it as written: both objects in 
 equal, the gold from the sizes). ``ours`` (default) departs from it: two objects at least ``min_gap`` buckets
 apart (``min_gap_fitted`` with a fitted size), so that "much larger" holds, as in the release (whose pairs with
 two measured sizes here are all buckets apart)."""
+MATRIX = ("nail", "pen", "laptop", "table", "house", "airplane", "city", "sun")
+"""oLMpics Table 4's objects, from small to large (§4.1, "Analysis": "we sampled a single object from each bucket.
+Objects are ordered by their size from small to large"): ``matrix`` in conf/config.yaml's
+``objects_comparison_grid`` section. With ``matrix`` set, the probe is every ordered pair of its objects on the dev
+split (none in train), the gold from the list's order; unset (default), the sampled probe above."""
 
 
 class ObjectsParams(ProbeParams):
@@ -37,6 +42,7 @@ class ObjectsParams(ProbeParams):
     min_pairs_fitted: int = Field(5, ge=0)
     prefer_absolute: bool = True
     pairing: Literal["ours", "paper_literal"] = "ours"   # see PAIRINGS
+    matrix: list[str] | None = None                    # see MATRIX
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler):
@@ -45,6 +51,8 @@ class ObjectsParams(ProbeParams):
         data = handler(self)
         if data.get("pairing") == "ours":
             del data["pairing"]
+        if data.get("matrix", ...) is None:   # likewise: the sampled probe keeps its bytes
+            del data["matrix"]
         return data
 
     @field_validator("object_lexnames")
@@ -56,6 +64,15 @@ class ObjectsParams(ProbeParams):
         if "noun.animal" in names:
             raise ValueError("noun.animal is the train domain; dev objects must not be animals")
         return names
+
+    @field_validator("matrix")
+    @classmethod
+    def _matrix(cls, objects):
+        if objects is not None:
+            if len(objects) < 2 or len(set(objects)) != len(objects) or not all(o.strip() == o and o for o in objects):
+                raise ValueError(f"must list two or more distinct object names, from small to large, got "
+                                 f"{shown(objects)}")
+        return objects
 
     @field_validator("bucket_edges_m")
     @classmethod
