@@ -128,7 +128,7 @@ def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: M
     template = spec.template(variant.template)
     if len(variant.templates) != 1 or set(template.slots) != {"obj1", "obj2"}:
         raise TemplateError(f"{spec.path}: variant {shown(variant.name)} needs one template with slots obj1 and obj2")
-    if params.matrix is not None:
+    if params.mode == "grid":
         return matrix(spec, variant, params)
     plan = make_plan(tables, params)
     counts = availability_of(plan, params)

@@ -42,6 +42,7 @@ class ObjectsParams(ProbeParams):
     min_pairs_fitted: int = Field(5, ge=0)
     prefer_absolute: bool = True
     pairing: Literal["ours", "paper_literal"] = "ours"   # see PAIRINGS
+    mode: Literal["sample", "grid"] = "sample"         # see MATRIX
     matrix: list[str] | None = None                    # see MATRIX
 
     @model_serializer(mode="wrap")
@@ -51,8 +52,8 @@ class ObjectsParams(ProbeParams):
         data = handler(self)
         if data.get("pairing") == "ours":
             del data["pairing"]
-        if data.get("matrix", ...) is None:   # likewise: the sampled probe keeps its bytes
-            del data["matrix"]
+        if data.get("mode") == "sample" and data.get("matrix", ...) is None:   # likewise: the sampled probe keeps
+            del data["mode"], data["matrix"]                                 # its bytes
         return data
 
     @field_validator("object_lexnames")
@@ -83,6 +84,13 @@ class ObjectsParams(ProbeParams):
             if any(b <= a for a, b in zip(edges, edges[1:])):
                 raise ValueError(f"must be strictly ascending, got {shown(edges)}")
         return edges
+
+    @model_validator(mode="after")
+    def _grid(self):
+        if (self.mode == "grid") != (self.matrix is not None):
+            raise ValueError("mode grid builds the pairs of `matrix` (objects from small to large): give both, or "
+                             f"neither (mode {self.mode}, matrix {shown(self.matrix)})")
+        return self
 
     @model_validator(mode="after")
     def _gaps(self):

@@ -17,6 +17,7 @@ from test_params_profiles import _stages, compose
 
 PAPER = MIRROR.parent / "papers" / "001_b1f53a5673822d0a.txt"
 OBJECTS = ["nail", "pen", "laptop", "table", "house", "airplane", "city", "sun"]
+GRID = {"mode": "grid", "matrix": OBJECTS, "variants": ["original"]}   # conf/config.yaml's objects_comparison_grid
 
 
 def test_the_published_matrix_is_the_papers_text():
@@ -45,7 +46,7 @@ def test_the_published_matrix_is_the_papers_text():
 
 
 def test_the_probe_with_a_matrix_is_every_ordered_pair_and_the_default_keeps_its_bytes():
-    built = build_section("objects_comparison", {"matrix": OBJECTS, "variants": ["original"]}, {})
+    built = build_section("objects_comparison", GRID, {})
     assert list(built.variants) == ["original"]
     dev, train = built.variants["original"]["dev"], built.variants["original"]["train"]
     assert train == [] and len(dev) == 56
@@ -62,14 +63,43 @@ def test_the_probe_with_a_matrix_is_every_ordered_pair_and_the_default_keeps_its
     assert list(MATRIX) == OBJECTS
     fields = {"seed": 13, "size": {"train": 1, "dev": 1}, "object_lexnames": ["noun.artifact"]}
     assert "matrix" not in ObjectsParams(**fields).model_dump()   # meta.json of the sampled probe: as before
-    assert ObjectsParams(**fields, matrix=OBJECTS).model_dump()["matrix"] == OBJECTS
-    with pytest.raises(ParamsError, match="matrix"):
-        build_section("objects_comparison", {"matrix": ["pen", "sun", "pen"]}, {})
+    assert ObjectsParams(**fields, mode="grid", matrix=OBJECTS).model_dump()["matrix"] == OBJECTS
+    with pytest.raises(ParamsError, match="distinct object names"):
+        build_section("objects_comparison", {"mode": "grid", "matrix": ["pen", "sun", "pen"]}, {})
+    with pytest.raises(ParamsError, match="mode grid builds the pairs of `matrix`"):
+        build_section("objects_comparison", {"matrix": OBJECTS}, {})   # a matrix the sampled probe would not read
+
+
+def test_the_grid_exports_beside_the_probe_as_its_own_config(tmp_path, monkeypatch):
+    """data/ holds the sampled probe and Table 4's grid, as the pipeline lays them out (here the sampled probe's
+    folder is the grid's with its meta.json's mode and matrix dropped, as a sampled build records neither): the
+    Hub / lm-eval export names the grid `objects_comparison-grid` (role grid), not a second `objects_comparison`
+    (the paper profile's rehearsal stopped at lm_eval_tasks on that)."""
+    import shutil
+
+    import yaml
+
+    from probekit.hub.export import discover
+    from probes.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"objects_comparison_grid": GRID}), encoding="utf-8")
+    assert main(["generate", "objects_comparison", "--section", "objects_comparison_grid", "--params", "params.yaml",
+                 "--out", "data/grids/objects_comparison"]) == 0
+    shutil.copytree(tmp_path / "data/grids/objects_comparison", tmp_path / "data/probes/objects_comparison")
+    meta_path = tmp_path / "data/probes/objects_comparison/original/meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    assert meta["params"]["mode"] == "grid" and meta["params"]["matrix"] == OBJECTS
+    del meta["params"]["mode"], meta["params"]["matrix"]
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    configs = {c.name: c.role for c in discover(tmp_path / "data")}   # (the copied card keeps the grid's role)
+    assert set(configs) == {"objects_comparison", "objects_comparison-grid"} and \
+        configs["objects_comparison-grid"] == "grid"
 
 
 def _result(tmp_path, model: str, predict) -> None:
     """``probes evaluate zeroshot``'s files for ``model`` on the matrix probe: ``predict(obj1, obj2)`` -> word."""
-    built = build_section("objects_comparison", {"matrix": OBJECTS, "variants": ["original"]}, {})
+    built = build_section("objects_comparison", GRID, {})
     rows = built.variants["original"]["dev"]
     data = tmp_path / "data" / "original" / "dev.jsonl"
     write_jsonl(data, rows)
@@ -116,8 +146,7 @@ def test_the_paper_profile_runs_table4_for_roberta_large_and_the_smoke_profile_f
     _, paper = compose(tmp_path, "profile=paper")
     _, smoke = compose(tmp_path, "profile=smoke")
     assert paper["olmpics_table4"] == ["roberta-large"] and smoke["olmpics_table4"] == smoke["runs"]["olmpics"]
-    assert paper["objects_comparison_grid"] == smoke["objects_comparison_grid"] == {
-        "matrix": OBJECTS, "variants": ["original"]}
+    assert paper["objects_comparison_grid"] == smoke["objects_comparison_grid"] == GRID
     stages = _stages(tmp_path, "paper")
     assert {s for s in stages if s.startswith("zeroshot_table4@")} == {"zeroshot_table4@roberta-large"}
     assert stages["zeroshot_table4@roberta-large"] == (
@@ -125,5 +154,8 @@ def test_the_paper_profile_runs_table4_for_roberta_large_and_the_smoke_profile_f
         "--out results/table4/roberta-large/objects_comparison")
     assert stages["table4"] == ("probes report results/table4 --out results/table4_zeroshot.md "
                                 "--size-matrix results/table4.md")
+    from probes.rehearse import rehearsal_params   # a rehearsal runs Table 4 for its models, not RoBERTa-L
+
+    assert rehearsal_params(paper, {"tiny": "/m/tiny"}, 4, "cpu")["olmpics_table4"] == ["tiny"]
     assert stages["generate-objects_grid"].startswith(
         "probes generate objects_comparison --section objects_comparison_grid --out data/grids/objects_comparison")
