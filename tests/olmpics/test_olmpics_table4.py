@@ -62,7 +62,7 @@ def test_the_probe_with_a_matrix_is_every_ordered_pair_and_the_default_keeps_its
 
     assert list(MATRIX) == OBJECTS
     fields = {"seed": 13, "size": {"train": 1, "dev": 1}, "object_lexnames": ["noun.artifact"]}
-    assert "matrix" not in ObjectsParams(**fields).model_dump()   # meta.json of the sampled probe: as before
+    assert not {"mode", "matrix"} & set(ObjectsParams(**fields).model_dump())   # the sampled probe's meta.json: as before
     assert ObjectsParams(**fields, mode="grid", matrix=OBJECTS).model_dump()["matrix"] == OBJECTS
     with pytest.raises(ParamsError, match="distinct object names"):
         build_section("objects_comparison", {"mode": "grid", "matrix": ["pen", "sun", "pen"]}, {})
