@@ -18,7 +18,7 @@ NLI, STS = ("mnli", "qnli", "rte"), ("qqp", "mrpc")
 def test_welch_matches_a_hand_computed_case():
     """a = .1 .2 .3, b = .4 .5 .6: means .2 and .5, variances .01, so t = -.3 / sqrt(.02 / 3) = -3.6742 and
     Welch's df = (2 * .01/3)^2 / (2 * (.01/3)^2 / 2) = 4; two-sided p at t(4) = 0.0213116 (the t distribution's
-    closed form for 4 df: p = 1 - x(3 - x^2)/2 ... with x = t / sqrt(t^2 + 4))."""
+    closed form for 4 df: p = 1 - x(3 - x^2)/2 with x = |t| / sqrt(t^2 + 4))."""
     r = welch([.1, .2, .3], [.4, .5, .6])
     x = 3.6742346141747673 / math.sqrt(3.6742346141747673 ** 2 + 4)
     assert r["t"] == pytest.approx(-3.6742346141747673) and r["df"] == pytest.approx(4.0)
