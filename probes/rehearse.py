@@ -89,7 +89,8 @@ def rehearsal_params(paper: dict, models: dict, limit: int, device: str, max_siz
     p = copy.deepcopy(paper)
     p |= {"profile": "rehearsal", "device": device, "models": models,
           "runs": {paper: list(models) for paper in paper.get("runs") or {}},   # each model runs every paper
-          "calum_models": list(models)}                                         # and every CALUM table
+          "calum_models": list(models),                                         # and every CALUM table,
+          "olmpics_table4": list(models)}                                       # oLMpics Table 4 too
     for key in ("calum_multitask", "calum_korean"):
         p[key] = {**p.get(key, {}), "models": list(models)}
     p["zeroshot"]["limit"] = limit

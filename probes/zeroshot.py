@@ -102,6 +102,7 @@ def _report(args) -> int:
     out_file(args.out, "the markdown report", force=args.force)
     out_file(args.metrics, "the summary JSON", "--metrics", force=args.force)
     out_file(args.plot, "the PNG plot", "--plot", force=args.force)
+    out_file(args.size_matrix, "the Table 4 report", "--size-matrix", beside=".json", force=args.force)
     args.heatmaps = out_folder(args.heatmaps, "the heatmaps are written inside it", "--heatmaps", kind="figures",
                                force=args.force)
     from evaluators.shared import report
@@ -111,6 +112,11 @@ def _report(args) -> int:
         print(f"wrote {path}")
     if args.heatmaps:
         for path in heatmap.run(args.results, args.heatmaps):
+            print(f"wrote {path}")
+    if args.size_matrix:
+        from evaluators.olmpics import size_matrix
+
+        for path in size_matrix.write(args.results, args.size_matrix):
             print(f"wrote {path}")
     return 0
 
@@ -168,5 +174,8 @@ def add_commands(sub, command) -> None:
     rep.add_argument("--plot", type=WrittenPath, help="also write the accuracy bar plot to this PNG file")
     rep.add_argument("--heatmaps", type=Written, help="also write per-model heatmaps of two-number probes "
                                                    "(Fig. 2A/3) into this folder")
+    rep.add_argument("--size-matrix", type=WrittenReport, help="also write oLMpics Table 4, the matrix of each "
+                     "zero-shot OBJECTS COMPARISON result on data built with `matrix`, beside the paper's, to this "
+                     "markdown file (FILE.json beside it too)")
     add_force(rep)
     rep.set_defaults(func=_report)

@@ -35,6 +35,7 @@ from evaluators.calum.results import (
     task_order,
 )
 from evaluators.calum.tables import multitask, runs_table, single_task
+from evaluators.calum.ttests import section as ttest_section, ttests
 from probekit.outputs import atomic
 
 CAPPED = (f"{smoke.CAPPED} capped settings (`capped: true`: a smaller eval/train limit, fewer epochs or max_steps "
@@ -103,6 +104,8 @@ def render(results: Mapping[str, Mapping], order: Mapping[str, Mapping] | None =
     if any(is_single(s) and t in korean for (_, s, t) in cells):
         lines += single_task("Korean tasks (Table 5)", korean, cells, published, "table5",
                              tuple(published["table5"]))
+    tests = ttests(cells, published)   # §5.1.1, per model: evaluators/calum/ttests.py
+    lines += ttest_section(tests)
     lines += multitask(cells, published)
     lines += runs_table(results)
     summary = {"source": published["source"], "runs": {run: {
@@ -111,7 +114,7 @@ def render(results: Mapping[str, Mapping], order: Mapping[str, Mapping] | None =
         "profile": m.get("profile"), "constant_predictor": m.get("constant_predictor"),
         **{k: m[k] for k in STATS if m.get(k)}, "published_pct": published_for(m, published),
         **({"order_check": order[run]} if run in order else {})}
-        for run, m in sorted(results.items())}}
+        for run, m in sorted(results.items())}, "ttests": tests}
     return "\n".join(lines), summary
 
 

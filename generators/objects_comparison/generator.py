@@ -128,6 +128,8 @@ def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: M
     template = spec.template(variant.template)
     if len(variant.templates) != 1 or set(template.slots) != {"obj1", "obj2"}:
         raise TemplateError(f"{spec.path}: variant {shown(variant.name)} needs one template with slots obj1 and obj2")
+    if params.mode == "grid":
+        return matrix(spec, variant, params)
     plan = make_plan(tables, params)
     counts = availability_of(plan, params)
     splits = {}
@@ -149,6 +151,29 @@ def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: M
         splits[split] = rows
     _log(counts, splits)
     return splits
+
+
+def matrix(spec: ProbeSpec, variant: Variant, params: ObjectsParams) -> dict[str, list[dict]]:
+    """oLMpics Table 4's probe: every ordered pair of ``params.matrix`` (objects from small to large), row-major
+    (obj1 the row, obj2 the column, the diagonal left out) on the dev split, none in train; the gold is ``larger``
+    where obj1 comes later in the list. Each row's ``facts.rank`` gives both objects' places in the list, which
+    ``facts.matrix`` holds (the report lays the matrix out from them); no sizes or tables are read."""
+    template = spec.template(variant.template)
+    rng = random.Random(f"{params.seed}:{spec.probe}:{variant.name}:dev")
+    rows = []
+    for i, obj1 in enumerate(params.matrix):
+        for j, obj2 in enumerate(params.matrix):
+            if i == j:
+                continue
+            args = {"obj1": obj1, "obj2": obj2}
+            row = make_example(probe=spec.probe, variant=variant.name, template_id=template.id,
+                               stem=template.fill(args), choices=list(template.answers.values()),
+                               answer=template.answers["larger" if i > j else "smaller"], args=args, rng=rng)
+            row["facts"] = {"rank": {"obj1": i, "obj2": j}, "matrix": list(params.matrix)}
+            rows.append(row)
+    log.info("%s/%s: the matrix of %d objects, %d ordered pairs (dev)", PROBE, variant.name, len(params.matrix),
+             len(rows))
+    return {"train": [], "dev": rows}
 
 
 # --- the construction rule (fidelity report) ------------------------------------------------------

@@ -22,6 +22,11 @@ are in the same bucket." ``paper_literal`` reads it as written: both objects in 
 equal, the gold from the sizes). ``ours`` (default) departs from it: two objects at least ``min_gap`` buckets
 apart (``min_gap_fitted`` with a fitted size), so that "much larger" holds, as in the release (whose pairs with
 two measured sizes here are all buckets apart)."""
+MATRIX = ("nail", "pen", "laptop", "table", "house", "airplane", "city", "sun")
+"""oLMpics Table 4's objects, from small to large (§4.1, "Analysis": "we sampled a single object from each bucket.
+Objects are ordered by their size from small to large"): ``matrix`` in conf/config.yaml's
+``objects_comparison_grid`` section. With ``matrix`` set, the probe is every ordered pair of its objects on the dev
+split (none in train), the gold from the list's order; unset (default), the sampled probe above."""
 
 
 class ObjectsParams(ProbeParams):
@@ -37,6 +42,8 @@ class ObjectsParams(ProbeParams):
     min_pairs_fitted: int = Field(5, ge=0)
     prefer_absolute: bool = True
     pairing: Literal["ours", "paper_literal"] = "ours"   # see PAIRINGS
+    mode: Literal["sample", "grid"] = "sample"         # see MATRIX
+    matrix: list[str] | None = None                    # see MATRIX
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler):
@@ -45,6 +52,8 @@ class ObjectsParams(ProbeParams):
         data = handler(self)
         if data.get("pairing") == "ours":
             del data["pairing"]
+        if data.get("mode") == "sample" and data.get("matrix", ...) is None:   # likewise: the sampled probe keeps
+            del data["mode"], data["matrix"]                                 # its bytes
         return data
 
     @field_validator("object_lexnames")
@@ -57,6 +66,15 @@ class ObjectsParams(ProbeParams):
             raise ValueError("noun.animal is the train domain; dev objects must not be animals")
         return names
 
+    @field_validator("matrix")
+    @classmethod
+    def _matrix(cls, objects):
+        if objects is not None:
+            if len(objects) < 2 or len(set(objects)) != len(objects) or not all(o.strip() == o and o for o in objects):
+                raise ValueError(f"must list two or more distinct object names, from small to large, got "
+                                 f"{shown(objects)}")
+        return objects
+
     @field_validator("bucket_edges_m")
     @classmethod
     def _edges(cls, edges):
@@ -66,6 +84,13 @@ class ObjectsParams(ProbeParams):
             if any(b <= a for a, b in zip(edges, edges[1:])):
                 raise ValueError(f"must be strictly ascending, got {shown(edges)}")
         return edges
+
+    @model_validator(mode="after")
+    def _grid(self):
+        if (self.mode == "grid") != (self.matrix is not None):
+            raise ValueError("mode grid builds the pairs of `matrix` (objects from small to large): give both, or "
+                             f"neither (mode {self.mode}, matrix {shown(self.matrix)})")
+        return self
 
     @model_validator(mode="after")
     def _gaps(self):
