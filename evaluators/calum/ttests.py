@@ -10,7 +10,7 @@
 
 The paper names neither the sample nor the test, and the original code (DSincerity/CALM) has no t-test. Ours: one
 observation per (task, seed) run, its C_R (REVERSE) or C_S (SIGNAL) as recorded in ``per_seed``: the group's tasks'
-seeds pooled (five seeds of MNLI, QNLI and RTE against five of QQP and MRPC: 15 against 10), Welch's two-sided t-test
+seeds pooled (five seeds of MNLI, QNLI and RTE against five of QQP and MRPC: 15 against 10; a model's Korean tasks apart from its English ones), Welch's two-sided t-test
 (unequal variances; ``scipy.stats.ttest_ind(equal_var=False)``), df by Welch-Satterthwaite. A task's type:
 NLI (MNLI, QNLI, RTE, KorNLI, KLUE-NLI) or STS (QQP, MRPC, KLUE-STS: the paper's "STS" for its paraphrase tasks).
 A test needs two observations per side; with fewer, or with no variance on either side, t and p are undefined
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, NamedTuple
 
-from evaluators.calum.results import Row, is_single, row_label, row_order
+from evaluators.calum.results import KOREAN, Row, is_single, row_label, row_order
 from evaluators.calum.tables import task_name
 
 ALPHA = 0.01
@@ -87,20 +87,20 @@ def _values(runs: Mapping[str, Mapping], tasks, stat: str) -> list[float]:
 def ttests(cells: Mapping[tuple[Row, str, str], tuple[str, Mapping]], published: Mapping) -> list[dict]:
     """Each model row's tests (single-task runs; :func:`evaluators.calum.results.index`'s cells), a test only where
     both of its groups have a run: ``{row, case, stat, test, a, b, claim, verdict, n_a, ... p}``."""
-    rows: dict[Row, dict[str, Mapping]] = {}
+    rows: dict[tuple[Row, bool], dict[str, Mapping]] = {}
     for (row, setting, task), (_, m) in cells.items():
-        if is_single(setting):
-            rows.setdefault(row, {})[task] = m
+        if is_single(setting):   # a model's English and Korean tasks apart (Tables 2 and 5)
+            rows.setdefault((row, task in KOREAN), {})[task] = m
     out = []
-    for row in row_order(rows, published):
-        runs = rows[row]
+    for row, korean in sorted(rows, key=lambda k: (row_order({r for r, _ in rows}, published).index(k[0]), k[1])):
+        runs = rows[(row, korean)]
         for test in TESTS:
             a = [t for t in test.a if t in runs]
             b = [t for t in (test.b or [t for t in runs if t not in test.a]) if t in runs]
             if not a or not b:
                 continue
             r = welch(_values(runs, a, test.stat), _values(runs, b, test.stat))
-            out.append({"row": row_label(row), "model_id": row.model_id, "case": test.case, "stat": test.stat,
+            out.append({"row": row_label(row) + (" (Korean)" if korean else ""), "model_id": row.model_id, "case": test.case, "stat": test.stat,
                         "test": test.label, "a": a, "b": b, "claim": test.claim, **r, "verdict": verdict(test, r)})
     return out
 

