@@ -34,7 +34,7 @@ WRITES: dict[str, dict[str, str]] = {
     "evaluate pararel": {"--out": "results"},
     "evaluate calum": {"--out": "results"},
     "train consistency": {"--out": "results"},
-    "report": {"--out": FILE, "--metrics": FILE, "--plot": FILE, "--heatmaps": "figures"},
+    "report": {"--out": FILE, "--metrics": FILE, "--plot": FILE, "--heatmaps": "figures", "--size-matrix": FILE},
     "olmpics-report": {"--out": FILE, "--metrics": FILE, "--plots": "figures"},
     "pararel-report": {"--out": FILE, "--plot": FILE},
     "calum-report": {"--out": FILE, "--plot": FILE},
@@ -51,7 +51,8 @@ WRITES: dict[str, dict[str, str]] = {
 """Every ``probes`` command that writes, with the options it writes and the kind of each (:data:`FILE`: a loose
 file; :data:`FILES`: a folder of loose files; else the kind of the folder output, :data:`probekit.outputs.KINDS`)."""
 
-BESIDE = {("fidelity", "--out"), ("audit", "--out"), ("pararel-report", "--out"), ("calum-report", "--out")}
+BESIDE = {("fidelity", "--out"), ("audit", "--out"), ("pararel-report", "--out"), ("calum-report", "--out"),
+          ("report", "--size-matrix")}
 """The file options whose command writes a ``.json`` beside the file too."""
 
 _PYTHON = re.compile(r"python[0-9.]*(\.exe)?|py(\.exe)?", re.IGNORECASE)
