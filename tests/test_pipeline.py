@@ -91,6 +91,7 @@ def pipeline(tmp_path_factory, tiny_bert) -> SimpleNamespace:
     params["consistency"].update(train_relations=["P37"], limit=4, eval_limit=2, epochs=1)
     params["calum_eval"].update(seeds=[1], limit=16, eval_limit=8, max_steps=2, batch_size=8, device_batch_size=8)
     params["calum_models"] = ["tiny"]   # CALUM's tables: single-task and multitask runs of the tiny BERT
+    params["olmpics_table4"] = ["tiny"]   # oLMpics Table 4's zero-shot matrix
     params["calum_multitask"] = {"models": ["tiny"], "tasks": ["rte"], "groups": ["Para-MRPC"]}
     for probe in params["probes"]["mc_mlm"] + params["probes"]["mc_qa"]:   # every generated probe small (those
         # whose YAML takes a size: always_never's rows are the release's)
