@@ -333,3 +333,16 @@ def listed(folder) -> list[str]:
     from probekit.outputs import LEDGER
 
     return sorted(name for name in os.listdir(folder) if name != LEDGER)
+
+
+def profile_section(tmp_path: Path, profile: str, name: str, model):
+    """Params section ``name`` of ``conf/`` composed with ``profile`` (as `dvc exp run -S profile=...` composes it),
+    read through its typed model ``model``."""
+    import yaml
+    from dvc.utils.hydra import compose_and_dump
+
+    from probekit.params import ParamsFile, section
+
+    out = tmp_path / f"{profile}.yaml"
+    compose_and_dump(out, str(REPO / "conf"), None, "config", str(tmp_path / "no-plugins"), [f"profile={profile}"])
+    return section(ParamsFile(out, yaml.safe_load(out.read_text(encoding="utf-8"))), name, model)

@@ -9,14 +9,12 @@ import json
 
 import pytest
 import torch
-import yaml
 
 from evaluators.calum.classifiers import load_own_heads, load_tokenizer
 from evaluators.calum.multitask import MASKED_LOGIT
 from evaluators.calum.params import CalumEvalParams
 from probekit.tokens.refs import ModelRef
 
-from helpers import REPO
 
 
 def test_each_task_keeps_the_checkpoints_own_head_on_one_encoder(tiny_gpt2):
@@ -64,14 +62,8 @@ def test_a_multitask_run_with_own_heads(tmp_path, tiny_gpt2, source_tables):
 
 
 def test_the_paper_profile_takes_the_originals_heads(tmp_path):
-    from dvc.utils.hydra import compose_and_dump
+    from helpers import profile_section
 
-    from probekit.params import ParamsFile, section
-
-    got = {}
-    for profile in ("smoke", "paper"):
-        out = tmp_path / f"{profile}.yaml"
-        compose_and_dump(out, str(REPO / "conf"), None, "config", str(tmp_path / "no-plugins"), [f"profile={profile}"])
-        params = ParamsFile(out, yaml.safe_load(out.read_text(encoding="utf-8")))
-        got[profile] = section(params, "calum_eval", CalumEvalParams).multitask_heads
+    got = {profile: profile_section(tmp_path, profile, "calum_eval", CalumEvalParams).multitask_heads
+           for profile in ("smoke", "paper")}
     assert got == {"smoke": "mtdnn", "paper": "own"}

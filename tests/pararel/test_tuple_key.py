@@ -95,19 +95,11 @@ def test_evaluation_passes_the_subjects_and_records_the_key(tiny_roberta, tmp_pa
 
 
 def test_the_paper_profile_keys_by_subject_as_the_original(tmp_path):
-    from dvc.utils.hydra import compose_and_dump
-
     from evaluators.shared.params import ParaRelEvalParams
-    from probekit.params import ParamsFile, section
+    from helpers import profile_section
 
-    from helpers import REPO
-
-    got = {}
-    for profile in ("smoke", "paper"):
-        out = tmp_path / f"{profile}.yaml"
-        compose_and_dump(out, str(REPO / "conf"), None, "config", str(tmp_path / "no-plugins"), [f"profile={profile}"])
-        params = ParamsFile(out, yaml.safe_load(out.read_text(encoding="utf-8")))
-        got[profile] = section(params, "pararel_eval", ParaRelEvalParams).tuple_key
+    got = {profile: profile_section(tmp_path, profile, "pararel_eval", ParaRelEvalParams).tuple_key
+           for profile in ("smoke", "paper")}
     assert got == {"smoke": "tuple", "paper": "subject"}
 
 
